@@ -1,0 +1,219 @@
+package limiters
+
+import (
+	"math"
+	"math/big"
+	"math/bits"
+	"time"
+)
+
+// maxDuration is the largest time.Duration. Waits longer than that (more
+// than 292 years) are reported as maxDuration.
+const maxDuration = time.Duration(math.MaxInt64)
+
+// since returns now-then for now >= then as an unsigned count of
+// nanoseconds; the difference of two int64 values always fits in a uint64.
+func since(now, then int64) uint64 {
+	return uint64(now) - uint64(then)
+}
+
+// sat converts an unsigned nanosecond count to a Duration, saturating.
+func sat(ns uint64) time.Duration {
+	if ns > math.MaxInt64 {
+		return maxDuration
+	}
+	return time.Duration(ns)
+}
+
+// addSat adds two non-negative durations, saturating.
+func addSat(a, b time.Duration) time.Duration {
+	if a > maxDuration-b {
+		return maxDuration
+	}
+	return a + b
+}
+
+// floorDivMod returns q = floor(t/w) and m = t - q*w in [0, w) for w > 0.
+// Computing the window start q*w directly can overflow near MinInt64; the
+// window index q and offset m cannot.
+func floorDivMod(t, w int64) (q, m int64) {
+	q, m = t/w, t%w
+	if m < 0 {
+		q--
+		m += w
+	}
+	return q, m
+}
+
+// mulDivCeil returns ceil(a*b/d) for d > 0, saturating at MaxUint64.
+func mulDivCeil(a, b, d uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return divCeil128(hi, lo, d)
+}
+
+// divCeil128 returns ceil((hi<<64|lo)/d) for d > 0, saturating at MaxUint64.
+func divCeil128(hi, lo, d uint64) uint64 {
+	if hi >= d {
+		return math.MaxUint64
+	}
+	q, r := bits.Div64(hi, lo, d)
+	if r != 0 {
+		if q == math.MaxUint64 {
+			return q
+		}
+		q++
+	}
+	return q
+}
+
+// add128 and sub128 do 128-bit arithmetic on (hi, lo) pairs.
+func add128(ahi, alo, bhi, blo uint64) (hi, lo uint64) {
+	lo, c := bits.Add64(alo, blo, 0)
+	hi, _ = bits.Add64(ahi, bhi, c)
+	return hi, lo
+}
+
+func sub128(ahi, alo, bhi, blo uint64) (hi, lo uint64) {
+	lo, b := bits.Sub64(alo, blo, 0)
+	hi, _ = bits.Sub64(ahi, bhi, b)
+	return hi, lo
+}
+
+// less128 reports whether a < b.
+func less128(ahi, alo, bhi, blo uint64) bool {
+	return ahi < bhi || ahi == bhi && alo < blo
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// State texts render numbers as decimals. A value whose decimal expansion
+// ends within maxExactDigits fractional digits is written exactly ("2.4",
+// "0.125"); any other value is rounded to roundDigits fractional digits and
+// marked with a leading "~" ("~0.333").
+const (
+	maxExactDigits = 6
+	roundDigits    = 3
+)
+
+// appendRat appends the decimal form of ±(hi<<64|lo)/den, den > 0.
+func appendRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
+	if hi >= den {
+		return appendBigRat(dst, neg, hi, lo, den)
+	}
+	q, r := bits.Div64(hi, lo, den)
+	// Try the exact form first.
+	var frac [maxExactDigits]byte
+	n := 0
+	rem := r
+	for rem != 0 && n < maxExactDigits {
+		h, l := bits.Mul64(rem, 10)
+		var d uint64
+		d, rem = bits.Div64(h, l, den)
+		frac[n] = byte('0' + d)
+		n++
+	}
+	if rem == 0 {
+		if neg && (q != 0 || n > 0) {
+			dst = append(dst, '-')
+		}
+		dst = appendUint(dst, q)
+		if n > 0 {
+			dst = append(dst, '.')
+			dst = append(dst, frac[:n]...)
+		}
+		return dst
+	}
+	// Round to roundDigits digits, half away from zero.
+	const scale = 1000
+	h, l := bits.Mul64(r, scale)
+	f, fr := bits.Div64(h, l, den)
+	if h2, l2 := bits.Mul64(fr, 2); h2 > 0 || l2 >= den {
+		f++
+	}
+	if f == scale {
+		if q == math.MaxUint64 {
+			return appendBigRat(dst, neg, hi, lo, den)
+		}
+		q, f = q+1, 0
+	}
+	dst = append(dst, '~')
+	if neg && (q != 0 || f != 0) {
+		dst = append(dst, '-')
+	}
+	dst = appendUint(dst, q)
+	dst = append(dst, '.')
+	dst = append(dst, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	return dst
+}
+
+// appendBigRat is the slow path of appendRat for quotients beyond 64 bits.
+func appendBigRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
+	num := new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64)
+	num.Or(num, new(big.Int).SetUint64(lo))
+	d := new(big.Int).SetUint64(den)
+	q, r := new(big.Int).QuoRem(num, d, new(big.Int))
+	if r.Sign() != 0 {
+		dst = append(dst, '~')
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	return q.Append(dst, 10)
+}
+
+func appendUint(dst []byte, v uint64) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(dst, buf[i:]...)
+}
+
+// appendTime appends ns as a decimal number of units.
+func appendTime(dst []byte, ns int64, unit time.Duration) []byte {
+	if unit <= 0 {
+		unit = time.Second
+	}
+	if ns < 0 {
+		return appendRat(dst, true, 0, -uint64(ns), uint64(unit))
+	}
+	return appendRat(dst, false, 0, uint64(ns), uint64(unit))
+}
+
+// appendWindowSpan appends "start,end" for the window [k*w, (k+1)*w) as
+// decimal numbers of units; the bounds may lie outside the int64 range by
+// less than one window.
+func appendWindowSpan(dst []byte, k, w int64, unit time.Duration) []byte {
+	if unit <= 0 {
+		unit = time.Second
+	}
+	neg := k < 0
+	a := uint64(k)
+	if neg {
+		a = -a
+	}
+	hi, lo := bits.Mul64(a, uint64(w))
+	dst = appendRat(dst, neg, hi, lo, uint64(unit))
+	dst = append(dst, ',')
+	// end = start + w
+	if !neg {
+		hi, lo = add128(hi, lo, 0, uint64(w))
+	} else if less128(hi, lo, 0, uint64(w)) {
+		hi, lo = sub128(0, uint64(w), hi, lo)
+		neg = false
+	} else {
+		hi, lo = sub128(hi, lo, 0, uint64(w))
+	}
+	return appendRat(dst, neg, hi, lo, uint64(unit))
+}

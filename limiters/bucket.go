@@ -1,0 +1,307 @@
+package limiters
+
+import (
+	"math/bits"
+	"time"
+)
+
+// bucket is the shared state of TokenBucket and LeakyBucket, which are the
+// two faces of one meter: the token bucket's missing tokens are the leaky
+// bucket's level. The level is whole + frac/per tokens (per from the rule's
+// rate in lowest terms), so refills and leaks are exact: ten refills of 0.1
+// token make exactly one token.
+type bucket struct {
+	last  int64  // time of the key's last request
+	whole uint64 // level, whole tokens, <= Capacity
+	frac  uint64 // level, fraction in 1/per tokens, < per
+	seen  bool   // false only in the fresh state
+}
+
+func (b *bucket) boundary(r *Rule, now int64) (int64, bool) {
+	if b.seen && now < b.last {
+		return b.last, true
+	}
+	return 0, false
+}
+
+// drain brings the level forward to now >= b.last: it falls by
+// (now-last)*n/per, not below 0.
+func (b *bucket) drain(r *Rule, now int64) {
+	if b.seen && (b.whole|b.frac) != 0 {
+		lh, ll := bits.Mul64(since(now, b.last), r.n)
+		vh, vl := bits.Mul64(b.whole, r.per)
+		vh, vl = add128(vh, vl, 0, b.frac)
+		if !less128(lh, ll, vh, vl) {
+			b.whole, b.frac = 0, 0
+		} else {
+			vh, vl = sub128(vh, vl, lh, ll)
+			b.whole, b.frac = bits.Div64(vh, vl, r.per) // quotient <= Capacity
+		}
+	}
+	b.last, b.seen = now, true
+}
+
+func (b *bucket) decide(r *Rule, now, cost int64, commit bool) Decision {
+	b.drain(r, now)
+	c := uint64(r.limit)
+	room := c - b.whole // whole tokens left, before the fraction
+	var d Decision
+	if uint64(cost) < room || uint64(cost) == room && b.frac == 0 {
+		d.Allowed = true
+		b.whole += uint64(cost)
+	} else {
+		d.Reason = r.refusal
+		// Wait until the level falls to Capacity-cost:
+		// ((whole-(C-cost))*per + frac) / n, rounded up.
+		over := b.whole - (c - uint64(cost))
+		hi, lo := bits.Mul64(over, r.per)
+		hi, lo = add128(hi, lo, 0, b.frac)
+		d.RetryAfter = sat(divCeil128(hi, lo, r.n))
+	}
+	d.Remaining = int64(c - b.whole)
+	if b.frac != 0 {
+		d.Remaining--
+	}
+	hi, lo := bits.Mul64(b.whole, r.per)
+	hi, lo = add128(hi, lo, 0, b.frac)
+	d.ResetAfter = sat(divCeil128(hi, lo, r.n))
+	return d
+}
+
+func (b *bucket) idle(r *Rule, now int64) bool {
+	if !b.seen {
+		return true
+	}
+	if now < b.last {
+		return false
+	}
+	c := *b
+	c.drain(r, now)
+	return c.whole == 0 && c.frac == 0
+}
+
+// appendLevel appends the level (leaky) or the tokens (token bucket).
+func (b *bucket) appendAmount(r *Rule, tokens bool, dst []byte) []byte {
+	hi, lo := bits.Mul64(b.whole, r.per)
+	hi, lo = add128(hi, lo, 0, b.frac)
+	if tokens {
+		ch, cl := bits.Mul64(uint64(r.limit), r.per)
+		hi, lo = sub128(ch, cl, hi, lo)
+	}
+	return appendRat(dst, false, hi, lo, r.per)
+}
+
+// TokenBucketState is one key's state under TokenBucket. The zero value is
+// the fresh state: a full bucket. It holds no pointers and may be copied
+// freely.
+type TokenBucketState struct{ b bucket }
+
+// Step judges a request of cost at now for rule r (which must be a
+// TokenBucket rule) and returns the new state and the decision. It does
+// not change s. A request earlier than the key's last request is a
+// backwards clock; the bucket never refills for time it has already seen.
+func (s TokenBucketState) Step(r *Rule, now, cost int64) (TokenBucketState, Decision) {
+	if !r.fits(TokenBucket) {
+		return s, Decision{Reason: ReasonBadRule}
+	}
+	d := apply(&s.b, r, now, cost)
+	return s, d
+}
+
+// LeakyBucketState is one key's state under LeakyBucket. The zero value is
+// the fresh state: an empty bucket. It holds no pointers and may be copied
+// freely.
+type LeakyBucketState struct{ b bucket }
+
+// Step judges a request of cost at now for rule r (which must be a
+// LeakyBucket rule) and returns the new state and the decision. It does
+// not change s. A request earlier than the key's last request is a
+// backwards clock.
+func (s LeakyBucketState) Step(r *Rule, now, cost int64) (LeakyBucketState, Decision) {
+	if !r.fits(LeakyBucket) {
+		return s, Decision{Reason: ReasonBadRule}
+	}
+	d := apply(&s.b, r, now, cost)
+	return s, d
+}
+
+// debt is the shared state of GCRA and LeakyQueue. GCRA keeps the
+// theoretical arrival time TAT; debt holds TAT-last, which is at most
+// Capacity emission intervals and so never overflows however close the
+// times come to the ends of the int64 range. The debt is ns + frac/n
+// nanoseconds, exact for any rate.
+type debt struct {
+	last int64  // time of the key's last request
+	ns   uint64 // TAT - last, whole nanoseconds
+	frac uint64 // TAT - last, fraction in 1/n ns, < n
+	seen bool   // false only in the fresh state
+}
+
+func (g *debt) boundary(r *Rule, now int64) (int64, bool) {
+	if g.seen && now < g.last {
+		return g.last, true
+	}
+	return 0, false
+}
+
+// advance brings the debt forward to now >= g.last: TAT = max(TAT, now).
+func (g *debt) advance(now int64) {
+	if g.seen {
+		e := since(now, g.last)
+		if e <= g.ns {
+			g.ns -= e
+		} else {
+			g.ns, g.frac = 0, 0
+		}
+	}
+	g.last, g.seen = now, true
+}
+
+func (g *debt) decide(r *Rule, now, cost int64, commit bool) Decision {
+	g.advance(now)
+	// Allowed when TAT + cost*T - Capacity*T <= now, that is when the debt
+	// is at most (Capacity-cost)*T.
+	lns, lfr := r.burst1Ns, r.burst1Fr
+	incNs, incFr := r.tNs, r.tFrac
+	if cost != 1 {
+		lns, lfr = r.interval(uint64(r.limit - cost))
+		incNs, incFr = r.interval(uint64(cost))
+	}
+	var d Decision
+	if g.ns < lns || g.ns == lns && g.frac <= lfr {
+		d.Allowed = true
+		if r.alg == LeakyQueue {
+			d.Delay = sat(g.ceil())
+		}
+		g.ns += incNs
+		g.frac += incFr
+		if g.frac >= r.n {
+			g.frac -= r.n
+			g.ns++
+		}
+	} else {
+		d.Reason = r.refusal
+		// Wait until the debt falls to (Capacity-cost)*T.
+		wait := g.ns - lns
+		if g.frac > lfr {
+			wait++
+		}
+		d.RetryAfter = sat(wait)
+	}
+	// Tokens left: floor(Capacity - debt/T) = Capacity - ceil(debt*n/per).
+	hi, lo := bits.Mul64(g.ns, r.n)
+	hi, lo = add128(hi, lo, 0, g.frac)
+	d.Remaining = r.limit - int64(divCeil128(hi, lo, r.per))
+	d.ResetAfter = sat(g.ceil())
+	return d
+}
+
+// ceil returns the debt rounded up to a whole nanosecond.
+func (g *debt) ceil() uint64 {
+	if g.frac != 0 {
+		return g.ns + 1
+	}
+	return g.ns
+}
+
+func (g *debt) idle(r *Rule, now int64) bool {
+	if !g.seen {
+		return true
+	}
+	if now < g.last {
+		return false
+	}
+	e := since(now, g.last)
+	return e > g.ns || e == g.ns && g.frac == 0
+}
+
+// GCRAState is one key's state under GCRA. The zero value is the fresh
+// state. It holds no pointers and may be copied freely.
+type GCRAState struct{ g debt }
+
+// Step judges a request of cost at now for rule r (which must be a GCRA
+// rule) and returns the new state and the decision. It does not change s.
+//
+// With emission interval T = 1/Rate and burst Capacity, a request is
+// allowed when max(TAT, now) + cost*T - Capacity*T <= now, and then TAT
+// becomes max(TAT, now) + cost*T. Every field of the decision equals
+// TokenBucket's for the same capacity, rate and requests.
+func (s GCRAState) Step(r *Rule, now, cost int64) (GCRAState, Decision) {
+	if !r.fits(GCRA) {
+		return s, Decision{Reason: ReasonBadRule}
+	}
+	d := apply(&s.g, r, now, cost)
+	return s, d
+}
+
+// LeakyQueueState is one key's state under LeakyQueue. The zero value is
+// the fresh state: an empty queue. It holds no pointers and may be copied
+// freely.
+type LeakyQueueState struct{ g debt }
+
+// Step judges a request of cost at now for rule r (which must be a
+// LeakyQueue rule) and returns the new state and the decision. It does not
+// change s.
+//
+// The queue releases cost units at Rate. An admitted request is released
+// when the queue ahead of it has drained: Delay is that wait, rounded up to
+// a nanosecond. Capacity requests at once get delays 0, 1/Rate, ...,
+// (Capacity-1)/Rate and the next is refused: the queue is full.
+func (s LeakyQueueState) Step(r *Rule, now, cost int64) (LeakyQueueState, Decision) {
+	if !r.fits(LeakyQueue) {
+		return s, Decision{Reason: ReasonBadRule}
+	}
+	d := apply(&s.g, r, now, cost)
+	return s, d
+}
+
+// appendDebtText appends "tat T" (GCRA) or "queue Q until T" (LeakyQueue)
+// for the state after a decision at now.
+func (g *debt) appendText(r *Rule, queue bool, unit time.Duration, dst []byte) []byte {
+	if queue {
+		hi, lo := bits.Mul64(g.ns, r.n)
+		hi, lo = add128(hi, lo, 0, g.frac)
+		dst = append(dst, "queue "...)
+		dst = appendRat(dst, false, hi, lo, r.per)
+		dst = append(dst, " until "...)
+	} else {
+		dst = append(dst, "tat "...)
+	}
+	return g.appendTAT(r, unit, dst)
+}
+
+// appendTAT appends last + debt as an exact decimal number of units.
+func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
+	if unit <= 0 {
+		unit = time.Second
+	}
+	// TAT = (last*n + ns*n + frac) / (n*unit)
+	dh, dl := bits.Mul64(uint64(unit), r.n)
+	if dh != 0 {
+		// n*unit overflows: show TAT rounded up to a nanosecond.
+		t := uint64(g.last) + g.ceil()
+		if g.frac != 0 {
+			dst = append(dst, '~')
+		}
+		return appendTime(dst, int64(t), unit)
+	}
+	neg := g.last < 0
+	a := uint64(g.last)
+	if neg {
+		a = -a
+	}
+	lh, ll := bits.Mul64(a, r.n)
+	nh, nl := bits.Mul64(g.ns, r.n)
+	nh, nl = add128(nh, nl, 0, g.frac)
+	var hi, lo uint64
+	switch {
+	case !neg:
+		hi, lo = add128(lh, ll, nh, nl)
+	case less128(lh, ll, nh, nl):
+		hi, lo = sub128(nh, nl, lh, ll)
+		neg = false
+	default:
+		hi, lo = sub128(lh, ll, nh, nl)
+	}
+	return appendRat(dst, neg, hi, lo, dl)
+}

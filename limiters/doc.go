@@ -1,0 +1,21 @@
+// Package limiters provides exact, deterministic rate limiters.
+//
+// Seven algorithms are available (see Algorithm): fixed window, sliding log,
+// sliding counter, token bucket, leaky bucket (meter form), GCRA and the
+// queue form of the leaky bucket. Each is a pure transition over a small
+// per-key state value (FixedWindowState, SlidingLogState, ...) with a Step
+// method: the algorithm is state plus a time rule. Where the states live is
+// a separate matter: Table keeps them in a dense array for a single owner
+// that interns its keys, Keyed in sharded maps for concurrent callers.
+//
+// Time is always passed in, as int64 nanoseconds on any clock, and nothing
+// here reads the system clock: the same requests give the same decisions.
+// Arithmetic is exact. Rates are rationals (Rate), tokens and estimates are
+// compared in integers, with 128-bit products where needed, so ten refills
+// of a tenth of a token make exactly one token.
+//
+// Every request carries a cost, a positive integer (1 for a plain request).
+// A decision reports whether the request is allowed and what a client needs
+// to know: how much is left, when a retry would succeed, when the key is
+// back to its fresh state, and why a request was refused.
+package limiters

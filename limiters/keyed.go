@@ -1,0 +1,165 @@
+package limiters
+
+import (
+	"sync"
+	"time"
+)
+
+const (
+	keyedShards   = 64 // a power of two
+	minSweepShard = 64 // a shard sweeps once it holds this many keys
+)
+
+// Keyed is a limiter for many keys, such as users or API tokens, under one
+// algorithm and policy. Each key has its own state, created fresh on the
+// key's first request.
+//
+// Keys are spread over shards, each with its own lock, so requests for
+// different keys rarely wait for each other. A key whose state has become
+// the fresh state again (its window has passed, its bucket is full or empty
+// again) is forgotten, so memory follows the keys that are live rather than
+// every key ever seen. A shard looks for such keys each time the number of
+// keys it holds doubles, judging them at the latest request time it has
+// seen. Forgetting a key changes no decision for requests at or after that
+// time; a request for a forgotten key that arrives earlier (a clock that
+// went backwards across the sweep) is judged as the key's first request.
+//
+// Keyed is safe for simultaneous use by multiple goroutines.
+type Keyed struct {
+	rule   *Rule
+	shards [keyedShards]keyedShard
+}
+
+type keyedShard struct {
+	mu      sync.Mutex
+	ids     map[string]uint32
+	free    []uint32
+	next    uint32
+	table   Table
+	latest  int64
+	seen    bool
+	sweepAt int
+	_       [64]byte // keeps neighbouring shards' locks off one cache line
+}
+
+// NewKeyed returns a keyed limiter for algorithm a under policy p, or an
+// error if p is not valid for a.
+func NewKeyed(a Algorithm, p Policy) (*Keyed, error) {
+	r, err := NewRule(a, p)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keyed{rule: r}
+	for i := range k.shards {
+		sh := &k.shards[i]
+		sh.ids = make(map[string]uint32)
+		sh.table.rule = *r
+		sh.sweepAt = minSweepShard
+	}
+	return k, nil
+}
+
+// Algorithm returns the limiter's algorithm.
+func (k *Keyed) Algorithm() Algorithm { return k.rule.alg }
+
+// Policy returns the limiter's policy.
+func (k *Keyed) Policy() Policy { return k.rule.pol }
+
+// Allow judges a request of cost at time now (in nanoseconds) for key and
+// updates the key's state.
+func (k *Keyed) Allow(key string, now, cost int64) Decision {
+	sh := &k.shards[hashKey(key)&(keyedShards-1)]
+	sh.mu.Lock()
+	d := sh.allow(key, now, cost)
+	sh.mu.Unlock()
+	return d
+}
+
+// AllowExplain is Allow that also appends the state text that
+// Table.AllowExplain describes to dst.
+func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	sh := &k.shards[hashKey(key)&(keyedShards-1)]
+	sh.mu.Lock()
+	id, ok := sh.ids[key]
+	if !ok {
+		id = sh.alloc()
+	}
+	var d Decision
+	d, dst = sh.table.AllowExplain(id, now, cost, unit, dst)
+	sh.after(key, id, ok, now)
+	sh.mu.Unlock()
+	return d, dst
+}
+
+func (sh *keyedShard) allow(key string, now, cost int64) Decision {
+	id, ok := sh.ids[key]
+	if !ok {
+		id = sh.alloc()
+	}
+	d := sh.table.Allow(id, now, cost)
+	sh.after(key, id, ok, now)
+	return d
+}
+
+func (sh *keyedShard) alloc() uint32 {
+	if n := len(sh.free); n > 0 {
+		id := sh.free[n-1]
+		sh.free = sh.free[:n-1]
+		return id
+	}
+	id := sh.next
+	sh.next++
+	return id
+}
+
+// after records the decision's key and time and forgets idle keys.
+func (sh *keyedShard) after(key string, id uint32, known bool, now int64) {
+	if !sh.seen || now > sh.latest {
+		sh.latest, sh.seen = now, true
+	}
+	if !known {
+		if sh.table.Idle(id, now) {
+			// Refused without a trace (a cost above the limit): keep nothing.
+			sh.table.Reset(id)
+			sh.free = append(sh.free, id)
+			return
+		}
+		sh.ids[key] = id
+	}
+	if len(sh.ids) >= sh.sweepAt {
+		sh.sweep()
+	}
+}
+
+func (sh *keyedShard) sweep() {
+	for key, id := range sh.ids {
+		if sh.table.Idle(id, sh.latest) {
+			delete(sh.ids, key)
+			sh.table.Reset(id)
+			sh.free = append(sh.free, id)
+		}
+	}
+	sh.sweepAt = max(2*len(sh.ids), minSweepShard)
+}
+
+// Len returns the number of keys the limiter holds state for.
+func (k *Keyed) Len() int {
+	n := 0
+	for i := range k.shards {
+		sh := &k.shards[i]
+		sh.mu.Lock()
+		n += len(sh.ids)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// hashKey is FNV-1a.
+func hashKey(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}

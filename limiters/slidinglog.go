@@ -1,0 +1,172 @@
+package limiters
+
+import "time"
+
+// A logEntry is the time and total cost of the admitted requests of one
+// key at one instant.
+type logEntry struct {
+	t    int64
+	cost int64
+}
+
+// SlidingLogState is one key's state under SlidingLog: the admitted
+// requests still inside the window, oldest first, with their costs. The
+// zero value is the fresh state (an empty log).
+//
+// The entries live in a ring whose size follows the number of entries the
+// key holds, not the limit: it starts at 2, doubles when full and halves
+// when a quarter full (never below 8 once grown), and requests at the same
+// instant share one entry. A key with a limit of 10,000 that sends a
+// request a minute holds one or two entries. The ring is reused in place,
+// so in a steady state a decision allocates nothing.
+//
+// Unlike the other state types, a SlidingLogState refers to storage: Step
+// may reuse s's ring, so s must not be used after Step returns.
+type SlidingLogState struct {
+	buf  []logEntry // ring; its length is 0 or a power of two
+	head int        // index of the oldest entry
+	n    int        // number of entries
+	sum  int64      // total cost of the entries
+}
+
+const minShrinkLog = 8
+
+// Step judges a request of cost at now for rule r (which must be a
+// SlidingLog rule) and returns the new state and the decision. The window
+// is the closed interval [now-W, now]: an entry exactly W old still counts.
+// A request earlier than the newest logged one is a backwards clock.
+func (s SlidingLogState) Step(r *Rule, now, cost int64) (SlidingLogState, Decision) {
+	if !r.fits(SlidingLog) {
+		return s, Decision{Reason: ReasonBadRule}
+	}
+	d := apply(&s, r, now, cost)
+	return s, d
+}
+
+// Len returns the number of entries in the log.
+func (s *SlidingLogState) Len() int { return s.n }
+
+func (s *SlidingLogState) at(i int) *logEntry {
+	return &s.buf[(s.head+i)&(len(s.buf)-1)]
+}
+
+func (s *SlidingLogState) newest() int64 {
+	return s.at(s.n - 1).t
+}
+
+func (s *SlidingLogState) boundary(r *Rule, now int64) (int64, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	if t := s.newest(); now < t {
+		return t, true
+	}
+	return 0, false
+}
+
+func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision {
+	w := uint64(r.window)
+	for s.n > 0 {
+		e := s.at(0)
+		if since(now, e.t) <= w {
+			break
+		}
+		s.sum -= e.cost
+		s.head = (s.head + 1) & (len(s.buf) - 1)
+		s.n--
+	}
+	if commit && len(s.buf) > minShrinkLog && s.n <= len(s.buf)/4 {
+		s.resize(len(s.buf) / 2)
+	}
+	var d Decision
+	if cost > r.limit-s.sum {
+		d.Reason = r.refusal
+		d.Remaining = r.limit - s.sum
+		// The retry waits until enough of the oldest entries have left the
+		// window: an entry at t leaves it at t+W+1.
+		need := s.sum + cost - r.limit
+		for i := 0; i < s.n; i++ {
+			e := s.at(i)
+			need -= e.cost
+			if need <= 0 {
+				d.RetryAfter = sat(w + 1 - since(now, e.t))
+				break
+			}
+		}
+		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
+		return d
+	}
+	d.Allowed = true
+	d.Remaining = r.limit - s.sum - cost
+	if cost > 0 {
+		d.ResetAfter = sat(w + 1)
+		if commit {
+			s.push(now, cost)
+		}
+	} else if s.n > 0 {
+		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
+	}
+	return d
+}
+
+func (s *SlidingLogState) push(now, cost int64) {
+	s.sum += cost
+	if s.n > 0 {
+		if e := s.at(s.n - 1); e.t == now {
+			e.cost += cost
+			return
+		}
+	}
+	if s.n == len(s.buf) {
+		s.resize(max(2, 2*len(s.buf)))
+	}
+	*s.at(s.n) = logEntry{t: now, cost: cost}
+	s.n++
+}
+
+// resize moves the entries to a new ring of size size >= s.n.
+func (s *SlidingLogState) resize(size int) {
+	buf := make([]logEntry, size)
+	for i := 0; i < s.n; i++ {
+		buf[i] = *s.at(i)
+	}
+	s.buf, s.head = buf, 0
+}
+
+func (s *SlidingLogState) idle(r *Rule, now int64) bool {
+	if s.n == 0 {
+		return true
+	}
+	t := s.newest()
+	return now >= t && since(now, t) > uint64(r.window)
+}
+
+// logTextEntries is the most entries a state text shows; longer logs show
+// their first and last entries around an ellipsis.
+const logTextEntries = 7
+
+func (s *SlidingLogState) appendText(unit time.Duration, dst []byte) []byte {
+	dst = append(dst, "log ["...)
+	for i := 0; i < s.n; i++ {
+		if s.n > logTextEntries && i == 3 {
+			dst = append(dst, " ..."...)
+			i = s.n - 3
+		}
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		e := s.at(i)
+		dst = appendTime(dst, e.t, unit)
+		if e.cost != 1 {
+			dst = append(dst, 'x')
+			dst = appendUint(dst, uint64(e.cost))
+		}
+	}
+	dst = append(dst, ']')
+	if s.n > logTextEntries {
+		dst = append(dst, " ("...)
+		dst = appendUint(dst, uint64(s.n))
+		dst = append(dst, " entries)"...)
+	}
+	return dst
+}

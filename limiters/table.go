@@ -1,0 +1,240 @@
+package limiters
+
+import "time"
+
+const (
+	chunkBits = 10
+	chunkSize = 1 << chunkBits
+)
+
+// chunks is a growable array of states indexed by a dense id, kept in
+// fixed-size chunks so that growing never copies states and, for states
+// without pointers, the garbage collector never scans them.
+type chunks[S any] struct {
+	c []*[chunkSize]S
+}
+
+// at returns the state of id, creating it (fresh) if needed.
+func (c *chunks[S]) at(id uint32) *S {
+	i := int(id >> chunkBits)
+	if i >= len(c.c) || c.c[i] == nil {
+		c.grow(i)
+	}
+	return &c.c[i][id&(chunkSize-1)]
+}
+
+func (c *chunks[S]) grow(i int) {
+	if i >= len(c.c) {
+		c.c = append(c.c, make([]*[chunkSize]S, i+1-len(c.c))...)
+	}
+	c.c[i] = new([chunkSize]S)
+}
+
+// get returns the state of id, or nil if it was never created.
+func (c *chunks[S]) get(id uint32) *S {
+	i := int(id >> chunkBits)
+	if i >= len(c.c) || c.c[i] == nil {
+		return nil
+	}
+	return &c.c[i][id&(chunkSize-1)]
+}
+
+// A Table holds the per-key state of one algorithm under one policy, for
+// keys the caller has interned as dense ids 0, 1, 2, .... An id never used
+// before has the fresh state. The table grows by itself, in chunks; the
+// states of every algorithm but SlidingLog hold no pointers, so the garbage
+// collector does not scan them.
+//
+// A Table is not safe for concurrent use; see Keyed for that.
+type Table struct {
+	rule Rule
+	fw   chunks[FixedWindowState]
+	sc   chunks[SlidingCounterState]
+	sl   chunks[SlidingLogState]
+	bk   chunks[bucket]
+	db   chunks[debt]
+}
+
+// NewTable returns an empty table for algorithm a under policy p, or an
+// error if p is not valid for a.
+func NewTable(a Algorithm, p Policy) (*Table, error) {
+	r, err := NewRule(a, p)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{rule: *r}, nil
+}
+
+// Algorithm returns the table's algorithm.
+func (t *Table) Algorithm() Algorithm { return t.rule.alg }
+
+// Policy returns the table's policy.
+func (t *Table) Policy() Policy { return t.rule.pol }
+
+// Rule returns the table's rule.
+func (t *Table) Rule() *Rule { return &t.rule }
+
+// Allow judges a request of cost at time now (in nanoseconds) for key id
+// and updates the key's state. It allocates nothing, except when the table
+// grows or a sliding log's ring changes size.
+func (t *Table) Allow(id uint32, now, cost int64) Decision {
+	r := &t.rule
+	switch r.alg {
+	case FixedWindow:
+		return apply(t.fw.at(id), r, now, cost)
+	case SlidingLog:
+		return apply(t.sl.at(id), r, now, cost)
+	case SlidingCounter:
+		return apply(t.sc.at(id), r, now, cost)
+	case TokenBucket, LeakyBucket:
+		return apply(t.bk.at(id), r, now, cost)
+	default:
+		return apply(t.db.at(id), r, now, cost)
+	}
+}
+
+// AllowExplain is Allow that also appends to dst a short text of the state
+// the decision was based on, and returns the extended slice. Times in the
+// text are decimal numbers of unit (a unit of 0 or less means
+// time.Second); amounts are exact decimals when they have at most six
+// fractional digits, and otherwise are rounded to three and marked with a
+// leading "~". The texts are:
+//
+//	fixed-window     window [10,20) count 1   the key's window and count after the decision
+//	sliding-log      log [3 5 12]             the log after the decision; "12x2" is an entry of cost 2;
+//	                                          more than 7 entries show as "log [1 2 3 ... 8 9 10] (10 entries)"
+//	sliding-counter  estimate 2.4             the estimate the decision was judged by
+//	token-bucket     tokens 2                 the tokens after the decision
+//	leaky-bucket     level 1                  the level after the decision
+//	gcra             tat 15                   the theoretical arrival time after the decision
+//	leaky-queue      queue 2 until 15         units queued after the decision, and when the queue empties
+func (t *Table) AllowExplain(id uint32, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	r := &t.rule
+	var d Decision
+	switch r.alg {
+	case FixedWindow:
+		s := t.fw.at(id)
+		d = apply(s, r, now, cost)
+		dst = s.appendText(r, now, unit, dst)
+	case SlidingLog:
+		s := t.sl.at(id)
+		d = apply(s, r, now, cost)
+		dst = s.appendText(unit, dst)
+	case SlidingCounter:
+		s := t.sc.at(id)
+		pre := *s
+		d = apply(s, r, now, cost)
+		at := now
+		if b, back := pre.boundary(r, now); back {
+			at = b
+		}
+		dst = pre.appendEstimate(r, at, dst)
+	case TokenBucket, LeakyBucket:
+		s := t.bk.at(id)
+		d = apply(s, r, now, cost)
+		c := *s
+		if !c.seen {
+			c.drain(r, now)
+		}
+		if r.alg == TokenBucket {
+			dst = append(dst, "tokens "...)
+		} else {
+			dst = append(dst, "level "...)
+		}
+		dst = c.appendAmount(r, r.alg == TokenBucket, dst)
+	default:
+		s := t.db.at(id)
+		d = apply(s, r, now, cost)
+		c := *s
+		if !c.seen {
+			c.advance(now)
+		}
+		dst = c.appendText(r, r.alg == LeakyQueue, unit, dst)
+	}
+	return d, dst
+}
+
+// Touch reads the first word of id's state and returns it. Calling it for
+// the ids of a batch before their Allow calls brings their states into the
+// cache. It creates nothing: an id never used reads as 0.
+func (t *Table) Touch(id uint32) uint64 {
+	switch t.rule.alg {
+	case FixedWindow:
+		if s := t.fw.get(id); s != nil {
+			return uint64(s.window)
+		}
+	case SlidingLog:
+		if s := t.sl.get(id); s != nil {
+			return uint64(s.sum)
+		}
+	case SlidingCounter:
+		if s := t.sc.get(id); s != nil {
+			return uint64(s.window)
+		}
+	case TokenBucket, LeakyBucket:
+		if s := t.bk.get(id); s != nil {
+			return uint64(s.last)
+		}
+	default:
+		if s := t.db.get(id); s != nil {
+			return uint64(s.last)
+		}
+	}
+	return 0
+}
+
+// Idle reports whether id's state decides every request at or after now
+// exactly as a fresh state would (its window has passed, its bucket is full
+// or empty again), so that the id may be reset and reused.
+func (t *Table) Idle(id uint32, now int64) bool {
+	r := &t.rule
+	switch r.alg {
+	case FixedWindow:
+		if s := t.fw.get(id); s != nil {
+			return s.idle(r, now)
+		}
+	case SlidingLog:
+		if s := t.sl.get(id); s != nil {
+			return s.idle(r, now)
+		}
+	case SlidingCounter:
+		if s := t.sc.get(id); s != nil {
+			return s.idle(r, now)
+		}
+	case TokenBucket, LeakyBucket:
+		if s := t.bk.get(id); s != nil {
+			return s.idle(r, now)
+		}
+	default:
+		if s := t.db.get(id); s != nil {
+			return s.idle(r, now)
+		}
+	}
+	return true
+}
+
+// Reset puts id back in the fresh state and releases any storage it holds.
+func (t *Table) Reset(id uint32) {
+	switch t.rule.alg {
+	case FixedWindow:
+		if s := t.fw.get(id); s != nil {
+			*s = FixedWindowState{}
+		}
+	case SlidingLog:
+		if s := t.sl.get(id); s != nil {
+			*s = SlidingLogState{}
+		}
+	case SlidingCounter:
+		if s := t.sc.get(id); s != nil {
+			*s = SlidingCounterState{}
+		}
+	case TokenBucket, LeakyBucket:
+		if s := t.bk.get(id); s != nil {
+			*s = bucket{}
+		}
+	default:
+		if s := t.db.get(id); s != nil {
+			*s = debt{}
+		}
+	}
+}
