@@ -1,0 +1,143 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/sim"
+)
+
+const burstLong = `Report, per algorithm, the worst burst it let through: the most cost one key
+got allowed inside any closed interval of --interval (default: the window),
+with the key, the times of the first and last allowed request in it, and its
+ratio to the limit.
+
+A fixed window lets up to twice its limit through across a window boundary;
+the sliding log never lets more than the limit through in any window. With
+--top N, the N worst intervals overall are listed instead (at most one per
+algorithm and key).`
+
+const burstExample = `  ratesim burst traces/examples/boundary.csv
+  ratesim burst --algos all --interval 5 -o json trace.csv
+  ratesim burst --top 10 trace.csv`
+
+// burstOptions are the options of "ratesim burst".
+type burstOptions struct {
+	trace    traceOptions
+	policy   policyOptions
+	Algos    []string
+	Interval string
+	Top      int
+	Output   string
+}
+
+func newBurstCmd() *cobra.Command {
+	o := &burstOptions{}
+	c := &cobra.Command{
+		Use:               "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|-",
+		Short:             "Find the worst burst each algorithm lets through",
+		Long:              burstLong,
+		Example:           burstExample,
+		Args:              exactTrace,
+		ValidArgsFunction: completeTraceFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.trace.Path = args[0]
+			o.policy.markSet(c.Flags())
+			return runBurst(o, streamsOf(c))
+		},
+	}
+	fs := c.Flags()
+	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the seed's five)")
+	fs.StringVar(&o.Interval, "interval", "", "interval length: a number in the trace unit or a Go duration (default: the window)")
+	fs.IntVar(&o.Top, "top", 0, "list the N worst intervals overall instead")
+	addOutputFlag(fs, &o.Output)
+	addPolicyFlags(fs, &o.policy)
+	addTraceFlags(fs, &o.trace)
+	registerCompletions(c)
+	return c
+}
+
+// burstFields are the columns of burst's report.
+var burstFields = []field{
+	{name: "algo", inTable: true},
+	{name: "limit", right: true, inTable: true},
+	{name: "interval", right: true, inTable: true},
+	{name: "max_in_interval", right: true, inTable: true},
+	{name: "ratio", right: true, inTable: true},
+	{name: "user", inTable: true},
+	{name: "from", right: true, inTable: true},
+	{name: "to", right: true, inTable: true},
+}
+
+// runBurst replays o.trace and reports the worst interval per algorithm,
+// or the worst overall with --top.
+func runBurst(o *burstOptions, s streams) error {
+	algos, err := parseAlgorithms(o.Algos)
+	if err != nil {
+		return err
+	}
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	if o.Top < 0 {
+		return usageErrorf("--top must not be negative, got %d", o.Top)
+	}
+	if err := checkKeys(o.trace.Key); err != nil {
+		return err
+	}
+	rp, err := prepare(&o.trace, &o.policy, algos, o.Interval, s)
+	if err != nil {
+		return err
+	}
+	defer rp.trace.Close()
+	cfg := rp.config(false, false)
+	cfg.Top = o.Top
+	rep, err := rp.run(cfg, s, nil)
+	if err != nil {
+		return err
+	}
+	sp := rp.spec
+	var intervals []sim.Interval
+	if o.Top > 0 {
+		intervals = rep.Top
+	} else {
+		for _, st := range rep.Algos {
+			intervals = append(intervals, st.Burst)
+		}
+	}
+	var rows [][]cell
+	for _, iv := range intervals {
+		user, from, to := burstCells(iv, sp)
+		rows = append(rows, []cell{
+			strCell(iv.Algorithm.String()),
+			intCell(sp.Policy.Limit),
+			decCell(sp.interval(), sp.Unit),
+			intCell(iv.Count),
+			numCell(ratio(iv.Count, sp.Policy.Limit)),
+			user, from, to,
+		})
+	}
+	t, err := writeRecords(s.out, format, burstFields, rows)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		w := &textWriter{w: s.out, format: format}
+		w.line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+		w.line("policy: " + sp.describe(true))
+		w.blank()
+		if o.Top > 0 {
+			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.interval())))
+		} else {
+			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key, from its first to its last allowed request", sp.duration(sp.interval())))
+		}
+		w.blank()
+		w.table(t)
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return rp.trace.finish()
+}

@@ -1,0 +1,319 @@
+package cmd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
+)
+
+const compareLong = `Replay a trace through several algorithms at once and show their decisions
+side by side: one row per request, one column per algorithm (true when it
+allowed the request). In a table, rows where the algorithms disagree are
+marked with * in the diff column, and the matrix is followed by a summary per
+algorithm and a pairwise agreement matrix.
+
+The summary counts requests, allowed, rejected, the most cost allowed for one
+key in any closed interval of --interval (default: the window) and its ratio
+to the limit, the false allows and false rejects against the oracle (a
+sliding log with the same limit and window: the exact rolling policy) and the
+time of the first rejection.
+
+Default algorithms: the five of the seed (fixed-window, sliding-log,
+sliding-counter, token-bucket, leaky-bucket); --algos all adds gcra and
+leaky-queue.`
+
+const compareExample = `  ratesim compare traces/examples/boundary.csv
+  ratesim compare --algos fixed-window,sliding-log --diff trace.csv
+  ratesim compare --summary -o json trace.csv`
+
+// compareOptions are the options of "ratesim compare".
+type compareOptions struct {
+	trace    traceOptions
+	policy   policyOptions
+	Algos    []string
+	Summary  bool
+	Diff     bool
+	Interval string
+	Output   string
+}
+
+func newCompareCmd() *cobra.Command {
+	o := &compareOptions{}
+	c := &cobra.Command{
+		Use:               "compare [--algos a,b|all] [flags] TRACE|-",
+		Short:             "Replay a trace through several algorithms, side by side",
+		Long:              compareLong,
+		Example:           compareExample,
+		Args:              exactTrace,
+		ValidArgsFunction: completeTraceFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.trace.Path = args[0]
+			o.policy.markSet(c.Flags())
+			return runCompare(o, streamsOf(c))
+		},
+	}
+	fs := c.Flags()
+	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to compare, comma-separated, or all (default: the seed's five)")
+	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm")
+	fs.BoolVar(&o.Diff, "diff", false, "print only the requests the algorithms decide differently")
+	fs.StringVar(&o.Interval, "interval", "", "burst interval for max_in_interval (default: the window)")
+	addOutputFlag(fs, &o.Output)
+	addPolicyFlags(fs, &o.policy)
+	addTraceFlags(fs, &o.trace)
+	registerCompletions(c)
+	return c
+}
+
+// runCompare replays o.trace through several algorithms and writes the
+// decision matrix, the summaries and the agreement matrix.
+func runCompare(o *compareOptions, s streams) error {
+	algos, err := parseAlgorithms(o.Algos)
+	if err != nil {
+		return err
+	}
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	if o.Summary && o.Diff {
+		return usageErrorf("--summary and --diff exclude each other")
+	}
+	if err := checkKeys(o.trace.Key); err != nil {
+		return err
+	}
+	rp, err := prepare(&o.trace, &o.policy, algos, o.Interval, s)
+	if err != nil {
+		return err
+	}
+	defer rp.trace.Close()
+
+	var rw *recordWriter
+	var disagree int64
+	var emit func(*sim.Batch) error
+	if !o.Summary {
+		rw = newRecordWriter(s.out, format, matrixColumns(algos, len(o.trace.Key) > 0, rp.trace.RFC3339(), format))
+		emit = func(b *sim.Batch) error {
+			return writeMatrix(rw, b, len(algos), len(o.trace.Key) > 0, o.Diff, &disagree)
+		}
+	}
+	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
+	if err != nil {
+		return err
+	}
+	if rw != nil {
+		if err := rw.close(); err != nil {
+			return err
+		}
+	}
+
+	if format != outTable && format != outMarkdown {
+		if o.Summary {
+			if _, err := writeRecords(s.out, format, summaryFields, summaryRows(rep, rp.spec)); err != nil {
+				return err
+			}
+		}
+		return rp.trace.finish()
+	}
+
+	w := &textWriter{w: s.out, format: format}
+	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+	w.line("policy: " + rp.spec.describe(true))
+	if rw != nil {
+		w.blank()
+		if o.Diff {
+			w.line(fmt.Sprintf("%s of %d decided differently", plural(disagree, "request"), rep.Requests))
+			w.blank()
+		}
+		if len(rw.cells) > 0 || !o.Diff {
+			w.table(&table{header: rw.header(), right: rw.aligns(), rows: rw.cells})
+		}
+		if rw.hidden > 0 {
+			w.blank()
+			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+		}
+	}
+	if !o.Diff {
+		t, _ := writeRecords(nil, format, summaryFields, summaryRows(rep, rp.spec))
+		w.blank()
+		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
+		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
+		w.blank()
+		w.table(t)
+		if len(algos) > 1 {
+			w.blank()
+			w.line("agreement: % of requests decided alike")
+			w.blank()
+			w.table(agreementTable(rep))
+		}
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return rp.trace.finish()
+}
+
+// matrixColumns are the columns of the decision matrix: user, timestamp,
+// then one per algorithm; tables add the diff marker.
+func matrixColumns(algos []limiters.Algorithm, keyed, rfc3339 bool, format outputFormat) []column {
+	cols := []column{{"user", false}, {"timestamp", !rfc3339}}
+	if keyed {
+		cols = append(cols, column{"key", false})
+	}
+	for _, a := range algos {
+		cols = append(cols, column{a.String(), false})
+	}
+	if format == outTable || format == outMarkdown {
+		cols = append(cols, column{"diff", false})
+	}
+	return cols
+}
+
+// writeMatrix writes one batch of the decision matrix.
+func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool, disagree *int64) error {
+	for i := range b.Requests {
+		r := &b.Requests[i]
+		first := b.Decision(i, 0).Allowed
+		differ := false
+		for a := 1; a < nalg; a++ {
+			if b.Decision(i, a).Allowed != first {
+				differ = true
+				break
+			}
+		}
+		if differ {
+			*disagree++
+		} else if onlyDiff {
+			continue
+		}
+		rw.begin()
+		rw.str(r.User)
+		rw.time(r.TimeText)
+		if keyed {
+			rw.str(r.Key)
+		}
+		for a := 0; a < nalg; a++ {
+			rw.bool(b.Decision(i, a).Allowed)
+		}
+		if rw.textual() {
+			if differ {
+				rw.text("*")
+			} else {
+				rw.text("")
+			}
+		}
+		if err := rw.end(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summaryFields are the columns of compare --summary; the table shows the
+// counts and leaves the parameters to the policy line above it.
+var summaryFields = []field{
+	{name: "algo", inTable: true},
+	{name: "requests", right: true, inTable: true},
+	{name: "allowed", right: true, inTable: true},
+	{name: "rejected", right: true, inTable: true},
+	{name: "allow_pct", right: true, inTable: true, title: "allow %", suffix: "%"},
+	{name: "max_in_interval", right: true, inTable: true},
+	{name: "ratio", right: true, inTable: true},
+	{name: "false_allows", right: true, inTable: true},
+	{name: "false_rejects", right: true, inTable: true},
+	{name: "first_rejection", right: true, inTable: true},
+	{name: "first_rejection_user"},
+	{name: "burst_user"},
+	{name: "burst_from"},
+	{name: "burst_to"},
+	{name: "limit"},
+	{name: "window"},
+	{name: "interval"},
+	{name: "capacity"},
+	{name: "rate"},
+	{name: "clock"},
+	{name: "unit"},
+}
+
+// summaryRows builds one summary row per algorithm.
+func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
+	var rows [][]cell
+	for _, st := range rep.Algos {
+		first, firstUser := nullCell(), nullCell()
+		if fr := st.FirstRejection; fr != nil {
+			first, firstUser = timeCell(fr.TimeText), strCell(fr.Key)
+		}
+		bUser, bFrom, bTo := burstCells(st.Burst, sp)
+		capacity, rate := nullCell(), nullCell()
+		if !st.Algorithm.Windowed() {
+			capacity, rate = intCell(sp.Policy.Capacity), strCell(sp.rate())
+		}
+		rows = append(rows, []cell{
+			strCell(st.Algorithm.String()),
+			intCell(st.Requests),
+			intCell(st.Allowed),
+			intCell(st.Rejected),
+			numCell(pct(st.Allowed, st.Requests)),
+			intCell(st.Burst.Count),
+			numCell(ratio(st.Burst.Count, sp.Policy.Limit)),
+			intCell(st.FalseAllows),
+			intCell(st.FalseRejects),
+			first,
+			firstUser,
+			bUser, bFrom, bTo,
+			intCell(sp.Policy.Limit),
+			decCell(sp.Policy.Window, sp.Unit),
+			decCell(sp.interval(), sp.Unit),
+			capacity,
+			rate,
+			strCell(clockName(sp.Policy.Clock)),
+			strCell(unitName(sp.Unit)),
+		})
+	}
+	return rows
+}
+
+// burstCells are the user, from and to of a worst interval; null when
+// nothing was allowed.
+func burstCells(iv sim.Interval, sp *policySpec) (user, from, to cell) {
+	if iv.Count == 0 {
+		return nullCell(), nullCell(), nullCell()
+	}
+	return strCell(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
+}
+
+// instantCell renders a time of the trace: an exact number in the unit, or
+// an RFC 3339 time (UTC) for RFC 3339 traces.
+func instantCell(ns int64, sp *policySpec) cell {
+	if sp.rfc3339 {
+		return strCell(time.Unix(0, ns).UTC().Format(time.RFC3339Nano))
+	}
+	return decCell(time.Duration(ns), sp.Unit)
+}
+
+func clockName(c limiters.Clock) string {
+	if c == limiters.ClockClamp {
+		return "clamp"
+	}
+	return "reject"
+}
+
+// agreementTable is the pairwise agreement matrix.
+func agreementTable(rep *sim.Report) *table {
+	t := &table{header: []string{"agree %"}, right: []bool{false}}
+	for _, st := range rep.Algos {
+		t.header = append(t.header, st.Algorithm.String())
+		t.right = append(t.right, true)
+	}
+	for a, st := range rep.Algos {
+		row := []string{st.Algorithm.String()}
+		for b := range rep.Algos {
+			row = append(row, pct(rep.Agree[a][b], rep.Requests))
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t
+}

@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// traceExtensions are the file extensions completed as traces.
+var traceExtensions = []string{"csv", "yaml", "yml", "jsonl", "ndjson", "gz"}
+
+// completeTraceFiles completes the TRACE argument with trace files.
+func completeTraceFiles(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return traceExtensions, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// registerCompletions adds completions, with descriptions, to the flags c has.
+func registerCompletions(c *cobra.Command) {
+	fixed := func(name string, choices ...cobra.Completion) {
+		if c.Flags().Lookup(name) == nil {
+			return
+		}
+		_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
+	}
+	if c.Flags().Lookup("algo") != nil {
+		_ = c.RegisterFlagCompletionFunc("algo", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return algoCompletions(""), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	if c.Flags().Lookup("algos") != nil {
+		_ = c.RegisterFlagCompletionFunc("algos", completeAlgoList)
+	}
+	if c.Name() == "gen" {
+		fixed("output",
+			cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
+			cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
+			cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"))
+		var pats []cobra.Completion
+		desc := map[string]string{
+			"steady":   "Poisson arrivals at a steady rate",
+			"bursty":   "quiet spells and bursts",
+			"boundary": "clusters straddling window edges",
+			"ramp":     "load rising, then falling",
+		}
+		for _, p := range traces.Patterns() {
+			pats = append(pats, cobra.CompletionWithDesc(p, desc[p]))
+		}
+		fixed("pattern", pats...)
+	} else {
+		fixed("output",
+			cobra.CompletionWithDesc("table", "an ASCII table (default)"),
+			cobra.CompletionWithDesc("csv", "comma-separated values, every row"),
+			cobra.CompletionWithDesc("json", "a JSON array of objects"),
+			cobra.CompletionWithDesc("jsonl", "JSON Lines, one object per line"),
+			cobra.CompletionWithDesc("markdown", "a Markdown table"))
+	}
+	fixed("unit",
+		cobra.CompletionWithDesc("s", "seconds"),
+		cobra.CompletionWithDesc("ms", "milliseconds"),
+		cobra.CompletionWithDesc("us", "microseconds"),
+		cobra.CompletionWithDesc("ns", "nanoseconds"))
+	fixed("format",
+		cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
+		cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
+		cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"))
+	fixed("clock",
+		cobra.CompletionWithDesc("reject", "reject a request whose time goes backwards"),
+		cobra.CompletionWithDesc("clamp", "treat it as the key's last time"))
+	fixed("only",
+		cobra.CompletionWithDesc("allowed", "only allowed requests"),
+		cobra.CompletionWithDesc("rejected", "only rejected requests"))
+	if c.Flags().Lookup("config") != nil {
+		_ = c.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+		})
+	}
+}
+
+// algoCompletions lists the algorithms, each prefixed (for --algos lists).
+func algoCompletions(prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, a := range limiters.AllAlgorithms() {
+		out = append(out, cobra.CompletionWithDesc(prefix+a.String(), a.Summary()))
+	}
+	return out
+}
+
+// completeAlgoList completes the last name of a comma-separated --algos.
+func completeAlgoList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	prefix := ""
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		prefix = toComplete[:i+1]
+	}
+	out := algoCompletions(prefix)
+	if prefix == "" {
+		out = append(out, cobra.CompletionWithDesc("all", "all seven algorithms"))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}

@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces/examples"
+)
+
+const demoIntro = `ratesim demo: a tour of five rate limiters
+
+A rate limiter is state plus a time rule. Each algorithm below replays a small
+trace from traces/examples (built into ratesim) and shows, for every request,
+what it decided and, in the state column, what the decision was based on.
+The window algorithms allow 3 requests per 10 seconds; the buckets hold 3 and
+refill (or drain) at 0.2 per second, one unit every 5 seconds. Every command
+shown can be run as it is from a checkout of ratesim.`
+
+const demoOutro = `Next:
+  ratesim algos                       how each algorithm works and when to choose it
+  ratesim compare --algos all TRACE   all seven side by side on your own trace
+  ratesim gen --pattern bursty --users 50 --requests 5000 --seed 1 > t.csv
+  ratesim run --help                  policy flags, output formats, --key, --config`
+
+// demoStep is one algorithm of the tour.
+type demoStep struct {
+	algo  limiters.Algorithm
+	trace string
+	note  string
+}
+
+var demoSteps = []demoStep{
+	{limiters.FixedWindow, "fixed-window.csv",
+		"Fixed window: one count per aligned window. The fourth request in [0,10) is refused; at 11 a new window starts. u2 has its own count."},
+	{limiters.SlidingLog, "sliding-log.csv",
+		"Sliding log: the times of the allowed requests in the closed interval [t-10, t]. At 12 the entry 1 has left the interval; at 13 the entry 3 sits exactly on its edge and still counts."},
+	{limiters.SlidingCounter, "sliding-counter.csv",
+		"Sliding counter: the previous window's count, weighted by how much of it the rolling interval still covers, plus the current count. At 12: 3 x 0.8 + 0 = 2.4 passes; at 13: 3 x 0.7 + 1 = 3.1 does not."},
+	{limiters.TokenBucket, "token-bucket.csv",
+		"Token bucket: starts full with 3 tokens, spends one per request and gets one back every 5 seconds. At 6 only a fifth of a token has come back."},
+	{limiters.LeakyBucket, "leaky-bucket.csv",
+		"Leaky bucket (meter form): starts empty, each request adds one unit, one unit drains every 5 seconds. The same decisions as the token bucket, seen from the other side."},
+}
+
+func newDemoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "A tour: each algorithm on its example, then compare and burst",
+		Long: "A newcomer's tour, with no arguments: each of the five algorithms of the seed on its example trace " +
+			"with --explain states, then compare and burst on the boundary-burst example.",
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runDemo(streamsOf(c))
+		},
+	}
+}
+
+// runDemo prints the tour. Its output is the same on every run.
+func runDemo(s streams) error {
+	s.progress = false
+	w := &textWriter{w: s.out, format: outTable}
+	w.line(demoIntro)
+	example := func(name string) traceOptions {
+		return traceOptions{Path: name, Unit: "s", fsys: examples.FS, display: "traces/examples/" + name}
+	}
+	for i, st := range demoSteps {
+		policy := policyOptions{Limit: 3, Window: "10", Clock: "reject", set: map[string]bool{}}
+		args := []string{"run", "--algo", st.algo.String()}
+		if !st.algo.Windowed() {
+			policy.Capacity, policy.Rate = 3, "0.2"
+			policy.set["capacity"], policy.set["rate"] = true, true
+			args = append(args, "--capacity", "3", "--rate", "0.2")
+		}
+		args = append(args, "--explain", "traces/examples/"+st.trace)
+		w.blank()
+		w.line(fmt.Sprintf("%d. %s", i+1, st.algo))
+		w.blank()
+		w.line(wrap(st.note, 78))
+		w.blank()
+		w.line("$ ratesim " + strings.Join(args, " "))
+		if w.err != nil {
+			return w.err
+		}
+		o := &runOptions{trace: example(st.trace), policy: policy, Algo: st.algo.String(), Explain: true, Output: "table"}
+		if err := runRun(o, s); err != nil {
+			return err
+		}
+	}
+
+	w.blank()
+	w.line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(demoSteps)+1))
+	w.blank()
+	w.line(wrap("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
+		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", 78))
+	w.blank()
+	w.line("$ ratesim compare traces/examples/boundary.csv")
+	if w.err != nil {
+		return w.err
+	}
+	co := &compareOptions{trace: example("boundary.csv"), policy: defaultPolicy(), Output: "table"}
+	if err := runCompare(co, s); err != nil {
+		return err
+	}
+
+	w.blank()
+	w.line(fmt.Sprintf("%d. burst: the worst 10 seconds each algorithm let through", len(demoSteps)+2))
+	w.blank()
+	w.line("$ ratesim burst traces/examples/boundary.csv")
+	if w.err != nil {
+		return w.err
+	}
+	bo := &burstOptions{trace: example("boundary.csv"), policy: defaultPolicy(), Output: "table"}
+	if err := runBurst(bo, s); err != nil {
+		return err
+	}
+	w.blank()
+	w.line(demoOutro)
+	return w.err
+}
+
+func defaultPolicy() policyOptions {
+	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
+}
+
+// wrap breaks text into lines of at most width columns.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, w := range strings.Fields(text) {
+		if col > 0 && col+1+len(w) > width {
+			b.WriteByte('\n')
+			col = 0
+		}
+		if col > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}

@@ -1,0 +1,98 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ratesim/ratesim/traces"
+)
+
+// Exit statuses, as documented in the root command's help.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitPartial = 3
+)
+
+// usageError is a mistake in how ratesim was called: a bad flag, an unknown
+// algorithm, a bad parameter. It exits with status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// asUsage marks err as a usage error; nil stays nil.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &usageError{err}
+}
+
+// partialError reports that a lenient read skipped bad rows: the output is
+// complete for the rows that were read. It exits with status 3.
+type partialError struct{ skipped int }
+
+func (e *partialError) Error() string {
+	if e.skipped == 1 {
+		return "skipped 1 bad row"
+	}
+	return fmt.Sprintf("skipped %d bad rows", e.skipped)
+}
+
+// ExitCode maps an error returned by the root command to ratesim's exit
+// status: 0 for nil, 2 for usage errors, 3 for a lenient read that skipped
+// rows, 1 for anything else.
+func ExitCode(err error) int {
+	var ue *usageError
+	var pe *partialError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &pe):
+		return exitPartial
+	default:
+		return exitError
+	}
+}
+
+// ErrorText is the message printed for err after "ratesim: ". Package
+// prefixes ("traces: ", "limiters: ") are dropped: the user sees one prefix.
+func ErrorText(err error) string {
+	var pe *traces.ParseError
+	if errors.As(err, &pe) {
+		return parseErrorText(pe)
+	}
+	msg := err.Error()
+	for _, p := range []string{"limiters: ", "traces: ", "sim: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return msg
+}
+
+// parseErrorText renders a trace error as file:line[:column]: message.
+func parseErrorText(pe *traces.ParseError) string {
+	var b strings.Builder
+	b.WriteString(pe.File)
+	if pe.Line > 0 {
+		fmt.Fprintf(&b, ":%d", pe.Line)
+		if pe.Column > 0 {
+			fmt.Fprintf(&b, ":%d", pe.Column)
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(pe.Msg)
+	return b.String()
+}

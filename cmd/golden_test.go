@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "update golden files")
+
+// goldenDir is relative to the repository root, where the tests run (see
+// TestMain).
+const goldenDir = "testdata/golden"
+
+// result is what one ratesim invocation produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// ratesim runs the command line in-process on a fresh root command.
+func ratesim(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main("test", args, strings.NewReader(stdin), &out, &errb)
+	return result{out.String(), errb.String(), code}
+}
+
+// golden renders a result for a golden file: stdout, then stderr and the
+// exit status when there is anything to see.
+func (r result) golden() string {
+	var b strings.Builder
+	b.WriteString(r.stdout)
+	if r.stderr != "" {
+		b.WriteString("[stderr]\n" + r.stderr)
+	}
+	if r.code != 0 {
+		fmt.Fprintf(&b, "[exit status %d]\n", r.code)
+	}
+	return b.String()
+}
+
+// checkGolden compares got with testdata/golden/name.golden, or rewrites
+// the file with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/ -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (-want +got):\n%s", path, cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")))
+	}
+}
+
+const ex = "traces/examples/"
+
+// bucket is the seed's bucket policy: capacity 3, 0.2 per second.
+var bucket = []string{"--capacity", "3", "--rate", "0.2"}
+
+type goldenCase struct {
+	name  string
+	args  []string
+	stdin string
+}
+
+func goldenCases() []goldenCase {
+	cases := []goldenCase{}
+	// Each algorithm on its seed example, plain and explained.
+	perAlgo := []struct {
+		algo, trace string
+		policy      []string
+	}{
+		{"fixed-window", "fixed-window.csv", nil},
+		{"sliding-log", "sliding-log.csv", nil},
+		{"sliding-counter", "sliding-counter.csv", nil},
+		{"token-bucket", "token-bucket.csv", bucket},
+		{"leaky-bucket", "leaky-bucket.csv", bucket},
+		{"gcra", "token-bucket.csv", bucket},
+		{"leaky-queue", "leaky-bucket.csv", bucket},
+	}
+	for _, p := range perAlgo {
+		args := append([]string{"run", "--algo", p.algo}, p.policy...)
+		cases = append(cases,
+			goldenCase{name: "run-" + p.algo, args: append(args[:len(args):len(args)], ex+p.trace)},
+			goldenCase{name: "run-" + p.algo + "-explain", args: append(args[:len(args):len(args)], "--explain", ex+p.trace)},
+		)
+	}
+	cases = append(cases, []goldenCase{
+		{name: "run-fixed-window-csv", args: []string{"run", "--algo", "fixed-window", "-o", "csv", ex + "fixed-window.csv"}},
+		{name: "run-fixed-window-json", args: []string{"run", "--algo", "fixed-window", "--explain", "-o", "json", ex + "fixed-window.csv"}},
+		{name: "run-fixed-window-jsonl", args: []string{"run", "--algo", "fixed-window", "-o", "jsonl", ex + "fixed-window.csv"}},
+		{name: "run-fixed-window-markdown", args: []string{"run", "--algo", "fixed-window", "--explain", "-o", "markdown", ex + "fixed-window.csv"}},
+		{name: "run-leaky-queue-csv", args: append(append([]string{"run", "--algo", "leaky-queue", "--explain", "-o", "csv"}, bucket...), ex+"boundary.csv")},
+		{name: "run-only-rejected", args: []string{"run", "--algo", "sliding-log", "--only", "rejected", ex + "boundary.csv"}},
+		{name: "run-key", args: []string{"run", "--algo", "token-bucket", "--key", "user,endpoint", "--explain", ex + "multi-user.csv"}},
+		{name: "run-millis", args: []string{"run", "--algo", "sliding-log", "--unit", "ms", "--window", "10s", "--explain", ex + "millis.csv"}},
+		{name: "run-rfc3339", args: []string{"run", "--algo", "sliding-counter", "--window", "10s", "--explain", ex + "rfc3339.csv"}},
+		{name: "run-rfc3339-json", args: []string{"run", "--algo", "sliding-counter", "--window", "10s", "-o", "json", ex + "rfc3339.csv"}},
+		{name: "run-stdin", args: []string{"run", "--algo", "fixed-window", "-o", "csv", "-"},
+			stdin: "user,timestamp\nu1,1\nu1,2\nu1,3\nu1,4\nu1,11\nu2,4\n"},
+
+		{name: "compare-table", args: []string{"compare", ex + "boundary.csv"}},
+		{name: "compare-csv", args: []string{"compare", "-o", "csv", ex + "boundary.csv"}},
+		{name: "compare-json", args: []string{"compare", "-o", "json", ex + "boundary.csv"}},
+		{name: "compare-jsonl", args: []string{"compare", "-o", "jsonl", ex + "boundary.csv"}},
+		{name: "compare-markdown", args: []string{"compare", "-o", "markdown", ex + "boundary.csv"}},
+		{name: "compare-summary", args: []string{"compare", "--summary", ex + "boundary.csv"}},
+		{name: "compare-summary-json", args: []string{"compare", "--summary", "-o", "json", ex + "boundary.csv"}},
+		{name: "compare-summary-csv", args: []string{"compare", "--summary", "-o", "csv", ex + "boundary.csv"}},
+		{name: "compare-diff", args: []string{"compare", "--diff", ex + "boundary.csv"}},
+		{name: "compare-all-multi-user", args: append(append([]string{"compare", "--algos", "all"}, bucket...), ex+"multi-user.csv")},
+		{name: "compare-key-diff", args: []string{"compare", "--algos", "fixed-window,sliding-log,gcra", "--key", "user,endpoint", "--diff", ex + "multi-user.csv"}},
+
+		{name: "burst-table", args: []string{"burst", ex + "boundary.csv"}},
+		{name: "burst-json", args: []string{"burst", "-o", "json", ex + "boundary.csv"}},
+		{name: "burst-all-json", args: []string{"burst", "--algos", "all", "-o", "json", ex + "multi-user.csv"}},
+		{name: "burst-top", args: []string{"burst", "--algos", "all", "--top", "5", ex + "multi-user.csv"}},
+		{name: "burst-interval-markdown", args: []string{"burst", "--interval", "3", "-o", "markdown", ex + "boundary.csv"}},
+		{name: "burst-rfc3339-json", args: []string{"burst", "--window", "10s", "-o", "json", ex + "rfc3339.csv"}},
+
+		{name: "demo", args: []string{"demo"}},
+		{name: "algos", args: []string{"algos"}},
+		{name: "algos-json", args: []string{"algos", "-o", "json"}},
+
+		{name: "gen-steady", args: []string{"gen", "--pattern", "steady", "--users", "3", "--requests", "12", "--seed", "1"}},
+		{name: "gen-boundary-jsonl", args: []string{"gen", "--pattern", "boundary", "--users", "2", "--requests", "10", "--seed", "7", "-o", "jsonl"}},
+		{name: "gen-bursty-yaml", args: []string{"gen", "--pattern", "bursty", "--users", "2", "--requests", "8", "--seed", "3", "-o", "yaml"}},
+
+		{name: "usage-unknown-algo", args: []string{"run", "--algo", "sliding-window", ex + "boundary.csv"}},
+		{name: "usage-bad-limit", args: []string{"compare", "--limit", "0", ex + "boundary.csv"}},
+		{name: "usage-bad-flag", args: []string{"burst", "--intervl", "5", ex + "boundary.csv"}},
+		{name: "usage-unknown-command", args: []string{"comprae", ex + "boundary.csv"}},
+	}...)
+	return cases
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkGolden(t, tc.name, ratesim(t, tc.stdin, tc.args...).golden())
+		})
+	}
+}
+
+// TestGoldenFilesUsed fails on a golden file no case writes, so renamed
+// cases do not leave stale files behind.
+func TestGoldenFilesUsed(t *testing.T) {
+	names := map[string]bool{}
+	for _, tc := range goldenCases() {
+		if names[tc.name] {
+			t.Errorf("two golden cases named %s", tc.name)
+		}
+		names[tc.name] = true
+	}
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".golden")
+		if !names[name] {
+			if *update {
+				os.Remove(f)
+				continue
+			}
+			t.Errorf("%s: no test case writes it", f)
+		}
+	}
+}

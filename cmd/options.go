@@ -1,0 +1,267 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// streams are where a command reads and writes.
+type streams struct {
+	in       io.Reader
+	out      io.Writer
+	err      io.Writer
+	progress bool // stderr is a terminal: show progress on long replays
+}
+
+func streamsOf(c *cobra.Command) streams {
+	s := streams{in: c.InOrStdin(), out: c.OutOrStdout(), err: c.ErrOrStderr()}
+	s.progress = isTerminal(s.err)
+	return s
+}
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// traceOptions say how to read the trace.
+type traceOptions struct {
+	Path    string
+	Unit    string
+	Format  string
+	Lenient bool
+	Key     []string
+
+	// fsys, when set, holds Path (the demo reads the embedded examples),
+	// and display is the name shown for it.
+	fsys    fs.FS
+	display string
+}
+
+func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
+	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
+	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml or jsonl (default: from the extension, else the content)")
+	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report each on stderr and exit with status 3")
+	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
+}
+
+// units are the trace time units, in the order help texts list them.
+var units = []struct {
+	name string
+	d    time.Duration
+}{
+	{"s", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond}, {"ns", time.Nanosecond},
+}
+
+func parseUnit(s string) (time.Duration, error) {
+	if s == "µs" {
+		s = "us"
+	}
+	for _, u := range units {
+		if u.name == s {
+			return u.d, nil
+		}
+	}
+	return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+}
+
+func unitName(d time.Duration) string {
+	for _, u := range units {
+		if u.d == d {
+			return u.name
+		}
+	}
+	return d.String()
+}
+
+func parseTraceFormat(s string) (traces.Format, error) {
+	if s == "" {
+		return traces.FormatAuto, nil
+	}
+	f, err := traces.ParseFormat(s)
+	if err != nil {
+		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl)", s)
+	}
+	return f, nil
+}
+
+// trace is an open trace whose first event has been read, so that whether
+// its timestamps are RFC 3339 is known before the replay starts.
+type trace struct {
+	r      *traces.Reader
+	name   string
+	first  *traces.Event
+	err    error // from reading the first event
+	peeked bool
+	closer io.Closer
+}
+
+// openTrace opens o.Path (or stdin for "-") and reads its first event.
+// Skipped rows are reported on stderr as they happen.
+func openTrace(o *traceOptions, s streams) (*trace, error) {
+	unit, err := parseUnit(o.Unit)
+	if err != nil {
+		return nil, err
+	}
+	format, err := parseTraceFormat(o.Format)
+	if err != nil {
+		return nil, err
+	}
+	opts := traces.Options{
+		Format:  format,
+		Unit:    unit,
+		Lenient: o.Lenient,
+		OnSkip: func(err error) {
+			fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
+		},
+	}
+	t := &trace{name: o.Path}
+	if o.Path == "-" {
+		t.name = "stdin"
+	}
+	if o.fsys != nil {
+		t.name = o.display
+		f, err := o.fsys.Open(o.Path)
+		if err != nil {
+			return nil, err
+		}
+		t.closer = f
+		t.r, err = traces.NewReader(f, o.display, opts)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	} else {
+		t.r, err = traces.Open(o.Path, s.in, opts)
+		if err != nil {
+			return nil, err
+		}
+		t.closer = t.r
+	}
+	t.first, t.err = t.r.Next()
+	return t, nil
+}
+
+// Next yields the peeked event first, then the rest of the trace.
+func (t *trace) Next() (*traces.Event, error) {
+	if !t.peeked {
+		t.peeked = true
+		if t.err != nil {
+			return nil, t.err
+		}
+		return t.first, nil
+	}
+	return t.r.Next()
+}
+
+// RFC3339 reports whether the trace's timestamps are RFC 3339 times.
+func (t *trace) RFC3339() bool { return t.r.RFC3339() }
+
+// Empty reports whether the trace holds no events.
+func (t *trace) Empty() bool { return errors.Is(t.err, io.EOF) }
+
+func (t *trace) Close() error { return t.closer.Close() }
+
+// finish turns rows skipped by a lenient read into a partial error.
+func (t *trace) finish() error {
+	if n := t.r.Skipped(); n > 0 {
+		return &partialError{skipped: n}
+	}
+	return nil
+}
+
+// outputFormat is the -o flag of run, compare and burst.
+type outputFormat int
+
+const (
+	outTable outputFormat = iota
+	outCSV
+	outJSON
+	outJSONL
+	outMarkdown
+)
+
+var outputNames = []string{"table", "csv", "json", "jsonl", "markdown"}
+
+func parseOutput(s string) (outputFormat, error) {
+	if s == "md" {
+		s = "markdown"
+	}
+	i := slices.Index(outputNames, s)
+	if i < 0 {
+		return 0, usageErrorf("invalid -o %q (valid: %s)", s, strings.Join(outputNames, ", "))
+	}
+	return outputFormat(i), nil
+}
+
+func addOutputFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVarP(p, "output", "o", "table", "output format: table, csv, json, jsonl or markdown")
+}
+
+// parseAlgorithms parses --algos: a comma-separated list, or "all".
+// An empty list means the seed's five.
+func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
+	if len(list) == 0 {
+		return limiters.SeedAlgorithms(), nil
+	}
+	var algos []limiters.Algorithm
+	for _, name := range list {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			for _, a := range limiters.AllAlgorithms() {
+				if !slices.Contains(algos, a) {
+					algos = append(algos, a)
+				}
+			}
+			continue
+		}
+		a, err := parseAlgorithm(name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(algos, a) {
+			return nil, usageErrorf("algorithm %s listed twice in --algos", a)
+		}
+		algos = append(algos, a)
+	}
+	return algos, nil
+}
+
+func parseAlgorithm(name string) (limiters.Algorithm, error) {
+	if name == "" {
+		return 0, usageErrorf("--algo is required (valid: %s)", algorithmNames())
+	}
+	a, err := limiters.ParseAlgorithm(name)
+	if err != nil {
+		return 0, usageErrorf("unknown algorithm %q (valid: %s)", name, algorithmNames())
+	}
+	return a, nil
+}
+
+func algorithmNames() string {
+	var names []string
+	for _, a := range limiters.AllAlgorithms() {
+		names = append(names, a.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,373 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// Policy defaults, as in the seed: three requests per ten units.
+const (
+	defaultLimit  = 3
+	defaultWindow = "10"
+)
+
+// policyOptions are the policy flags shared by run, compare and burst.
+type policyOptions struct {
+	Limit    int64
+	Window   string
+	Capacity int64
+	Rate     string
+	Clock    string
+	Config   string
+
+	// set names the flags given explicitly; they override the config file.
+	set map[string]bool
+}
+
+func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
+	fs.Int64Var(&o.Limit, "limit", defaultLimit, "window algorithms: most cost allowed per window")
+	fs.StringVar(&o.Window, "window", defaultWindow, "window length: a number in the trace unit or a Go duration (10s, 1m)")
+	fs.Int64Var(&o.Capacity, "capacity", 0, "bucket algorithms: bucket size (default: the limit)")
+	fs.StringVar(&o.Rate, "rate", "", "bucket algorithms: refill or leak rate, per unit (0.2) or N/D (1/5, 3/10s, 300/1m) (default: limit per window)")
+	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: reject, or clamp to the key's last time")
+	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
+}
+
+// markSet records which policy flags were given on the command line.
+func (o *policyOptions) markSet(fs *pflag.FlagSet) {
+	o.set = map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+}
+
+// params is one set of policy parameters as text, from flags or the file.
+// Empty fields are unset.
+type params struct {
+	limit, window, capacity, rate, clock       string
+	limitAt, windowAt, capacityAt, rateAt, clockAt string // where each came from, for messages
+}
+
+// overlay returns p with the fields set in q replacing p's.
+func (p params) overlay(q params) params {
+	if q.limit != "" {
+		p.limit, p.limitAt = q.limit, q.limitAt
+	}
+	if q.window != "" {
+		p.window, p.windowAt = q.window, q.windowAt
+	}
+	if q.capacity != "" {
+		p.capacity, p.capacityAt = q.capacity, q.capacityAt
+	}
+	if q.rate != "" {
+		p.rate, p.rateAt = q.rate, q.rateAt
+	}
+	if q.clock != "" {
+		p.clock, p.clockAt = q.clock, q.clockAt
+	}
+	return p
+}
+
+// policySpec is the effective policy of a replay.
+type policySpec struct {
+	Algos  []limiters.Algorithm
+	Policy limiters.Policy
+	Unit   time.Duration // the unit durations are read and written in
+	// Interval is the burst interval; 0 means the window.
+	Interval time.Duration
+	// rfc3339: the trace's timestamps are RFC 3339 times.
+	rfc3339 bool
+}
+
+// resolve computes the effective policy for algos with durations in unit.
+// Every problem is a usage error, found before any replay.
+func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) (*policySpec, error) {
+	base := params{
+		limit: strconv.FormatInt(defaultLimit, 10), limitAt: "default",
+		window: defaultWindow, windowAt: "default",
+		clock: "reject", clockAt: "default",
+	}
+	var file *policyFile
+	if o.Config != "" {
+		var err error
+		if file, err = readPolicyFile(o.Config); err != nil {
+			return nil, err
+		}
+		base = base.overlay(file.shared)
+	}
+	flags := o.flagParams()
+
+	spec := &policySpec{Algos: algos, Unit: unit}
+	var windowFrom, bucketFrom, clockFrom string
+	var havePolicy bool
+	for _, a := range algos {
+		p := base
+		if file != nil {
+			p = p.overlay(file.algos[a])
+		}
+		p = p.overlay(flags)
+		pol, err := p.policy(unit)
+		if err != nil {
+			return nil, err
+		}
+		if err := pol.Validate(a); err != nil {
+			return nil, asUsage(fmt.Errorf("%s: %w", a, err))
+		}
+		if !havePolicy {
+			spec.Policy, havePolicy = pol, true
+			clockFrom = a.String()
+		}
+		if pol.Clock != spec.Policy.Clock {
+			return nil, usageErrorf("%s and %s have different clock policies; replay them separately", clockFrom, a)
+		}
+		if a.Windowed() {
+			if windowFrom == "" {
+				spec.Policy.Limit, spec.Policy.Window, windowFrom = pol.Limit, pol.Window, a.String()
+			} else if pol.Limit != spec.Policy.Limit || pol.Window != spec.Policy.Window {
+				return nil, usageErrorf("%s and %s have different limits or windows; replay them separately", windowFrom, a)
+			}
+		} else {
+			if bucketFrom == "" {
+				spec.Policy.Capacity, spec.Policy.Rate, bucketFrom = pol.Capacity, pol.Rate, a.String()
+			} else if pol.Capacity != spec.Policy.Capacity || !sameRate(pol.Rate, spec.Policy.Rate) {
+				return nil, usageErrorf("%s and %s have different capacities or rates; replay them separately", bucketFrom, a)
+			}
+		}
+	}
+	if windowFrom == "" {
+		// No window algorithm: the oracle and the burst ratio use the shared
+		// limit and window.
+		pol, err := base.overlay(flags).policy(unit)
+		if err != nil {
+			return nil, err
+		}
+		spec.Policy.Limit, spec.Policy.Window = pol.Limit, pol.Window
+	}
+	if err := spec.Policy.Validate(limiters.SlidingLog); err != nil {
+		return nil, asUsage(fmt.Errorf("oracle: %w", err))
+	}
+	return spec, nil
+}
+
+// flagParams returns the parameters given explicitly as flags.
+func (o *policyOptions) flagParams() params {
+	var p params
+	if o.set["limit"] {
+		p.limit, p.limitAt = strconv.FormatInt(o.Limit, 10), "--limit"
+	}
+	if o.set["window"] {
+		p.window, p.windowAt = o.Window, "--window"
+	}
+	if o.set["capacity"] {
+		p.capacity, p.capacityAt = strconv.FormatInt(o.Capacity, 10), "--capacity"
+	}
+	if o.set["rate"] {
+		p.rate, p.rateAt = o.Rate, "--rate"
+	}
+	if o.set["clock"] {
+		p.clock, p.clockAt = o.Clock, "--clock"
+	}
+	return p
+}
+
+// policy parses p into a limiters.Policy. The capacity defaults to the
+// limit, the rate to the limit per window.
+func (p params) policy(unit time.Duration) (limiters.Policy, error) {
+	var pol limiters.Policy
+	var err error
+	if pol.Limit, err = strconv.ParseInt(p.limit, 10, 64); err != nil {
+		return pol, usageErrorf("%s: invalid limit %q: want a whole number", p.limitAt, p.limit)
+	}
+	if pol.Window, err = traces.ParseDuration(p.window, unit); err != nil {
+		return pol, usageErrorf("%s: invalid window %q: %s", p.windowAt, p.window, ErrorText(err))
+	}
+	pol.Capacity = pol.Limit
+	if p.capacity != "" {
+		if pol.Capacity, err = strconv.ParseInt(p.capacity, 10, 64); err != nil {
+			return pol, usageErrorf("%s: invalid capacity %q: want a whole number", p.capacityAt, p.capacity)
+		}
+	}
+	if p.rate != "" {
+		if pol.Rate, err = limiters.ParseRate(p.rate, unit); err != nil {
+			return pol, usageErrorf("%s: invalid rate %q: %s", p.rateAt, p.rate, ErrorText(err))
+		}
+	} else {
+		pol.Rate = limiters.Rate{N: pol.Limit, Per: pol.Window}
+	}
+	switch p.clock {
+	case "reject":
+		pol.Clock = limiters.ClockReject
+	case "clamp":
+		pol.Clock = limiters.ClockClamp
+	default:
+		return pol, usageErrorf("%s: invalid clock %q (valid: reject, clamp)", p.clockAt, p.clock)
+	}
+	return pol, nil
+}
+
+// sameRate reports whether a and b are the same rate: a.N/a.Per == b.N/b.Per.
+func sameRate(a, b limiters.Rate) bool {
+	if a.N < 0 || b.N < 0 || a.Per < 0 || b.Per < 0 {
+		return a == b
+	}
+	h1, l1 := bits.Mul64(uint64(a.N), uint64(b.Per))
+	h2, l2 := bits.Mul64(uint64(b.N), uint64(a.Per))
+	return h1 == h2 && l1 == l2
+}
+
+// maxPolicyBytes caps the size of a policy file.
+const maxPolicyBytes = 1 << 20
+
+// policyFile is a parsed --config file: shared parameters and overrides
+// per algorithm.
+type policyFile struct {
+	shared params
+	algos  map[limiters.Algorithm]params
+}
+
+// The YAML shape of a policy file.
+type yamlParams struct {
+	Limit    *yaml.Node `yaml:"limit"`
+	Window   *yaml.Node `yaml:"window"`
+	Capacity *yaml.Node `yaml:"capacity"`
+	Rate     *yaml.Node `yaml:"rate"`
+	Clock    *yaml.Node `yaml:"clock"`
+}
+
+type yamlPolicy struct {
+	yamlParams `yaml:",inline"`
+	Algorithms yaml.Node `yaml:"algorithms"`
+}
+
+var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+
+func readPolicyFile(path string) (*policyFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicyBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPolicyBytes {
+		return nil, usageErrorf("%s: policy file larger than %d bytes", path, maxPolicyBytes)
+	}
+	var doc yamlPolicy
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &policyFile{}, nil
+		}
+		return nil, yamlError(path, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, usageErrorf("%s:%d: a policy file holds one YAML document", path, extra.Line)
+	}
+	pf := &policyFile{algos: map[limiters.Algorithm]params{}}
+	if pf.shared, err = doc.yamlParams.params(path); err != nil {
+		return nil, err
+	}
+	if doc.Algorithms.Kind == 0 {
+		return pf, nil
+	}
+	if doc.Algorithms.Kind != yaml.MappingNode {
+		return nil, usageErrorf("%s:%d: algorithms must map algorithm names to parameters", path, doc.Algorithms.Line)
+	}
+	content := doc.Algorithms.Content
+	for i := 0; i+1 < len(content); i += 2 {
+		name, body := content[i], content[i+1]
+		a, err := limiters.ParseAlgorithm(name.Value)
+		if err != nil {
+			return nil, usageErrorf("%s:%d: unknown algorithm %q (valid: %s)", path, name.Line, name.Value, algorithmNames())
+		}
+		if _, dup := pf.algos[a]; dup {
+			return nil, usageErrorf("%s:%d: algorithm %s given twice", path, name.Line, a)
+		}
+		var yp yamlParams
+		if err := decodeKnown(body, &yp); err != nil {
+			return nil, yamlError(path, err)
+		}
+		if pf.algos[a], err = yp.params(path); err != nil {
+			return nil, err
+		}
+	}
+	return pf, nil
+}
+
+// decodeKnown decodes n into v, refusing unknown keys with their line as
+// the file's decoder does (Node.Decode has no KnownFields).
+func decodeKnown(n *yaml.Node, v any) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: parameters must be a mapping", n.Line)
+	}
+	known := map[string]bool{"limit": true, "window": true, "capacity": true, "rate": true, "clock": true}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !known[k.Value] {
+			return fmt.Errorf("line %d: field %s not found in type params", k.Line, k.Value)
+		}
+	}
+	return n.Decode(v)
+}
+
+// yamlError turns a YAML decoding error into a usage error naming the file
+// and line.
+func yamlError(path string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+			return usageErrorf("%s:%s: unknown key %q (valid: limit, window, capacity, rate, clock, algorithms)", path, m[1], m[2])
+		}
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			return usageErrorf("%s:%s", path, rest)
+		}
+		return usageErrorf("%s: %s", path, msg)
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		return usageErrorf("%s:%s", path, rest)
+	}
+	return usageErrorf("%s: %s", path, msg)
+}
+
+// params reads the scalar texts of y; numbers keep their exact text.
+func (y *yamlParams) params(path string) (params, error) {
+	var p params
+	for _, f := range []struct {
+		name     string
+		n        *yaml.Node
+		val, loc *string
+	}{
+		{"limit", y.Limit, &p.limit, &p.limitAt},
+		{"window", y.Window, &p.window, &p.windowAt},
+		{"capacity", y.Capacity, &p.capacity, &p.capacityAt},
+		{"rate", y.Rate, &p.rate, &p.rateAt},
+		{"clock", y.Clock, &p.clock, &p.clockAt},
+	} {
+		if f.n == nil {
+			continue
+		}
+		if f.n.Kind != yaml.ScalarNode || f.n.Value == "" {
+			return p, usageErrorf("%s:%d: %s must be a single value", path, f.n.Line, f.name)
+		}
+		*f.val = f.n.Value
+		*f.loc = fmt.Sprintf("%s:%d", path, f.n.Line)
+	}
+	return p, nil
+}

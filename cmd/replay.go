@@ -1,0 +1,223 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// replay is a trace opened and a policy resolved, ready for sim.Run.
+type replay struct {
+	trace *trace
+	spec  *policySpec
+	keys  []string
+}
+
+// prepare checks every flag, then opens the trace. interval is the --interval
+// text ("" for the window). Usage errors come before the trace is touched.
+func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, interval string, s streams) (*replay, error) {
+	unit, err := parseUnit(to.Unit)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parseTraceFormat(to.Format); err != nil {
+		return nil, err
+	}
+	spec, err := resolveSpec(po, algos, interval, unit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := openTrace(to, s)
+	if err != nil {
+		return nil, err
+	}
+	if t.RFC3339() && unit != time.Second {
+		// Durations of RFC 3339 traces are in seconds, whatever --unit says.
+		if spec, err = resolveSpec(po, algos, interval, time.Second); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	spec.rfc3339 = t.RFC3339()
+	return &replay{trace: t, spec: spec, keys: to.Key}, nil
+}
+
+func resolveSpec(po *policyOptions, algos []limiters.Algorithm, interval string, unit time.Duration) (*policySpec, error) {
+	spec, err := po.resolve(algos, unit)
+	if err != nil {
+		return nil, err
+	}
+	if interval != "" {
+		d, err := traces.ParseDuration(interval, unit)
+		if err != nil {
+			return nil, usageErrorf("invalid --interval %q: %s", interval, ErrorText(err))
+		}
+		if d <= 0 {
+			return nil, usageErrorf("--interval must be positive, got %s", interval)
+		}
+		spec.Interval = d
+	}
+	return spec, nil
+}
+
+// config is the sim configuration of the replay.
+func (rp *replay) config(rows, explain bool) sim.Config {
+	return sim.Config{
+		Algorithms: rp.spec.Algos,
+		Policy:     rp.spec.Policy,
+		KeyFields:  rp.keys,
+		Rows:       rows,
+		Explain:    explain,
+		Interval:   rp.spec.Interval,
+		Unit:       rp.spec.Unit,
+	}
+}
+
+// run replays the trace, showing progress on a terminal.
+func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
+	var src sim.Source = rp.trace
+	if s.progress {
+		p := startProgress(src, rp.trace.name, s.err)
+		defer p.stop()
+		src = p
+	}
+	if emit == nil {
+		emit = func(*sim.Batch) error { return nil }
+	}
+	return sim.Run(src, cfg, emit)
+}
+
+// interval is the effective burst interval.
+func (sp *policySpec) interval() time.Duration {
+	if sp.Interval > 0 {
+		return sp.Interval
+	}
+	return sp.Policy.Window
+}
+
+// duration renders d with the unit's name: "10s", "2.5s", "10000ms".
+func (sp *policySpec) duration(d time.Duration) string {
+	return string(traces.AppendDecimal(nil, int64(d), sp.Unit)) + unitName(sp.Unit)
+}
+
+// decimal renders d as a number in the unit.
+func (sp *policySpec) decimal(d time.Duration) string {
+	return string(traces.AppendDecimal(nil, int64(d), sp.Unit))
+}
+
+// rate renders the bucket rate per unit.
+func (sp *policySpec) rate() string {
+	return sp.Policy.Rate.Format(sp.Unit)
+}
+
+// describe states the effective parameters in one line. With burst, it adds
+// the burst interval and the oracle's limit and window.
+func (sp *policySpec) describe(burst bool) string {
+	var windowed, bucket bool
+	for _, a := range sp.Algos {
+		if a.Windowed() {
+			windowed = true
+		} else {
+			bucket = true
+		}
+	}
+	var parts []string
+	p := sp.Policy
+	if windowed {
+		parts = append(parts, fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window)))
+	}
+	if bucket {
+		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, sp.rate(), unitName(sp.Unit)))
+	}
+	clock := "reject"
+	if p.Clock == limiters.ClockClamp {
+		clock = "clamp"
+	}
+	parts = append(parts, "clock "+clock)
+	if burst {
+		parts = append(parts, "burst interval "+sp.duration(sp.interval()))
+		if !windowed {
+			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", p.Limit, sp.duration(p.Window)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// textWriter writes the text parts of a report and keeps the first error.
+type textWriter struct {
+	w      io.Writer
+	format outputFormat
+	err    error
+}
+
+func (tw *textWriter) line(s string) {
+	if tw.err == nil {
+		_, tw.err = io.WriteString(tw.w, s+"\n")
+	}
+}
+
+func (tw *textWriter) blank() { tw.line("") }
+
+func (tw *textWriter) table(t *table) {
+	if tw.err == nil {
+		tw.err = t.render(tw.w, tw.format)
+	}
+}
+
+// progress counts the events read and, after a moment, shows the count on
+// a terminal. time.Now is used here and nowhere else in ratesim.
+type progress struct {
+	src  sim.Source
+	n    atomic.Int64
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+// progressDelay is how long a replay runs before progress is shown.
+const progressDelay = time.Second
+
+func startProgress(src sim.Source, name string, w io.Writer) *progress {
+	p := &progress{src: src, quit: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		start := time.Now()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		shown := false
+		for {
+			select {
+			case <-p.quit:
+				if shown {
+					fmt.Fprint(w, "\r\033[K")
+				}
+				return
+			case <-tick.C:
+				el := time.Since(start)
+				if el < progressDelay {
+					continue
+				}
+				shown = true
+				fmt.Fprintf(w, "\rratesim: %s: %d requests (%.0fs)\033[K", name, p.n.Load(), el.Seconds())
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) Next() (*traces.Event, error) {
+	p.n.Add(1)
+	return p.src.Next()
+}
+
+func (p *progress) stop() {
+	close(p.quit)
+	p.wg.Wait()
+}

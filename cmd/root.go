@@ -1,0 +1,115 @@
+// Package cmd implements the ratesim command line: cobra commands that turn
+// flags into options, replay a trace through the sim engine and render the
+// results.
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+const rootLong = `ratesim replays a trace of requests through rate-limiting algorithms and
+shows what each one decides, request by request, side by side, and where each
+lets bursts through.
+
+A trace is CSV (a header naming user and timestamp, optional cost), YAML or
+JSON Lines, possibly gzipped; "-" reads standard input. Timestamps are numbers
+in --unit or RFC 3339 times. Data goes to standard output, diagnostics to
+standard error.
+
+Start with "ratesim demo" for a tour and "ratesim algos" for the algorithms.
+
+EXIT STATUS
+  0  success
+  1  error: the trace could not be read or is malformed, or output failed
+  2  usage error: a bad flag or argument, an unknown algorithm, a bad parameter
+  3  partial: --lenient skipped bad rows (each is reported on standard error)`
+
+// Main runs ratesim with args (without the program name) and returns the exit
+// status. Errors are printed once, as "ratesim: message", on stderr.
+func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewRootCmd(version)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(stderr, "ratesim: %s\n", ErrorText(err))
+	}
+	return ExitCode(err)
+}
+
+// NewRootCmd builds the ratesim command tree. Each call returns a fresh tree
+// with no state shared with another.
+func NewRootCmd(version string) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ratesim",
+		Short:         "Replay request traces through rate-limiting algorithms",
+		Long:          rootLong,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(c, args[0])
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return c.Help()
+		},
+	}
+	root.SetVersionTemplate("ratesim version {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newRunCmd(),
+		newCompareCmd(),
+		newBurstCmd(),
+		newDemoCmd(),
+		newAlgosCmd(),
+		newGenCmd(),
+	)
+	return root
+}
+
+// unknownCommand reports a subcommand name that does not exist, listing the
+// ones that do.
+func unknownCommand(root *cobra.Command, name string) error {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	msg := fmt.Sprintf("unknown command %q (valid: %s)", name, strings.Join(names, ", "))
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageErrorf("%s", msg)
+}
+
+// exactTrace is the Args check of the commands that read one trace.
+func exactTrace(c *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		return usageErrorf("%s needs a trace file (or - for standard input)", c.CommandPath())
+	default:
+		return usageErrorf("%s takes one trace file, got %d arguments", c.CommandPath(), len(args))
+	}
+}
+
+// noArgs is the Args check of the commands that read no trace.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%s takes no arguments, got %q", c.CommandPath(), args[0])
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
+)
+
+const runLong = `Replay a trace through one algorithm and print its decision on every
+request, in trace order.
+
+Columns: user, timestamp (as the trace wrote it), cost, allowed, remaining
+(whole units left), retry_after (how long until this request would pass if
+nothing else arrived; 0 when allowed), reset_after (how long until the key is
+back to its fresh state) and reason (empty when allowed). leaky-queue adds
+delay, --key adds key, --explain adds state: what the decision was based on.
+Durations are exact numbers in the trace unit (seconds for RFC 3339 traces).
+
+A table shows the first 1000 rows and a totals footer; -o csv, json or jsonl
+stream every row.`
+
+const runExample = `  ratesim run --algo token-bucket --capacity 3 --rate 0.2 --explain traces/examples/token-bucket.csv
+  ratesim run --algo fixed-window --only rejected -o csv trace.csv
+  zcat trace.csv.gz | ratesim run --algo gcra --rate 300/1m -`
+
+// runOptions are the options of "ratesim run".
+type runOptions struct {
+	trace   traceOptions
+	policy  policyOptions
+	Algo    string
+	Explain bool
+	Only    string
+	Output  string
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{}
+	c := &cobra.Command{
+		Use:               "run --algo NAME [flags] TRACE|-",
+		Short:             "Replay a trace through one algorithm, request by request",
+		Long:              runLong,
+		Example:           runExample,
+		Args:              exactTrace,
+		ValidArgsFunction: completeTraceFiles,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.trace.Path = args[0]
+			o.policy.markSet(c.Flags())
+			return runRun(o, streamsOf(c))
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.Algo, "algo", "", "algorithm: "+algorithmNames())
+	fs.BoolVar(&o.Explain, "explain", false, "add the state column: what each decision was based on")
+	fs.StringVar(&o.Only, "only", "", "show only allowed or rejected requests")
+	addOutputFlag(fs, &o.Output)
+	addPolicyFlags(fs, &o.policy)
+	addTraceFlags(fs, &o.trace)
+	registerCompletions(c)
+	return c
+}
+
+// runRun replays o.trace through one algorithm and writes a row per request.
+func runRun(o *runOptions, s streams) error {
+	algo, err := parseAlgorithm(o.Algo)
+	if err != nil {
+		return err
+	}
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	var keepAllowed, keepRejected = true, true
+	switch o.Only {
+	case "":
+	case "allowed":
+		keepRejected = false
+	case "rejected":
+		keepAllowed = false
+	default:
+		return usageErrorf("invalid --only %q (valid: allowed, rejected)", o.Only)
+	}
+	if err := checkKeys(o.trace.Key); err != nil {
+		return err
+	}
+	rp, err := prepare(&o.trace, &o.policy, []limiters.Algorithm{algo}, "", s)
+	if err != nil {
+		return err
+	}
+	defer rp.trace.Close()
+	unit := rp.spec.Unit
+
+	cols := []column{
+		{"user", false}, {"timestamp", !rp.trace.RFC3339()}, {"cost", true}, {"allowed", false},
+		{"remaining", true}, {"retry_after", true}, {"reset_after", true}, {"reason", false},
+	}
+	queue := algo == limiters.LeakyQueue
+	if queue {
+		cols = append(cols, column{"delay", true})
+	}
+	keyed := len(o.trace.Key) > 0
+	if keyed {
+		cols = append(cols, column{"key", false})
+	}
+	if o.Explain {
+		cols = append(cols, column{"state", false})
+	}
+	rw := newRecordWriter(s.out, format, cols)
+	var allowedCost, shown int64
+	emit := func(b *sim.Batch) error {
+		for i := range b.Requests {
+			r := &b.Requests[i]
+			d := b.Decision(i, 0)
+			if d.Allowed {
+				allowedCost += r.Cost
+				if !keepAllowed {
+					continue
+				}
+			} else if !keepRejected {
+				continue
+			}
+			shown++
+			rw.begin()
+			rw.str(r.User)
+			rw.time(r.TimeText)
+			rw.int(r.Cost)
+			rw.bool(d.Allowed)
+			rw.int(d.Remaining)
+			rw.dur(int64(d.RetryAfter), unit)
+			rw.dur(int64(d.ResetAfter), unit)
+			rw.text(string(d.Reason))
+			if queue {
+				rw.dur(int64(d.Delay), unit)
+			}
+			if keyed {
+				rw.str(r.Key)
+			}
+			if o.Explain {
+				rw.state(b.State(i, 0))
+			}
+			if err := rw.end(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cfg := rp.config(true, o.Explain)
+	rep, err := rp.run(cfg, s, emit)
+	if err != nil {
+		return err
+	}
+	if err := rw.close(); err != nil {
+		return err
+	}
+	if rw.textual() {
+		st := rep.Algos[0]
+		footer := make([]string, len(cols))
+		footer[0] = "total"
+		footer[1] = plural(rep.Requests, "request")
+		footer[2] = formatInt(allowedCost)
+		footer[3] = formatInt(st.Allowed) + " allowed"
+		footer[7] = formatInt(st.Rejected) + " rejected"
+		if rep.Requests == 0 {
+			footer = nil
+		}
+		w := &textWriter{w: s.out, format: format}
+		w.line(fmt.Sprintf("%s on %s: %s", algo, rp.trace.name, rp.spec.describe(false)))
+		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+		w.blank()
+		t := &table{header: rw.header(), right: rw.aligns(), rows: rw.cells, footer: footer}
+		w.table(t)
+		if rw.hidden > 0 {
+			w.blank()
+			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+		}
+		if err := w.err; err != nil {
+			return err
+		}
+	}
+	return rp.trace.finish()
+}
+
+// dur writes a duration as an exact number in unit.
+func (rw *recordWriter) dur(ns int64, unit time.Duration) {
+	rw.next()
+	switch rw.format {
+	case outCSV, outJSON, outJSONL:
+		rw.buf = traces.AppendDecimal(rw.buf, ns, unit)
+	default:
+		if rw.row != nil {
+			rw.row = append(rw.row, string(traces.AppendDecimal(nil, ns, unit)))
+		}
+	}
+}
+
+// text writes a text field held in a string.
+func (rw *recordWriter) text(s string) {
+	rw.next()
+	switch rw.format {
+	case outCSV:
+		rw.buf = appendCSV(rw.buf, s)
+	case outJSON, outJSONL:
+		rw.buf = appendJSONString(rw.buf, s)
+	default:
+		if rw.row != nil {
+			rw.row = append(rw.row, s)
+		}
+	}
+}
+
+// plural writes "1 request", "2 requests".
+func plural(n int64, noun string) string {
+	s := strconv.FormatInt(n, 10) + " " + noun
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// checkKeys checks the --key attribute names.
+func checkKeys(keys []string) error {
+	for _, k := range keys {
+		if k == "" {
+			return usageErrorf("--key has an empty attribute name")
+		}
+	}
+	return nil
+}
