@@ -1,0 +1,288 @@
+package traces
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// csvParser reads CSV traces. Lines without a double quote, nearly all of
+// them, are split in place by a fast path; a line with a quote goes to a
+// full RFC 4180 parser that may read further lines for a quoted field.
+type csvParser struct {
+	c  *common
+	lr *lineReader
+
+	headerDone bool
+	ncols      int
+	userCol    int
+	timeCol    int
+	costCol    int // -1: no cost column
+	attrCols   []int
+	attrNames  []string
+
+	fields []csvField
+	rec    []byte // the unquoted fields of a record read by the slow path
+}
+
+// csvField is one field of a record: its value and where it starts.
+type csvField struct {
+	val  []byte
+	line int
+	col  int
+}
+
+func (p *csvParser) next(ev *Event) error {
+	if !p.headerDone {
+		if err := p.readHeader(); err != nil {
+			return err
+		}
+	}
+	line, err := p.record()
+	if err != nil {
+		return err
+	}
+	f := p.fields
+	if len(f) != p.ncols {
+		return p.c.errorf(line, 0, "expected %d fields, got %d", p.ncols, len(f))
+	}
+	for i := range f {
+		if !utf8.Valid(f[i].val) {
+			return p.c.errorf(f[i].line, f[i].col, "invalid UTF-8 in %s %s", p.columnName(i), quote(f[i].val))
+		}
+	}
+	ev.Line = line
+	uf := &f[p.userCol]
+	ev.User = uf.val
+	if len(uf.val) == 0 {
+		return p.c.errorf(uf.line, uf.col, "empty user")
+	}
+	tf := &f[p.timeCol]
+	if err := p.c.setTime(ev, tf.val, tf.line, tf.col); err != nil {
+		return err
+	}
+	if p.costCol >= 0 {
+		cf := &f[p.costCol]
+		if err := p.c.setCost(ev, cf.val, cf.line, cf.col); err != nil {
+			return err
+		}
+	} else {
+		ev.Cost = 1
+		ev.costText = nil
+	}
+	ev.attrs = ev.attrs[:0]
+	for j, ci := range p.attrCols {
+		ev.attrs = append(ev.attrs, attr{name: p.attrNames[j], value: f[ci].val})
+	}
+	return nil
+}
+
+// columnName names column i for an error message.
+func (p *csvParser) columnName(i int) string {
+	switch i {
+	case p.userCol:
+		return "user"
+	case p.timeCol:
+		return "timestamp"
+	case p.costCol:
+		return "cost"
+	}
+	for j, ci := range p.attrCols {
+		if ci == i {
+			return "column " + quote([]byte(p.attrNames[j]))
+		}
+	}
+	return "field"
+}
+
+// record reads the next non-blank record into p.fields and returns the
+// line it starts on.
+func (p *csvParser) record() (int, error) {
+	for {
+		line, err := p.lr.next()
+		if err != nil {
+			if err == errLineTooLong {
+				return 0, p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+			}
+			return 0, err
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			if bytes.IndexByte(line, '"') < 0 {
+				line = line[:n-1]
+			}
+		}
+		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
+			continue
+		}
+		start := p.lr.line
+		if bytes.IndexByte(line, '"') >= 0 {
+			return start, p.splitQuoted(line, start)
+		}
+		p.splitPlain(line, start)
+		return start, nil
+	}
+}
+
+// splitPlain splits a line without quotes at its commas.
+func (p *csvParser) splitPlain(line []byte, lineNo int) {
+	fields := p.fields[:0]
+	start := 0
+	for {
+		i := bytes.IndexByte(line[start:], ',')
+		if i < 0 {
+			break
+		}
+		fields = append(fields, csvField{val: line[start : start+i], line: lineNo, col: start + 1})
+		start += i + 1
+	}
+	p.fields = append(fields, csvField{val: line[start:], line: lineNo, col: start + 1})
+}
+
+// splitQuoted parses a record that has a quote, reading further lines for
+// a quoted field that spans them. Field values are copied into p.rec.
+func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
+	type span struct{ start, end, line, col int }
+	var spansArr [16]span
+	spans := spansArr[:0]
+	p.rec = p.rec[:0]
+	cur := lineNo
+	pos := 0
+	for {
+		col := pos + 1
+		if pos < len(line) && line[pos] == '"' {
+			qline, qcol := cur, col
+			start := len(p.rec)
+			pos++
+			for {
+				i := bytes.IndexByte(line[pos:], '"')
+				if i < 0 {
+					// The field goes on on the next line.
+					p.rec = append(p.rec, line[pos:]...)
+					p.rec = append(p.rec, '\n')
+					if len(p.rec) > MaxLineBytes {
+						return p.c.fatalf(qline, qcol, "quoted field longer than %d bytes", MaxLineBytes)
+					}
+					next, err := p.lr.next()
+					switch err {
+					case nil:
+					case io.EOF:
+						return p.c.errorf(qline, qcol, "unterminated quote")
+					case errLineTooLong:
+						return p.c.fatalf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+					default:
+						return err
+					}
+					line, pos, cur = next, 0, p.lr.line
+					continue
+				}
+				p.rec = append(p.rec, line[pos:pos+i]...)
+				pos += i + 1
+				if pos < len(line) && line[pos] == '"' {
+					p.rec = append(p.rec, '"')
+					pos++
+					continue
+				}
+				break
+			}
+			spans = append(spans, span{start, len(p.rec), qline, qcol})
+			if pos == len(line) || (pos+1 == len(line) && line[pos] == '\r') {
+				break
+			}
+			if line[pos] != ',' {
+				return p.c.errorf(cur, pos+1, "unexpected %s after a closing quote", quote(line[pos:pos+1]))
+			}
+			pos++
+			continue
+		}
+		i := bytes.IndexByte(line[pos:], ',')
+		var v []byte
+		if i < 0 {
+			v = line[pos:]
+			if n := len(v); n > 0 && v[n-1] == '\r' {
+				v = v[:n-1]
+			}
+		} else {
+			v = line[pos : pos+i]
+		}
+		if j := bytes.IndexByte(v, '"'); j >= 0 {
+			return p.c.errorf(cur, pos+j+1, `bare " in an unquoted field`)
+		}
+		start := len(p.rec)
+		p.rec = append(p.rec, v...)
+		spans = append(spans, span{start, len(p.rec), cur, col})
+		if i < 0 {
+			break
+		}
+		pos += i + 1
+	}
+	fields := p.fields[:0]
+	for _, s := range spans {
+		fields = append(fields, csvField{val: p.rec[s.start:s.end:s.end], line: s.line, col: s.col})
+	}
+	p.fields = fields
+	return nil
+}
+
+// readHeader reads the header row and finds the columns.
+func (p *csvParser) readHeader() error {
+	line, err := p.record()
+	if err != nil {
+		if pe, ok := err.(*ParseError); ok {
+			pe.fatal = true
+		}
+		return err
+	}
+	p.headerDone = true
+	p.userCol, p.timeCol, p.costCol = -1, -1, -1
+	p.ncols = len(p.fields)
+	names := make([]string, len(p.fields))
+	for i, f := range p.fields {
+		if !utf8.Valid(f.val) {
+			return p.c.fatalf(line, f.col, "invalid UTF-8 in header column %d", i+1)
+		}
+		name := strings.TrimSpace(string(f.val))
+		names[i] = name
+		if name == "" {
+			return p.c.fatalf(line, f.col, "empty name for column %d in the header", i+1)
+		}
+		for j := range i {
+			if strings.EqualFold(names[j], name) && (isReserved(name) || names[j] == name) {
+				return p.c.fatalf(line, f.col, "duplicate column %q in the header", name)
+			}
+		}
+		switch strings.ToLower(name) {
+		case "user":
+			p.userCol = i
+		case "timestamp":
+			p.timeCol = i
+		case "cost":
+			p.costCol = i
+		default:
+			p.attrCols = append(p.attrCols, i)
+			p.attrNames = append(p.attrNames, name)
+		}
+	}
+	var missing []string
+	if p.userCol < 0 {
+		missing = append(missing, `"user"`)
+	}
+	if p.timeCol < 0 {
+		missing = append(missing, `"timestamp"`)
+	}
+	if len(missing) > 0 {
+		return p.c.fatalf(line, 0, "header has no %s column (the first line must name the columns, e.g. user,timestamp; it has %s)",
+			strings.Join(missing, " or "), quote([]byte(strings.Join(names, ","))))
+	}
+	return nil
+}
+
+// isReserved reports whether a column name is user, timestamp or cost, in
+// any case.
+func isReserved(name string) bool {
+	switch strings.ToLower(name) {
+	case "user", "timestamp", "cost":
+		return true
+	}
+	return false
+}

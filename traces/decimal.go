@@ -1,0 +1,392 @@
+package traces
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+	"time"
+)
+
+// numErr classifies a failed conversion of a timestamp or duration text.
+type numErr uint8
+
+const (
+	numOK        numErr = iota
+	numSyntax           // not a number
+	numRange            // outside int64 nanoseconds
+	numPrecision        // finer than a nanosecond
+)
+
+// pow10 holds 10^0 .. 10^19, every power of ten that fits in a uint64.
+var pow10 = [20]uint64{
+	1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+}
+
+// maxExp bounds the exponent parsed from "1e..." so that huge exponents
+// cannot make the conversion loop long.
+const maxExp = 1000
+
+// parseDecimal converts the decimal text s (an optional sign, digits with an
+// optional fraction, an optional exponent: "12", "-0.4", "1.5e3", ".5")
+// times unit nanoseconds into nanoseconds, exactly. It never goes through
+// float64: the digits are kept as an integer mantissa and a power of ten.
+func parseDecimal(s []byte, unit int64) (int64, numErr) {
+	i := 0
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	var mant uint64
+	exp := 0
+	sawDigit := false
+	lost := false // a nonzero digit did not fit in mant
+	sig := 0      // significant digits in mant
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		sawDigit = true
+		d := uint64(s[i] - '0')
+		switch {
+		case sig < 19:
+			mant = mant*10 + d
+			if mant != 0 {
+				sig++
+			}
+		default:
+			exp++
+			lost = lost || d != 0
+		}
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			sawDigit = true
+			d := uint64(s[i] - '0')
+			if sig < 19 {
+				mant = mant*10 + d
+				if mant != 0 {
+					sig++
+				}
+				exp--
+			} else {
+				lost = lost || d != 0
+			}
+		}
+	}
+	if !sawDigit {
+		return 0, numSyntax
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i == len(s) {
+			return 0, numSyntax
+		}
+		e := 0
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			if e < maxExp {
+				e = e*10 + int(s[i]-'0')
+			}
+		}
+		if e > maxExp {
+			e = maxExp
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(s) {
+		return 0, numSyntax
+	}
+	if mant == 0 {
+		if lost {
+			return 0, numPrecision
+		}
+		return 0, numOK
+	}
+	for mant%10 == 0 {
+		mant /= 10
+		exp++
+	}
+	var hi, lo uint64
+	if exp >= 0 {
+		if exp >= len(pow10) {
+			return 0, numRange
+		}
+		hi, lo = bits.Mul64(mant, pow10[exp])
+		if hi != 0 {
+			return 0, numRange
+		}
+		hi, lo = bits.Mul64(lo, uint64(unit))
+		if hi != 0 {
+			return 0, numRange
+		}
+	} else {
+		hi, lo = bits.Mul64(mant, uint64(unit))
+		for k := -exp; k > 0; {
+			step := min(k, 19)
+			d := pow10[step]
+			qhi := hi / d
+			qlo, rem := bits.Div64(hi%d, lo, d)
+			if rem != 0 {
+				// Not a whole number of nanoseconds; report a range
+				// error instead when the magnitude is too big anyway.
+				if qhi != 0 || (k == step && qlo > 1<<63) {
+					return 0, numRange
+				}
+				return 0, numPrecision
+			}
+			hi, lo = qhi, qlo
+			k -= step
+		}
+		if hi != 0 {
+			return 0, numRange
+		}
+	}
+	if lo > 1<<63 || (lo == 1<<63 && !neg) {
+		return 0, numRange
+	}
+	if lost {
+		return 0, numPrecision
+	}
+	if neg {
+		return int64(-lo), numOK // -(1<<63) wraps to math.MinInt64, as wanted
+	}
+	return int64(lo), numOK
+}
+
+// unitNanos returns the unit in nanoseconds, seconds when unit is not
+// positive.
+func unitNanos(unit time.Duration) int64 {
+	if unit <= 0 {
+		return int64(time.Second)
+	}
+	return int64(unit)
+}
+
+// AppendDecimal appends ns nanoseconds written as an exact decimal number of
+// units to dst: 12000000000 in seconds is "12", 1500000000 is "1.5",
+// -1000000000 is "-1", 1 is "0.000000001". There are no trailing zeros and
+// no exponent. A unit that is not positive means seconds. For a unit that
+// is not a power of ten of a nanosecond the fraction may not terminate; it
+// is then cut after 30 digits.
+func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
+	u := uint64(unitNanos(unit))
+	var abs uint64
+	if ns < 0 {
+		dst = append(dst, '-')
+		abs = uint64(-(ns + 1)) + 1
+	} else {
+		abs = uint64(ns)
+	}
+	q, r := abs/u, abs%u
+	dst = appendUint(dst, q)
+	if r == 0 {
+		return dst
+	}
+	dst = append(dst, '.')
+	for digits := 0; r != 0 && digits < 30; digits++ {
+		hi, lo := bits.Mul64(r, 10)
+		var d uint64
+		d, r = bits.Div64(hi, lo, u)
+		dst = append(dst, byte('0'+d))
+	}
+	return dst
+}
+
+func appendUint(dst []byte, v uint64) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	buf[i] = byte('0' + v)
+	return append(dst, buf[i:]...)
+}
+
+// ParseDuration parses a duration given either as a number of units ("10",
+// "2.5", "-1", "1e3") or as a Go duration string ("10s", "1m30s", "250ms").
+// Numbers are converted exactly from their text; a unit that is not
+// positive means seconds. Zero and negative durations are returned as they
+// are, for the caller to judge; text that is neither form, a fraction finer
+// than a nanosecond and a value beyond int64 nanoseconds are errors.
+func ParseDuration(s string, unit time.Duration) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("traces: empty duration")
+	}
+	ns, e := parseDecimal([]byte(t), unitNanos(unit))
+	switch e {
+	case numOK:
+		return time.Duration(ns), nil
+	case numRange:
+		return 0, fmt.Errorf("traces: duration %q out of range (at most %v)", s, time.Duration(math.MaxInt64))
+	case numPrecision:
+		return 0, fmt.Errorf("traces: duration %q is finer than a nanosecond", s)
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return 0, fmt.Errorf("traces: invalid duration %q (want a number of %s or a Go duration such as 10s or 1m)", s, UnitName(unit))
+	}
+	return d, nil
+}
+
+// isRFC3339 reports whether s looks like an RFC 3339 date-time ("2024-"):
+// four digits and a dash, which no number has.
+func isRFC3339(s []byte) bool {
+	return len(s) >= 5 && s[4] == '-' && isDigits(s[:4])
+}
+
+func isDigits(s []byte) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func digitsVal(s []byte) int {
+	v := 0
+	for _, c := range s {
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
+// parseRFC3339 converts an RFC 3339 date-time ("2024-01-01T00:00:07Z",
+// "2024-01-01T01:00:07.25+01:00"; a lower-case t or z, or a space for the
+// T, are accepted as RFC 3339 allows) into Unix nanoseconds, exactly. A
+// fraction finer than a nanosecond is numPrecision; a time outside the
+// int64 nanosecond range (about 1678 to 2262) is numRange.
+func parseRFC3339(s []byte) (int64, numErr) {
+	// YYYY-MM-DDTHH:MM:SS
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' ||
+		!(s[10] == 'T' || s[10] == 't' || s[10] == ' ') ||
+		!isDigits(s[0:4]) || !isDigits(s[5:7]) || !isDigits(s[8:10]) ||
+		!isDigits(s[11:13]) || !isDigits(s[14:16]) || !isDigits(s[17:19]) {
+		return 0, numSyntax
+	}
+	year, month, day := digitsVal(s[0:4]), digitsVal(s[5:7]), digitsVal(s[8:10])
+	hour, minute, sec := digitsVal(s[11:13]), digitsVal(s[14:16]), digitsVal(s[17:19])
+	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
+		hour > 23 || minute > 59 || sec > 59 {
+		return 0, numSyntax
+	}
+	i := 19
+	var frac int64
+	lost := false
+	if s[i] == '.' {
+		i++
+		start := i
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			if n := i - start; n < 9 {
+				frac += int64(s[i]-'0') * int64(pow10[8-n])
+			} else if s[i] != '0' {
+				lost = true
+			}
+		}
+		if i == start {
+			return 0, numSyntax
+		}
+	}
+	if i == len(s) {
+		return 0, numSyntax
+	}
+	var offset int64
+	switch s[i] {
+	case 'Z', 'z':
+		i++
+	case '+', '-':
+		if len(s)-i != 6 || s[i+3] != ':' || !isDigits(s[i+1:i+3]) || !isDigits(s[i+4:i+6]) {
+			return 0, numSyntax
+		}
+		oh, om := digitsVal(s[i+1:i+3]), digitsVal(s[i+4:i+6])
+		if oh > 23 || om > 59 {
+			return 0, numSyntax
+		}
+		offset = int64(oh*3600 + om*60)
+		if s[i] == '-' {
+			offset = -offset
+		}
+		i += 6
+	default:
+		return 0, numSyntax
+	}
+	if i != len(s) {
+		return 0, numSyntax
+	}
+	secs := daysFromCivil(int64(year), int64(month), int64(day))*86400 +
+		int64(hour*3600+minute*60+sec) - offset
+	const maxSec = math.MaxInt64 / int64(time.Second) // 9223372036
+	if secs > maxSec || secs < -maxSec-1 {
+		return 0, numRange
+	}
+	var ns int64
+	if secs >= -maxSec {
+		ns = secs * 1e9
+		if frac > math.MaxInt64-ns {
+			return 0, numRange
+		}
+		ns += frac
+	} else {
+		// secs*1e9 alone would overflow; add the fraction first.
+		ns = (secs + 1) * 1e9
+		f := frac - 1e9
+		if f < math.MinInt64-ns {
+			return 0, numRange
+		}
+		ns += f
+	}
+	if lost {
+		return 0, numPrecision
+	}
+	return ns, numOK
+}
+
+func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+
+func daysIn(year, month int) int {
+	switch month {
+	case 2:
+		if isLeap(year) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil returns the number of days from 1970-01-01 to the given
+// proleptic Gregorian date (H. Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// appendRFC3339 appends ns (Unix nanoseconds) as an RFC 3339 UTC time with
+// as many fraction digits as needed.
+func appendRFC3339(dst []byte, ns int64) []byte {
+	return time.Unix(0, ns).UTC().AppendFormat(dst, time.RFC3339Nano)
+}

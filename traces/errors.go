@@ -1,0 +1,56 @@
+package traces
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// A ParseError reports a problem with the content of a trace. It names the
+// file, the 1-based line of the record and, where it is known, the 1-based
+// byte column in that line. Line is 0 for problems with the trace as a
+// whole (a YAML trace over the size cap); Column is 0 when unknown.
+type ParseError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+
+	// fatal marks errors after which reading cannot go on (a bad CSV
+	// header, a YAML syntax error), even in lenient mode.
+	fatal bool
+}
+
+// Error returns "traces: FILE:LINE[:COLUMN]: MSG", or "traces: FILE: MSG"
+// when the line is unknown.
+func (e *ParseError) Error() string {
+	b := make([]byte, 0, len(e.File)+len(e.Msg)+32)
+	b = append(b, "traces: "...)
+	b = append(b, e.File...)
+	if e.Line > 0 {
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(e.Line), 10)
+		if e.Column > 0 {
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(e.Column), 10)
+		}
+	}
+	b = append(b, ": "...)
+	b = append(b, e.Msg...)
+	return string(b)
+}
+
+// maxQuoted is how many bytes of an offending value an error message shows.
+const maxQuoted = 40
+
+// quote renders b for an error message: Go-quoted, cut to maxQuoted bytes
+// (on a rune boundary) with "..." after the closing quote when cut.
+func quote(b []byte) string {
+	if len(b) <= maxQuoted {
+		return strconv.Quote(string(b))
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return strconv.Quote(string(b[:n])) + "..."
+}

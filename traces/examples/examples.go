@@ -1,0 +1,27 @@
+// Package examples holds the traces bundled with ratesim: one per
+// walkthrough of the five seed algorithms, the boundary burst in every
+// format and time style, and a multi-user trace with costs and endpoints.
+package examples
+
+import "embed"
+
+// FS holds the bundled traces, by file name:
+//
+//	fixed-window.csv     u1 at 1, 2, 3, 4, 11 and u2 at 4 (limit 3 per 10 s)
+//	sliding-log.csv      u1 at 1, 3, 5, 8, 12, 13
+//	sliding-counter.csv  u1 at 1, 3, 5, 8, 12, 13
+//	token-bucket.csv     u1 at 0, 0, 0, 0, 5, 6 (capacity 3, rate 0.2/s)
+//	leaky-bucket.csv     u1 at 0, 0, 0, 0, 5, 6 (capacity 3, rate 0.2/s)
+//	boundary.csv         u1 at 7, 8, 9, 10, 11, 12: six requests in five
+//	                     seconds that a fixed window of 3 per 10 s allows
+//	boundary.yaml        the same trace in YAML
+//	boundary.jsonl       the same trace in JSON Lines
+//	millis.csv           the same trace in milliseconds (read with unit ms)
+//	rfc3339.csv          the same trace as RFC 3339 times from
+//	                     2024-01-01T00:00:00Z
+//	multi-user.csv       several users with cost and endpoint columns
+//
+// Timestamps are in seconds unless the name says otherwise.
+//
+//go:embed *.csv *.yaml *.jsonl
+var FS embed.FS

@@ -1,0 +1,531 @@
+package traces
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonlParser reads JSON Lines traces with its own scanner, so that numbers
+// keep their text (no float64) and a record allocates nothing. Each line
+// holds one object; user, timestamp and cost are its fields of those names,
+// every other field is an attribute whose value is the string's text, or
+// the JSON text of any other value.
+type jsonlParser struct {
+	c       *common
+	lr      *lineReader
+	scratch []byte // unescaped strings of the current record
+	names   nameTable
+	seen    map[string]struct{}
+}
+
+// maxJSONDepth bounds the nesting of attribute values.
+const maxJSONDepth = 64
+
+func newJSONLParser(c *common, lr *lineReader) *jsonlParser {
+	return &jsonlParser{c: c, lr: lr}
+}
+
+// jsonKind is the kind of a scanned JSON value.
+type jsonKind uint8
+
+const (
+	jsonString jsonKind = iota
+	jsonNumber
+	jsonNull
+	jsonBool
+	jsonComposite // an object or an array
+)
+
+// jsonError is a problem at a byte offset of the current line.
+type jsonError struct {
+	off int
+	msg string
+}
+
+func (p *jsonlParser) next(ev *Event) error {
+	for {
+		line, err := p.lr.next()
+		if err != nil {
+			if err == errLineTooLong {
+				return p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+			}
+			return err
+		}
+		i := skipSpace(line, 0)
+		if i == len(line) {
+			continue
+		}
+		lineNo := p.lr.line
+		ev.Line = lineNo
+		if jerr := p.object(ev, line, i); jerr != nil {
+			if pe, ok := jerr.(*ParseError); ok {
+				return pe
+			}
+			je := jerr.(*jsonError)
+			return p.c.errorf(lineNo, je.off+1, "%s", je.msg)
+		}
+		return nil
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (e *jsonError) Error() string { return e.msg }
+
+func truncated(off int) *jsonError {
+	return &jsonError{off, "truncated JSON object (the line ends inside it)"}
+}
+
+// object parses the object at line[i:] into ev.
+func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
+	if line[i] != '{' {
+		return &jsonError{i, "expected a JSON object"}
+	}
+	p.scratch = p.scratch[:0]
+	ev.attrs = ev.attrs[:0]
+	ev.User, ev.TimeText, ev.costText = nil, nil, nil
+	haveUser, haveTime, haveCost := false, false, false
+	userOff, timeOff, costOff := 0, 0, 0
+	var userKind, timeKind, costKind jsonKind
+	var costVal []byte
+	if p.seen != nil {
+		clear(p.seen)
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(line) {
+				return truncated(i)
+			}
+			if line[i] != '"' {
+				return &jsonError{i, "expected a field name in double quotes"}
+			}
+			keyOff := i
+			key, ni, jerr := p.str(line, i, true)
+			if jerr != nil {
+				return jerr
+			}
+			i = skipSpace(line, ni)
+			if i >= len(line) {
+				return truncated(i)
+			}
+			if line[i] != ':' {
+				return &jsonError{i, "expected : after a field name"}
+			}
+			i = skipSpace(line, i+1)
+			valOff := i
+			val, kind, ni, jerr := p.value(line, i, 0)
+			if jerr != nil {
+				return jerr
+			}
+			i = ni
+			dup := false
+			switch string(key) {
+			case "user":
+				dup, haveUser, userOff, userKind = haveUser, true, valOff, kind
+				ev.User = val
+			case "timestamp":
+				dup, haveTime, timeOff, timeKind = haveTime, true, valOff, kind
+				ev.TimeText = val
+			case "cost":
+				dup, haveCost, costOff, costKind = haveCost, true, valOff, kind
+				costVal = val
+			default:
+				dup = p.seenAttr(ev, key)
+				if !dup {
+					ev.attrs = append(ev.attrs, attr{name: p.names.get(key), value: val})
+				}
+			}
+			if dup {
+				return &jsonError{keyOff, "duplicate field " + quote(key)}
+			}
+			i = skipSpace(line, i)
+			if i >= len(line) {
+				return truncated(i)
+			}
+			if line[i] == ',' {
+				i = skipSpace(line, i+1)
+				continue
+			}
+			if line[i] == '}' {
+				i++
+				break
+			}
+			return &jsonError{i, "expected , or } after a field"}
+		}
+	}
+	if i = skipSpace(line, i); i != len(line) {
+		return &jsonError{i, "unexpected text after the JSON object"}
+	}
+	c := p.c
+	line0 := ev.Line
+	if !haveUser {
+		return c.errorf(line0, 0, `missing "user"`)
+	}
+	switch userKind {
+	case jsonString, jsonNumber:
+	case jsonNull:
+		return c.errorf(line0, userOff+1, "empty user")
+	default:
+		return c.errorf(line0, userOff+1, `"user" must be a string or a number`)
+	}
+	if len(ev.User) == 0 {
+		return c.errorf(line0, userOff+1, "empty user")
+	}
+	if !haveTime {
+		return c.errorf(line0, 0, `missing "timestamp"`)
+	}
+	switch timeKind {
+	case jsonString, jsonNumber:
+	case jsonNull:
+		return c.errorf(line0, timeOff+1, "empty timestamp")
+	default:
+		return c.errorf(line0, timeOff+1, `"timestamp" must be a number or a string`)
+	}
+	if err := c.setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
+		return err
+	}
+	if haveCost {
+		switch costKind {
+		case jsonNull:
+			costVal = nil
+		case jsonString, jsonNumber:
+			if len(costVal) == 0 {
+				return c.errorf(line0, costOff+1, "invalid cost \"\" (want a positive integer)")
+			}
+		default:
+			return c.errorf(line0, costOff+1, `"cost" must be a number`)
+		}
+	}
+	return c.setCost(ev, costVal, line0, costOff+1)
+}
+
+// seenAttr reports whether the attribute key was already in this record.
+func (p *jsonlParser) seenAttr(ev *Event, key []byte) bool {
+	if len(ev.attrs) < 16 {
+		for i := range ev.attrs {
+			if ev.attrs[i].name == string(key) {
+				return true
+			}
+		}
+		return false
+	}
+	if p.seen == nil {
+		p.seen = make(map[string]struct{})
+	}
+	if len(p.seen) == 0 {
+		for i := range ev.attrs {
+			p.seen[ev.attrs[i].name] = struct{}{}
+		}
+	}
+	if _, ok := p.seen[string(key)]; ok {
+		return true
+	}
+	p.seen[string(key)] = struct{}{}
+	return false
+}
+
+// value scans the JSON value at line[i:]. A string's value is its
+// unescaped text; a number's, true's, false's and null's is their text; an
+// object's or array's is its JSON text, checked.
+func (p *jsonlParser) value(line []byte, i, depth int) ([]byte, jsonKind, int, error) {
+	if i >= len(line) {
+		return nil, 0, i, truncated(i)
+	}
+	switch c := line[i]; {
+	case c == '"':
+		s, ni, err := p.str(line, i, false)
+		return s, jsonString, ni, err
+	case c == '-' || ('0' <= c && c <= '9'):
+		ni, err := scanNumber(line, i)
+		return line[i:ni], jsonNumber, ni, err
+	case c == 't':
+		return literal(line, i, "true", jsonBool)
+	case c == 'f':
+		return literal(line, i, "false", jsonBool)
+	case c == 'n':
+		return literal(line, i, "null", jsonNull)
+	case c == '{' || c == '[':
+		if depth >= maxJSONDepth {
+			return nil, 0, i, &jsonError{i, "JSON value nested too deeply"}
+		}
+		ni, err := p.composite(line, i, depth+1)
+		return line[i:ni], jsonComposite, ni, err
+	}
+	if r, _ := utf8.DecodeRune(line[i:]); r == utf8.RuneError {
+		return nil, 0, i, &jsonError{i, "invalid UTF-8"}
+	}
+	return nil, 0, i, &jsonError{i, "invalid JSON value starting " + quote(line[i:i+1])}
+}
+
+// composite checks the object or array at line[i:] and returns its end.
+func (p *jsonlParser) composite(line []byte, i, depth int) (int, error) {
+	open := line[i]
+	closer := byte('}')
+	if open == '[' {
+		closer = ']'
+	}
+	mark := len(p.scratch)
+	defer func() { p.scratch = p.scratch[:mark] }()
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == closer {
+		return i + 1, nil
+	}
+	for {
+		if open == '{' {
+			if i >= len(line) {
+				return i, truncated(i)
+			}
+			if line[i] != '"' {
+				return i, &jsonError{i, "expected a field name in double quotes"}
+			}
+			_, ni, err := p.str(line, i, true)
+			if err != nil {
+				return ni, err
+			}
+			i = skipSpace(line, ni)
+			if i >= len(line) {
+				return i, truncated(i)
+			}
+			if line[i] != ':' {
+				return i, &jsonError{i, "expected : after a field name"}
+			}
+			i = skipSpace(line, i+1)
+		}
+		_, _, ni, err := p.value(line, i, depth)
+		if err != nil {
+			return ni, err
+		}
+		i = skipSpace(line, ni)
+		if i >= len(line) {
+			return i, truncated(i)
+		}
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
+		}
+		if line[i] == closer {
+			return i + 1, nil
+		}
+		return i, &jsonError{i, "expected , or " + string(closer)}
+	}
+}
+
+func literal(line []byte, i int, lit string, kind jsonKind) ([]byte, jsonKind, int, error) {
+	n := len(lit)
+	if len(line)-i < n {
+		if string(line[i:]) == lit[:len(line)-i] {
+			return nil, 0, len(line), truncated(len(line))
+		}
+		return nil, 0, i, &jsonError{i, "invalid JSON value"}
+	}
+	if string(line[i:i+n]) != lit {
+		return nil, 0, i, &jsonError{i, "invalid JSON value"}
+	}
+	return line[i : i+n], kind, i + n, nil
+}
+
+// scanNumber checks the JSON number at line[i:] and returns its end.
+func scanNumber(line []byte, i int) (int, error) {
+	start := i
+	if line[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(line) && '0' <= line[i] && line[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(line) && line[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		if i == len(line) {
+			return i, truncated(i)
+		}
+		return i, &jsonError{start, "invalid JSON number"}
+	}
+	if i < len(line) && line[i] == '.' {
+		i++
+		if digits() == 0 {
+			return i, &jsonError{start, "invalid JSON number"}
+		}
+	}
+	if i < len(line) && (line[i] == 'e' || line[i] == 'E') {
+		i++
+		if i < len(line) && (line[i] == '+' || line[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return i, &jsonError{start, "invalid JSON number"}
+		}
+	}
+	return i, nil
+}
+
+// str scans the string at line[i:] (line[i] is '"') and returns its text:
+// a view of line when it has no escapes, else unescaped into p.scratch.
+func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
+	start := i
+	i++
+	j := i
+	ascii := true
+	for j < len(line) {
+		c := line[j]
+		if c == '"' {
+			s := line[i:j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, j, invalidUTF8(start, isKey)
+			}
+			return s, j + 1, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return nil, j, &jsonError{j, "control character in a JSON string"}
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+		j++
+	}
+	if j >= len(line) {
+		return nil, j, truncated(j)
+	}
+	// Escapes: unescape into scratch.
+	if !ascii && !utf8.Valid(line[i:j]) {
+		return nil, j, invalidUTF8(start, isKey)
+	}
+	from := len(p.scratch)
+	p.scratch = append(p.scratch, line[i:j]...)
+	for j < len(line) {
+		c := line[j]
+		switch {
+		case c == '"':
+			s := p.scratch[from:len(p.scratch):len(p.scratch)]
+			return s, j + 1, nil
+		case c < 0x20:
+			return nil, j, &jsonError{j, "control character in a JSON string"}
+		case c == '\\':
+			if j+1 >= len(line) {
+				return nil, j, truncated(j + 1)
+			}
+			e := line[j+1]
+			j += 2
+			switch e {
+			case '"', '\\', '/':
+				p.scratch = append(p.scratch, e)
+			case 'b':
+				p.scratch = append(p.scratch, '\b')
+			case 'f':
+				p.scratch = append(p.scratch, '\f')
+			case 'n':
+				p.scratch = append(p.scratch, '\n')
+			case 'r':
+				p.scratch = append(p.scratch, '\r')
+			case 't':
+				p.scratch = append(p.scratch, '\t')
+			case 'u':
+				r, ok := hex4(line, j)
+				if !ok {
+					if len(line)-j < 4 {
+						return nil, j, truncated(len(line))
+					}
+					return nil, j - 2, &jsonError{j - 2, `invalid \u escape`}
+				}
+				j += 4
+				if utf16.IsSurrogate(r) {
+					r2, ok := rune(0), false
+					if j+1 < len(line) && line[j] == '\\' && line[j+1] == 'u' {
+						r2, ok = hex4(line, j+2)
+					}
+					dec := utf16.DecodeRune(r, r2)
+					if !ok || dec == utf8.RuneError {
+						return nil, j - 6, &jsonError{j - 6, `invalid \u escape: unpaired surrogate`}
+					}
+					r = dec
+					j += 6
+				}
+				p.scratch = utf8.AppendRune(p.scratch, r)
+			default:
+				return nil, j - 2, &jsonError{j - 2, "invalid escape " + quote(line[j-2:j])}
+			}
+		default:
+			k := j
+			for k < len(line) && line[k] != '"' && line[k] != '\\' && line[k] >= 0x20 {
+				k++
+			}
+			if !utf8.Valid(line[j:k]) {
+				return nil, j, invalidUTF8(start, isKey)
+			}
+			p.scratch = append(p.scratch, line[j:k]...)
+			j = k
+		}
+	}
+	return nil, j, truncated(j)
+}
+
+func invalidUTF8(off int, isKey bool) *jsonError {
+	if isKey {
+		return &jsonError{off, "invalid UTF-8 in a field name"}
+	}
+	return &jsonError{off, "invalid UTF-8 in a string"}
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if len(b)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// nameTable interns attribute names so that a record does not allocate
+// one string per attribute. It stops growing at maxNames names; past that,
+// new names are allocated each time.
+type nameTable struct {
+	m map[string]string
+}
+
+const maxNames = 4096
+
+func (t *nameTable) get(b []byte) string {
+	if s, ok := t.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if t.m == nil {
+		t.m = make(map[string]string)
+	}
+	if len(t.m) < maxNames {
+		t.m[s] = s
+	}
+	return s
+}

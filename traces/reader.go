@@ -1,0 +1,481 @@
+package traces
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxYAMLBytes is the size cap on a YAML trace when
+// Options.MaxYAMLBytes is 0. YAML has no streaming form: a YAML trace is
+// parsed whole, and its node tree takes many times the size of its text.
+const DefaultMaxYAMLBytes = 32 << 20
+
+// MaxLineBytes is the longest line (without its line end) a CSV or JSON
+// Lines trace may have, and the largest a quoted CSV record may grow.
+const MaxLineBytes = 1 << 20
+
+// Options configure a Reader.
+type Options struct {
+	// Format is the trace's format. FormatAuto picks it from the name's
+	// extension, else from the content.
+	Format Format
+	// Unit is the unit of numeric timestamps; 0 means time.Second.
+	Unit time.Duration
+	// Lenient makes the reader skip bad records instead of stopping at the
+	// first: each is reported to OnSkip and counted by Skipped. Problems
+	// that leave nothing to read on (a bad CSV header, a YAML syntax error,
+	// an I/O error) still end the read.
+	Lenient bool
+	// OnSkip, when not nil, is called with the *ParseError of every record
+	// skipped in lenient mode.
+	OnSkip func(err error)
+	// MaxYAMLBytes caps the size of a YAML trace (after decompression);
+	// 0 means DefaultMaxYAMLBytes.
+	MaxYAMLBytes int64
+}
+
+// A Reader reads the events of a trace one at a time, in trace order. Its
+// memory does not grow with the length of a CSV or JSON Lines trace. A
+// Reader is not safe for concurrent use.
+type Reader struct {
+	c       common
+	format  Format
+	opts    Options
+	p       parser
+	ev      Event
+	skipped int
+	err     error // sticky: returned by every Next after it
+	gz      *gzip.Reader
+	file    *os.File
+}
+
+// parser is one format's record reader.
+type parser interface {
+	// next fills ev with the next record. It returns io.EOF at the end, a
+	// *ParseError for bad content, or an I/O error.
+	next(ev *Event) error
+}
+
+// NewReader returns a Reader of the trace r. name is the name errors give
+// the trace ("trace.csv"; "-" shows as "stdin"); its extension picks the
+// format when opts.Format is FormatAuto. Gzip-compressed content is
+// recognized by its magic bytes and decompressed. Closing the Reader does
+// not close r.
+func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
+	if name == "-" {
+		name = "stdin"
+	}
+	if opts.Unit < 0 {
+		return nil, fmt.Errorf("traces: time unit must be positive, got %v", opts.Unit)
+	}
+	if opts.Unit == 0 {
+		opts.Unit = time.Second
+	}
+	if opts.MaxYAMLBytes <= 0 {
+		opts.MaxYAMLBytes = DefaultMaxYAMLBytes
+	}
+	if opts.Format > JSONL {
+		return nil, fmt.Errorf("traces: unknown format %v", opts.Format)
+	}
+	rd := &Reader{opts: opts}
+	rd.c.init(name, opts.Unit)
+
+	var magic [2]byte
+	n, err := io.ReadFull(r, magic[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("traces: %s: %w", name, err)
+	}
+	src := io.MultiReader(bytes.NewReader(magic[:n]), r)
+	if n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, fmt.Errorf("traces: %s: %w", name, err)
+		}
+		rd.gz = gz
+		src = gz
+	}
+
+	lr := newLineReader(src)
+	if err := lr.peek(); err != nil {
+		rd.closeGzip()
+		return nil, fmt.Errorf("traces: %s: %w", name, err)
+	}
+	lr.skipBOM()
+	rd.format = opts.Format
+	if rd.format == FormatAuto {
+		rd.format = FormatOf(name)
+	}
+	if rd.format == FormatAuto {
+		rd.format = sniff(lr.buffered())
+	}
+	switch rd.format {
+	case CSV:
+		rd.p = &csvParser{c: &rd.c, lr: lr}
+	case JSONL:
+		rd.p = newJSONLParser(&rd.c, lr)
+	case YAML:
+		p, err := newYAMLParser(&rd.c, lr, opts.MaxYAMLBytes)
+		if err != nil {
+			rd.closeGzip()
+			return nil, err
+		}
+		rd.p = p
+	}
+	return rd, nil
+}
+
+// Open opens the trace file at path and returns a Reader of it; path "-"
+// reads stdin instead. Close closes the file.
+func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
+	if path == "-" {
+		if stdin == nil {
+			return nil, errors.New("traces: no standard input to read")
+		}
+		return NewReader(stdin, "-", opts)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
+	r, err := NewReader(f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// Next returns the next event, or io.EOF after the last. The returned
+// *Event is the same on every call and its slices are views: both are
+// valid until the next call of Next. In strict mode the first bad record
+// ends the read: Next returns its *ParseError, then the same error again.
+// In lenient mode bad records are skipped (see Options.Lenient).
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		err := r.p.next(&r.ev)
+		if err == nil {
+			return &r.ev, nil
+		}
+		if pe, ok := err.(*ParseError); ok && r.opts.Lenient && !pe.fatal {
+			r.skipped++
+			if r.opts.OnSkip != nil {
+				r.opts.OnSkip(err)
+			}
+			continue
+		}
+		if err != io.EOF {
+			if _, ok := err.(*ParseError); !ok {
+				err = fmt.Errorf("traces: %s: %w", r.c.file, err)
+			}
+		}
+		r.err = err
+		return nil, err
+	}
+}
+
+// Skipped returns the number of records skipped so far in lenient mode.
+func (r *Reader) Skipped() int { return r.skipped }
+
+// RFC3339 reports whether the trace's timestamps are RFC 3339 times rather
+// than numbers. It is known once the first event has been read.
+func (r *Reader) RFC3339() bool { return r.c.mode == modeRFC3339 }
+
+// Format returns the trace's format, as given or as detected.
+func (r *Reader) Format() Format { return r.format }
+
+// Name returns the name errors give the trace.
+func (r *Reader) Name() string { return r.c.file }
+
+// Unit returns the unit of numeric timestamps.
+func (r *Reader) Unit() time.Duration { return r.opts.Unit }
+
+// Close releases the reader's resources, closing the file if Open opened
+// one. It does not close an io.Reader given to NewReader.
+func (r *Reader) Close() error {
+	if r.err == nil {
+		r.err = errors.New("traces: read after Close")
+	}
+	err := r.closeGzip()
+	if r.file != nil {
+		if ferr := r.file.Close(); err == nil {
+			err = ferr
+		}
+		r.file = nil
+	}
+	return err
+}
+
+func (r *Reader) closeGzip() error {
+	if r.gz == nil {
+		return nil
+	}
+	err := r.gz.Close()
+	r.gz = nil
+	return err
+}
+
+// Timestamp kinds, fixed by the first timestamp of a trace.
+const (
+	modeUnknown = iota
+	modeNumeric
+	modeRFC3339
+)
+
+// common is what every format's parser shares: the file name for errors
+// and the conversion of timestamps, costs and users.
+type common struct {
+	file string
+	unit int64
+	// fastMax is the largest integer timestamp whose product with unit
+	// fits in an int64; 0 when the unit is not a power of ten.
+	fastMax int64
+	mode    uint8
+}
+
+func (c *common) init(file string, unit time.Duration) {
+	c.file = file
+	c.unit = int64(unit)
+	c.fastMax = math.MaxInt64 / c.unit
+}
+
+func (c *common) errorf(line, col int, format string, args ...any) *ParseError {
+	return &ParseError{File: c.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {
+	e := c.errorf(line, col, format, args...)
+	e.fatal = true
+	return e
+}
+
+// setTime converts text into ev.Time and sets ev.TimeText.
+func (c *common) setTime(ev *Event, text []byte, line, col int) error {
+	ev.TimeText = text
+	// Fast path: a short unsigned integer, the common case.
+	if n := len(text); n > 0 && n <= 18 && c.mode == modeNumeric {
+		var v int64
+		i := 0
+		for ; i < n; i++ {
+			d := text[i] - '0'
+			if d > 9 {
+				break
+			}
+			v = v*10 + int64(d)
+		}
+		if i == n && v <= c.fastMax {
+			ev.Time = v * c.unit
+			return nil
+		}
+	}
+	if len(text) == 0 {
+		return c.errorf(line, col, "empty timestamp")
+	}
+	if isRFC3339(text) {
+		if c.mode == modeNumeric {
+			return c.errorf(line, col, "timestamp %s is an RFC 3339 time but earlier timestamps are numbers", quote(text))
+		}
+		ns, e := parseRFC3339(text)
+		switch e {
+		case numRange:
+			return c.errorf(line, col, "timestamp %s out of range (years 1678 to 2262)", quote(text))
+		case numPrecision:
+			return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
+		case numSyntax:
+			return c.errorf(line, col, "invalid RFC 3339 timestamp %s", quote(text))
+		}
+		c.mode = modeRFC3339
+		ev.Time = ns
+		return nil
+	}
+	ns, e := parseDecimal(text, c.unit)
+	switch e {
+	case numRange:
+		return c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)", quote(text))
+	case numPrecision:
+		return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
+	case numSyntax:
+		return c.errorf(line, col, "invalid timestamp %s (want a number of %s or an RFC 3339 time)", quote(text), UnitName(time.Duration(c.unit)))
+	}
+	if c.mode == modeRFC3339 {
+		return c.errorf(line, col, "timestamp %s is a number but earlier timestamps are RFC 3339 times", quote(text))
+	}
+	c.mode = modeNumeric
+	ev.Time = ns
+	return nil
+}
+
+// setCost converts text (nil or empty: none given) into ev.Cost.
+func (c *common) setCost(ev *Event, text []byte, line, col int) error {
+	if len(text) == 0 {
+		ev.Cost = 1
+		ev.costText = nil
+		return nil
+	}
+	var v int64
+	for _, ch := range text {
+		d := ch - '0'
+		if d > 9 {
+			return c.errorf(line, col, "invalid cost %s (want a positive integer)", quote(text))
+		}
+		if v > (math.MaxInt64-int64(d))/10 {
+			return c.errorf(line, col, "cost %s out of range", quote(text))
+		}
+		v = v*10 + int64(d)
+	}
+	if v == 0 {
+		return c.errorf(line, col, "invalid cost %s (want a positive integer)", quote(text))
+	}
+	ev.Cost = v
+	ev.costText = text
+	return nil
+}
+
+// checkUser reports an empty user or one that is not UTF-8.
+func (c *common) checkUser(user []byte, line, col int) error {
+	if len(user) == 0 {
+		return c.errorf(line, col, "empty user")
+	}
+	if !utf8.Valid(user) {
+		return c.errorf(line, col, "invalid UTF-8 in user %s", quote(user))
+	}
+	return nil
+}
+
+// lineReader splits a stream into lines without copying them: a line is a
+// view into its buffer, valid until the next call. Its buffer starts small
+// and grows up to MaxLineBytes+1, so memory stays bounded.
+type lineReader struct {
+	r     io.Reader
+	buf   []byte
+	pos   int   // start of the unread data in buf
+	end   int   // end of the data in buf
+	err   error // the error that ended the input (io.EOF at the end)
+	line  int   // number of the last line returned
+	empty int   // consecutive empty reads
+}
+
+const initialBuffer = 64 << 10
+
+var errLineTooLong = errors.New("line too long")
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: r, buf: make([]byte, initialBuffer)}
+}
+
+// fill compacts the buffer, grows it when full, and reads once.
+func (lr *lineReader) fill() {
+	if lr.pos > 0 {
+		copy(lr.buf, lr.buf[lr.pos:lr.end])
+		lr.end -= lr.pos
+		lr.pos = 0
+	}
+	if lr.end == len(lr.buf) {
+		size := min(2*len(lr.buf), MaxLineBytes+1)
+		if size <= len(lr.buf) {
+			return
+		}
+		nb := make([]byte, size)
+		copy(nb, lr.buf[:lr.end])
+		lr.buf = nb
+	}
+	n, err := lr.r.Read(lr.buf[lr.end:])
+	lr.end += n
+	if err != nil {
+		lr.err = err
+	} else if n == 0 {
+		if lr.empty++; lr.empty > 100 {
+			lr.err = io.ErrNoProgress
+		}
+	} else {
+		lr.empty = 0
+	}
+}
+
+// peek reads until the buffer holds a line with content, 4 KiB, or the
+// whole input, so that the format can be sniffed. It returns a read error
+// other than io.EOF.
+func (lr *lineReader) peek() error {
+	for lr.err == nil && lr.end < 4096 {
+		data := lr.buf[lr.pos:lr.end]
+		if i := bytes.IndexByte(data, '\n'); i >= 0 && len(bytes.TrimSpace(data[:i])) > 0 {
+			break
+		}
+		lr.fill()
+	}
+	if lr.err != nil && lr.err != io.EOF {
+		return lr.err
+	}
+	return nil
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start of the input.
+func (lr *lineReader) skipBOM() {
+	if bytes.HasPrefix(lr.buf[lr.pos:lr.end], utf8BOM) {
+		lr.pos += len(utf8BOM)
+	}
+}
+
+// buffered returns the data read but not yet consumed.
+func (lr *lineReader) buffered() []byte { return lr.buf[lr.pos:lr.end] }
+
+// next returns the next line without its '\n' (a '\r' before it stays).
+// It returns errLineTooLong, having skipped the line, for a line over
+// MaxLineBytes; io.EOF at the end; or the read error that ended the input.
+func (lr *lineReader) next() ([]byte, error) {
+	scan := lr.pos
+	for {
+		if i := bytes.IndexByte(lr.buf[scan:lr.end], '\n'); i >= 0 {
+			nl := scan + i
+			line := lr.buf[lr.pos:nl]
+			lr.pos = nl + 1
+			lr.line++
+			if len(line) > MaxLineBytes {
+				return nil, errLineTooLong
+			}
+			return line, nil
+		}
+		if lr.end-lr.pos > MaxLineBytes {
+			lr.line++
+			lr.skipLine()
+			return nil, errLineTooLong
+		}
+		if lr.err != nil {
+			if lr.pos < lr.end {
+				line := lr.buf[lr.pos:lr.end]
+				lr.pos = lr.end
+				lr.line++
+				return line, nil
+			}
+			return nil, lr.err
+		}
+		scan = lr.end - lr.pos
+		lr.fill()
+		scan += lr.pos
+	}
+}
+
+// skipLine discards input up to and including the next '\n'.
+func (lr *lineReader) skipLine() {
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {
+			lr.pos += i + 1
+			return
+		}
+		lr.pos = lr.end
+		if lr.err != nil {
+			return
+		}
+		lr.fill()
+	}
+}

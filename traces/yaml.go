@@ -1,0 +1,314 @@
+package traces
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// yamlParser reads YAML traces: a sequence of maps, or a map whose
+// "requests" key holds one. YAML has no streaming form, so the whole text
+// (at most the size cap) is parsed into a node tree first; events are then
+// made one at a time from it, and each request's nodes are let go once
+// read.
+//
+// Numbers are read from their text, never decoded as int or float. Aliases
+// are resolved only where a request map or a scalar is expected, and merge
+// keys (<<) are refused, so no alias can make the work grow beyond the size
+// of the text: an alias bomb fails at its first expansion.
+type yamlParser struct {
+	c       *common
+	items   []*yaml.Node
+	i       int
+	scratch []byte
+	names   nameTable
+}
+
+func newYAMLParser(c *common, lr *lineReader, max int64) (*yamlParser, error) {
+	data, err := readCapped(lr, max)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %s: %w", c.file, err)
+	}
+	if int64(len(data)) > max {
+		return nil, &ParseError{File: c.file, fatal: true, Msg: fmt.Sprintf(
+			"YAML trace larger than %s; YAML is parsed whole, so its size is capped: use CSV or JSON Lines for large traces, or raise the limit",
+			byteSize(max))}
+	}
+	p := &yamlParser{c: c}
+	items, perr := p.load(data)
+	if perr != nil {
+		return nil, perr
+	}
+	p.items = items
+	return p, nil
+}
+
+// readCapped returns the rest of lr's input, reading at most max+1 bytes
+// so that a longer input is known to be too long without reading it all.
+func readCapped(lr *lineReader, max int64) ([]byte, error) {
+	head := lr.buffered()
+	if int64(len(head)) > max {
+		return head[:max+1], nil
+	}
+	data := make([]byte, len(head), min(max+1, int64(len(head))+initialBuffer))
+	copy(data, head)
+	lr.pos = lr.end
+	if lr.err != nil {
+		if lr.err == io.EOF {
+			return data, nil
+		}
+		return nil, lr.err
+	}
+	buf := bytes.NewBuffer(data)
+	_, err := buf.ReadFrom(io.LimitReader(lr.r, max+1-int64(len(data))))
+	return buf.Bytes(), err
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// load parses data and returns the request nodes.
+func (p *yamlParser) load(data []byte) (items []*yaml.Node, err error) {
+	defer func() {
+		// The YAML package reports its errors by panicking internally and
+		// recovering; anything else escaping it is still a bad trace.
+		if r := recover(); r != nil {
+			items, err = nil, p.c.fatalf(0, 0, "YAML parser failed: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, p.yamlError(err)
+	}
+	var second yaml.Node
+	switch err := dec.Decode(&second); err {
+	case io.EOF:
+	case nil:
+		return nil, p.c.fatalf(second.Line, second.Column, "a second YAML document (a trace is a single document)")
+	default:
+		return nil, p.yamlError(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	top := doc.Content[0]
+	if top.Kind == yaml.AliasNode {
+		top = top.Alias
+	}
+	switch top.Kind {
+	case yaml.SequenceNode:
+		return top.Content, nil
+	case yaml.ScalarNode:
+		if top.ShortTag() == "!!null" {
+			return nil, nil
+		}
+	case yaml.MappingNode:
+		var reqs *yaml.Node
+		for k := 0; k+1 < len(top.Content); k += 2 {
+			key, val := top.Content[k], top.Content[k+1]
+			if key.Kind != yaml.ScalarNode || key.Value != "requests" {
+				return nil, p.c.fatalf(key.Line, key.Column, "unknown top-level key %s (want requests)", quote([]byte(key.Value)))
+			}
+			if reqs != nil {
+				return nil, p.c.fatalf(key.Line, key.Column, `duplicate key "requests"`)
+			}
+			if val.Kind == yaml.AliasNode {
+				val = val.Alias
+			}
+			reqs = val
+		}
+		if reqs == nil {
+			return nil, nil
+		}
+		switch {
+		case reqs.Kind == yaml.SequenceNode:
+			return reqs.Content, nil
+		case reqs.Kind == yaml.ScalarNode && reqs.ShortTag() == "!!null":
+			return nil, nil
+		}
+		return nil, p.c.fatalf(reqs.Line, reqs.Column, "requests: expected a sequence of requests, got %s", kindName(reqs))
+	}
+	return nil, p.c.fatalf(top.Line, top.Column, "expected a sequence of requests or a map with requests:, got %s", kindName(top))
+}
+
+// yamlError turns an error of the YAML package ("yaml: line 3: did not
+// find expected key") into a fatal *ParseError.
+func (p *yamlParser) yamlError(err error) *ParseError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				line, msg = n, rest[i+2:]
+			}
+		}
+	}
+	return p.c.fatalf(line, 0, "%s", msg)
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "null"
+		}
+		return "the scalar " + quote([]byte(n.Value))
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+func (p *yamlParser) next(ev *Event) error {
+	if p.i >= len(p.items) {
+		p.items = nil
+		return io.EOF
+	}
+	n := p.items[p.i]
+	p.items[p.i] = nil // let the request's nodes go
+	p.i++
+	return p.event(ev, n)
+}
+
+// view copies s into the record's scratch space and returns the copy.
+func (p *yamlParser) view(s string) []byte {
+	start := len(p.scratch)
+	p.scratch = append(p.scratch, s...)
+	return p.scratch[start:len(p.scratch):len(p.scratch)]
+}
+
+func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
+	c := p.c
+	ev.Line = n.Line
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return c.errorf(ev.Line, n.Column, "expected a map with user and timestamp, got %s", kindName(n))
+	}
+	p.scratch = p.scratch[:0]
+	ev.attrs = ev.attrs[:0]
+	var user, ts, cost *yaml.Node
+	var seen map[string]int // for maps too big to scan for duplicates
+	if len(n.Content) > 32 {
+		seen = make(map[string]int, len(n.Content)/2)
+	}
+	for k := 0; k+1 < len(n.Content); k += 2 {
+		key, val := n.Content[k], n.Content[k+1]
+		if key.Kind == yaml.AliasNode {
+			key = key.Alias
+		}
+		if val.Kind == yaml.AliasNode {
+			val = val.Alias
+		}
+		if key.Kind != yaml.ScalarNode {
+			return c.errorf(key.Line, key.Column, "a field name must be a scalar, got %s", kindName(key))
+		}
+		if key.ShortTag() == "!!merge" {
+			return c.errorf(key.Line, key.Column, "merge keys (<<) are not supported")
+		}
+		if !utf8.ValidString(key.Value) {
+			return c.errorf(key.Line, key.Column, "invalid UTF-8 in a field name")
+		}
+		if first, dup := p.seenKey(n, k, key.Value, seen); dup {
+			return c.errorf(key.Line, key.Column, "duplicate key %s (first at line %d)", quote([]byte(key.Value)), first)
+		}
+		switch key.Value {
+		case "user":
+			user = val
+		case "timestamp":
+			ts = val
+		case "cost":
+			cost = val
+		default:
+			if val.Kind != yaml.ScalarNode {
+				return c.errorf(val.Line, val.Column, "field %s: expected a scalar, got %s", quote([]byte(key.Value)), kindName(val))
+			}
+			if !utf8.ValidString(val.Value) {
+				return c.errorf(val.Line, val.Column, "invalid UTF-8 in field %s", quote([]byte(key.Value)))
+			}
+			ev.attrs = append(ev.attrs, attr{name: p.names.get(p.view(key.Value)), value: p.view(val.Value)})
+		}
+	}
+	if user == nil {
+		return c.errorf(ev.Line, n.Column, `missing "user"`)
+	}
+	if user.Kind != yaml.ScalarNode {
+		return c.errorf(user.Line, user.Column, "user: expected a scalar, got %s", kindName(user))
+	}
+	if user.ShortTag() == "!!null" || user.Value == "" {
+		return c.errorf(user.Line, user.Column, "empty user")
+	}
+	ev.User = p.view(user.Value)
+	if err := c.checkUser(ev.User, user.Line, user.Column); err != nil {
+		return err
+	}
+	if ts == nil {
+		return c.errorf(ev.Line, n.Column, `missing "timestamp"`)
+	}
+	if ts.Kind != yaml.ScalarNode {
+		return c.errorf(ts.Line, ts.Column, "timestamp: expected a scalar, got %s", kindName(ts))
+	}
+	if ts.ShortTag() == "!!null" {
+		return c.errorf(ts.Line, ts.Column, "empty timestamp")
+	}
+	if err := c.setTime(ev, p.view(ts.Value), ts.Line, ts.Column); err != nil {
+		return err
+	}
+	if cost == nil {
+		return c.setCost(ev, nil, 0, 0)
+	}
+	if cost.Kind != yaml.ScalarNode {
+		return c.errorf(cost.Line, cost.Column, "cost: expected a scalar, got %s", kindName(cost))
+	}
+	if cost.ShortTag() == "!!null" {
+		return c.setCost(ev, nil, 0, 0)
+	}
+	if cost.Value == "" {
+		return c.errorf(cost.Line, cost.Column, "invalid cost \"\" (want a positive integer)")
+	}
+	return c.setCost(ev, p.view(cost.Value), cost.Line, cost.Column)
+}
+
+// seenKey reports whether the key name at index k of the map n appeared
+// before it, and the line of its first appearance. Requests have few
+// fields, so it scans; seen, when not nil, serves big maps instead.
+func (p *yamlParser) seenKey(n *yaml.Node, k int, name string, seen map[string]int) (int, bool) {
+	if seen != nil {
+		if line, ok := seen[name]; ok {
+			return line, true
+		}
+		seen[name] = n.Content[k].Line
+		return 0, false
+	}
+	for j := 0; j < k; j += 2 {
+		prev := n.Content[j]
+		if prev.Kind == yaml.AliasNode {
+			prev = prev.Alias
+		}
+		if prev.Value == name {
+			return prev.Line, true
+		}
+	}
+	return 0, false
+}
