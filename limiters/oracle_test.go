@@ -314,3 +314,19 @@ func TestNoMinting(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingLogBackwardsAfterRefusal: a refusal leaves the log as it was
+// (see SlidingLogState). For cost-1 requests a refusal never finds expired
+// entries, so this matters only with costs: dropping 1 at the refusal at 9
+// would admit a request at 6 with 1 and 5 (cost 2) in [-1, 6].
+func TestSlidingLogBackwardsAfterRefusal(t *testing.T) {
+	tab, _ := NewTable(SlidingLog, Policy{Limit: 3, Window: 7 * time.Second})
+	for _, s := range []struct {
+		t, cost int64
+		want    bool
+	}{{1, 1, true}, {5, 2, true}, {9, 3, false}, {6, 1, false}} {
+		if got := tab.Allow(0, s.t*sec, s.cost).Allowed; got != s.want {
+			t.Errorf("t=%d cost %d: allowed %v, want %v", s.t, s.cost, got, s.want)
+		}
+	}
+}

@@ -20,6 +20,13 @@ type logEntry struct {
 // request a minute holds one or two entries. The ring is reused in place,
 // so in a steady state a decision allocates nothing.
 //
+// The seed's log also drops expired entries when it refuses a request;
+// this one drops them only when it admits one. For cost-1 requests that
+// makes no difference (a refusal finds no expired entries). With costs it
+// matters for a request that goes back in time past a refusal, which the
+// seed's rule could admit beyond the limit; this log never admits more than
+// the limit in any closed interval of the window's length.
+//
 // Unlike the other state types, a SlidingLogState refers to storage: Step
 // may reuse s's ring, so s must not be used after Step returns.
 type SlidingLogState struct {
@@ -66,27 +73,30 @@ func (s *SlidingLogState) boundary(r *Rule, now int64) (int64, bool) {
 
 func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision {
 	w := uint64(r.window)
-	for s.n > 0 {
-		e := s.at(0)
+	// Find the entries still inside [now-W, now]. They are dropped from the
+	// ring only when a request is admitted: a refusal leaves the log as it
+	// was, so a later request that goes back in time (but not before the
+	// newest entry) still sees every entry of its own window.
+	head, n, sum := s.head, s.n, s.sum
+	mask := len(s.buf) - 1
+	for n > 0 {
+		e := &s.buf[head]
 		if since(now, e.t) <= w {
 			break
 		}
-		s.sum -= e.cost
-		s.head = (s.head + 1) & (len(s.buf) - 1)
-		s.n--
-	}
-	if commit && len(s.buf) > minShrinkLog && s.n <= len(s.buf)/4 {
-		s.resize(len(s.buf) / 2)
+		sum -= e.cost
+		head = (head + 1) & mask
+		n--
 	}
 	var d Decision
-	if cost > r.limit-s.sum {
+	if cost > r.limit-sum {
 		d.Reason = r.refusal
-		d.Remaining = r.limit - s.sum
+		d.Remaining = r.limit - sum
 		// The retry waits until enough of the oldest entries have left the
 		// window: an entry at t leaves it at t+W+1.
-		need := s.sum + cost - r.limit
-		for i := 0; i < s.n; i++ {
-			e := s.at(i)
+		need := sum + cost - r.limit
+		for i := 0; i < n; i++ {
+			e := &s.buf[(head+i)&mask]
 			need -= e.cost
 			if need <= 0 {
 				d.RetryAfter = sat(w + 1 - since(now, e.t))
@@ -97,14 +107,22 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 		return d
 	}
 	d.Allowed = true
-	d.Remaining = r.limit - s.sum - cost
-	if cost > 0 {
+	d.Remaining = r.limit - sum - cost
+	switch {
+	case cost > 0:
 		d.ResetAfter = sat(w + 1)
-		if commit {
-			s.push(now, cost)
-		}
-	} else if s.n > 0 {
+	case n > 0:
 		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
+	}
+	if commit && cost > 0 {
+		s.head, s.n, s.sum = head, n, sum
+		if s.n == 0 {
+			s.head = 0
+		}
+		if len(s.buf) > minShrinkLog && s.n < len(s.buf)/4 {
+			s.resize(len(s.buf) / 2)
+		}
+		s.push(now, cost)
 	}
 	return d
 }
