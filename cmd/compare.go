@@ -126,9 +126,11 @@ func runCompare(o *compareOptions, s streams) error {
 		w.blank()
 		if o.Diff {
 			w.line(fmt.Sprintf("%s of %d decided differently", plural(disagree, "request"), rep.Requests))
-			w.blank()
 		}
 		if len(rw.cells) > 0 || !o.Diff {
+			if o.Diff {
+				w.blank()
+			}
 			w.table(&table{header: rw.header(), right: rw.aligns(), rows: rw.cells})
 		}
 		if rw.hidden > 0 {
@@ -232,8 +234,8 @@ var summaryFields = []field{
 	{name: "limit"},
 	{name: "window"},
 	{name: "interval"},
-	{name: "capacity"},
-	{name: "rate"},
+	{name: "capacity", omitNull: true},
+	{name: "rate", omitNull: true},
 	{name: "clock"},
 	{name: "unit"},
 }

@@ -27,18 +27,6 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
 
-// asUsage marks err as a usage error; nil stays nil.
-func asUsage(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return err
-	}
-	return &usageError{err}
-}
-
 // partialError reports that a lenient read skipped bad rows: the output is
 // complete for the rows that were read. It exits with status 3.
 type partialError struct{ skipped int }

@@ -1,8 +1,15 @@
 package cmd
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -14,6 +21,20 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(fromRoot{m}, map[string]func(){
 		"ratesim": func() { os.Exit(Main("test", os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// exitcode N ratesim ARGS... runs ratesim and succeeds if it exits
+		// with status N.
+		"exitcode": func() {
+			if len(os.Args) < 3 || os.Args[2] != "ratesim" {
+				fmt.Fprintln(os.Stderr, "usage: exitcode N ratesim ARGS...")
+				os.Exit(100)
+			}
+			code := Main("test", os.Args[3:], os.Stdin, os.Stdout, os.Stderr)
+			if want := os.Args[1]; strconv.Itoa(code) != want {
+				fmt.Fprintf(os.Stderr, "exit status %d, want %s\n", code, want)
+				os.Exit(100)
+			}
+			os.Exit(0)
+		},
 	})
 }
 
@@ -38,5 +59,50 @@ func TestScripts(t *testing.T) {
 			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"decisions": cmdDecisions,
+			"gzip":      cmdGzip,
+		},
 	})
+}
+
+// cmdDecisions (decisions IN OUT [COLUMN...]) copies the CSV file IN to OUT
+// with only the named columns, or without its user and timestamp columns,
+// leaving the decisions of each algorithm.
+func cmdDecisions(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: decisions IN OUT [COLUMN...]")
+	}
+	rows, err := csv.NewReader(strings.NewReader(ts.ReadFile(args[0]))).ReadAll()
+	ts.Check(err)
+	var keep []int
+	for i, name := range rows[0] {
+		if len(args) > 2 && slices.Contains(args[2:], name) || len(args) == 2 && name != "user" && name != "timestamp" {
+			keep = append(keep, i)
+		}
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	for _, r := range rows {
+		var out []string
+		for _, i := range keep {
+			out = append(out, r[i])
+		}
+		ts.Check(w.Write(out))
+	}
+	w.Flush()
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+}
+
+// cmdGzip (gzip IN OUT) compresses IN into OUT.
+func cmdGzip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gzip IN OUT")
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, err := zw.Write([]byte(ts.ReadFile(args[0])))
+	ts.Check(err)
+	ts.Check(zw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b.Bytes(), 0o644))
 }

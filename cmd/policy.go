@@ -56,7 +56,7 @@ func (o *policyOptions) markSet(fs *pflag.FlagSet) {
 // params is one set of policy parameters as text, from flags or the file.
 // Empty fields are unset.
 type params struct {
-	limit, window, capacity, rate, clock       string
+	limit, window, capacity, rate, clock           string
 	limitAt, windowAt, capacityAt, rateAt, clockAt string // where each came from, for messages
 }
 
@@ -123,7 +123,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 			return nil, err
 		}
 		if err := pol.Validate(a); err != nil {
-			return nil, asUsage(fmt.Errorf("%s: %w", a, err))
+			return nil, usageErrorf("%s: %s", a, ErrorText(err))
 		}
 		if !havePolicy {
 			spec.Policy, havePolicy = pol, true
@@ -156,7 +156,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 		spec.Policy.Limit, spec.Policy.Window = pol.Limit, pol.Window
 	}
 	if err := spec.Policy.Validate(limiters.SlidingLog); err != nil {
-		return nil, asUsage(fmt.Errorf("oracle: %w", err))
+		return nil, usageErrorf("oracle: %s", ErrorText(err))
 	}
 	return spec, nil
 }
@@ -239,11 +239,11 @@ type policyFile struct {
 
 // The YAML shape of a policy file.
 type yamlParams struct {
-	Limit    *yaml.Node `yaml:"limit"`
-	Window   *yaml.Node `yaml:"window"`
-	Capacity *yaml.Node `yaml:"capacity"`
-	Rate     *yaml.Node `yaml:"rate"`
-	Clock    *yaml.Node `yaml:"clock"`
+	Limit    yaml.Node `yaml:"limit"`
+	Window   yaml.Node `yaml:"window"`
+	Capacity yaml.Node `yaml:"capacity"`
+	Rate     yaml.Node `yaml:"rate"`
+	Clock    yaml.Node `yaml:"clock"`
 }
 
 type yamlPolicy struct {
@@ -300,8 +300,8 @@ func readPolicyFile(path string) (*policyFile, error) {
 			return nil, usageErrorf("%s:%d: algorithm %s given twice", path, name.Line, a)
 		}
 		var yp yamlParams
-		if err := decodeKnown(body, &yp); err != nil {
-			return nil, yamlError(path, err)
+		if err := decodeKnown(path, body, &yp); err != nil {
+			return nil, err
 		}
 		if pf.algos[a], err = yp.params(path); err != nil {
 			return nil, err
@@ -312,17 +312,20 @@ func readPolicyFile(path string) (*policyFile, error) {
 
 // decodeKnown decodes n into v, refusing unknown keys with their line as
 // the file's decoder does (Node.Decode has no KnownFields).
-func decodeKnown(n *yaml.Node, v any) error {
+func decodeKnown(path string, n *yaml.Node, v any) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: parameters must be a mapping", n.Line)
+		return usageErrorf("%s:%d: an algorithm's parameters must be a mapping", path, n.Line)
 	}
 	known := map[string]bool{"limit": true, "window": true, "capacity": true, "rate": true, "clock": true}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; !known[k.Value] {
-			return fmt.Errorf("line %d: field %s not found in type params", k.Line, k.Value)
+			return usageErrorf("%s:%d: unknown key %q (valid: limit, window, capacity, rate, clock)", path, k.Line, k.Value)
 		}
 	}
-	return n.Decode(v)
+	if err := n.Decode(v); err != nil {
+		return yamlError(path, err)
+	}
+	return nil
 }
 
 // yamlError turns a YAML decoding error into a usage error naming the file
@@ -354,13 +357,13 @@ func (y *yamlParams) params(path string) (params, error) {
 		n        *yaml.Node
 		val, loc *string
 	}{
-		{"limit", y.Limit, &p.limit, &p.limitAt},
-		{"window", y.Window, &p.window, &p.windowAt},
-		{"capacity", y.Capacity, &p.capacity, &p.capacityAt},
-		{"rate", y.Rate, &p.rate, &p.rateAt},
-		{"clock", y.Clock, &p.clock, &p.clockAt},
+		{"limit", &y.Limit, &p.limit, &p.limitAt},
+		{"window", &y.Window, &p.window, &p.windowAt},
+		{"capacity", &y.Capacity, &p.capacity, &p.capacityAt},
+		{"rate", &y.Rate, &p.rate, &p.rateAt},
+		{"clock", &y.Clock, &p.clock, &p.clockAt},
 	} {
-		if f.n == nil {
+		if f.n.Kind == 0 {
 			continue
 		}
 		if f.n.Kind != yaml.ScalarNode || f.n.Value == "" {

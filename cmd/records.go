@@ -24,11 +24,11 @@ const (
 	kindNull            // no value: null in JSON, empty in CSV, "-" in tables
 )
 
-func strCell(s string) cell  { return cell{s, kindString} }
-func intCell(n int64) cell   { return cell{strconv.FormatInt(n, 10), kindNumber} }
-func numCell(s string) cell  { return cell{s, kindNumber} }
-func nullCell() cell         { return cell{"", kindNull} }
-func boolCell(v bool) cell   { return cell{strconv.FormatBool(v), kindBool} }
+func strCell(s string) cell { return cell{s, kindString} }
+func intCell(n int64) cell  { return cell{strconv.FormatInt(n, 10), kindNumber} }
+func numCell(s string) cell { return cell{s, kindNumber} }
+func nullCell() cell        { return cell{"", kindNull} }
+func boolCell(v bool) cell  { return cell{strconv.FormatBool(v), kindBool} }
 func decCell(d time.Duration, unit time.Duration) cell {
 	return cell{string(traces.AppendDecimal(nil, int64(d), unit)), kindNumber}
 }
@@ -48,6 +48,9 @@ type field struct {
 	inTable bool   // shown in table and markdown output
 	title   string // table header, when it differs from name
 	suffix  string // appended to the text in tables ("%")
+	// omitNull leaves the key out of JSON when the value is null: a
+	// parameter the algorithm does not use.
+	omitNull bool
 }
 
 // writeRecords writes rows of cells as CSV, JSON, JSON Lines or a table.
@@ -119,6 +122,9 @@ func writeRecords(w io.Writer, format outputFormat, fields []field, rows [][]cel
 			buf = append(buf, '{')
 			first := true
 			for i, c := range r {
+				if c.kind == kindNull && fields[i].omitNull {
+					continue
+				}
 				if !first {
 					buf = append(buf, ',')
 				}

@@ -63,6 +63,7 @@ func NewRootCmd(version string) *cobra.Command {
 			return c.Help()
 		},
 	}
+	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("ratesim version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}

@@ -111,20 +111,19 @@ func runRun(o *runOptions, s streams) error {
 		cols = append(cols, column{"state", false})
 	}
 	rw := newRecordWriter(s.out, format, cols)
-	var allowedCost, shown int64
+	var totalCost int64
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
 			r := &b.Requests[i]
 			d := b.Decision(i, 0)
+			totalCost += r.Cost
 			if d.Allowed {
-				allowedCost += r.Cost
 				if !keepAllowed {
 					continue
 				}
 			} else if !keepRejected {
 				continue
 			}
-			shown++
 			rw.begin()
 			rw.str(r.User)
 			rw.time(r.TimeText)
@@ -162,7 +161,7 @@ func runRun(o *runOptions, s streams) error {
 		footer := make([]string, len(cols))
 		footer[0] = "total"
 		footer[1] = plural(rep.Requests, "request")
-		footer[2] = formatInt(allowedCost)
+		footer[2] = formatInt(totalCost)
 		footer[3] = formatInt(st.Allowed) + " allowed"
 		footer[7] = formatInt(st.Rejected) + " rejected"
 		if rep.Requests == 0 {
