@@ -334,7 +334,7 @@ func parseRFC3339(s []byte) (int64, numErr) {
 	var ns int64
 	if secs >= -maxSec {
 		ns = secs * 1e9
-		if frac > math.MaxInt64-ns {
+		if ns > 0 && frac > math.MaxInt64-ns {
 			return 0, numRange
 		}
 		ns += frac

@@ -1,0 +1,543 @@
+package traces
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// rec is an event copied out of a Reader, for comparisons.
+type rec struct {
+	User  string
+	Time  int64
+	Text  string
+	Cost  int64
+	Line  int
+	Attrs []string // name=value
+}
+
+func copyEvent(e *Event) rec {
+	r := rec{User: string(e.User), Time: e.Time, Text: string(e.TimeText), Cost: e.Cost, Line: e.Line}
+	for i := range e.NumAttrs() {
+		n, v := e.AttrAt(i)
+		r.Attrs = append(r.Attrs, n+"="+string(v))
+	}
+	return r
+}
+
+// readAll reads every event of input, returning them and the error that
+// ended the read (nil at io.EOF).
+func readAll(t testing.TB, name, input string, opts Options) ([]rec, error) {
+	t.Helper()
+	r, err := NewReader(strings.NewReader(input), name, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return drain(r)
+}
+
+func drain(r *Reader) ([]rec, error) {
+	var out []rec
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, copyEvent(e))
+	}
+}
+
+func TestReadFormats(t *testing.T) {
+	want := []rec{
+		{User: "u1", Time: 7e9, Text: "7", Cost: 1, Line: 2, Attrs: []string{"endpoint=/a"}},
+		{User: "u2", Time: 4e8, Text: "0.4", Cost: 3, Line: 3, Attrs: []string{"endpoint=/b"}},
+		{User: "u1", Time: 13e8, Text: "1.3", Cost: 1, Line: 4, Attrs: []string{"endpoint=/a"}},
+	}
+	inputs := map[string]string{
+		"t.csv": "user,timestamp,cost,endpoint\nu1,7,1,/a\nu2,0.4,3,/b\nu1,1.3,,/a\n",
+		"t.jsonl": `# placeholder
+`,
+		"t.yaml": "requests:\n- {user: u1, timestamp: 7, endpoint: /a}\n- {user: u2, timestamp: 0.4, cost: 3, endpoint: /b}\n- {user: u1, timestamp: 1.3, endpoint: /a}\n",
+	}
+	inputs["t.jsonl"] = "\n" + `{"user":"u1","timestamp":7,"endpoint":"/a"}` + "\n" +
+		`{"user": "u2", "timestamp": 0.4, "cost": 3, "endpoint": "/b"}` + "\n" +
+		`{"timestamp":"1.3","user":"u1","endpoint":"/a"}` + "\n"
+	for name, in := range inputs {
+		got, err := readAll(t, name, in, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		w := want
+		if name == "t.jsonl" {
+			w = []rec{want[0], want[1], want[2]}
+			w[0].Line, w[1].Line, w[2].Line = 2, 3, 4
+		}
+		if d := cmp.Diff(w, got); d != "" {
+			t.Errorf("%s: events (-want +got):\n%s", name, d)
+		}
+	}
+}
+
+// TestBadInput checks that every kind of bad input is an error naming the
+// file, the right line and, where known, the column.
+func TestBadInput(t *testing.T) {
+	long := strings.Repeat("x", MaxLineBytes+1)
+	tests := []struct {
+		name, in string
+		opts     Options
+		want     string
+	}{
+		// CSV
+		{"trace.csv", "user,timestamp\nu1,1\nu1,2\nu2\n", Options{}, "traces: trace.csv:4: expected 2 fields, got 1"},
+		{"trace.csv", "user,timestamp\nu1,1,9\n", Options{}, "traces: trace.csv:2: expected 2 fields, got 3"},
+		{"trace.csv", "user,timestamp\nu1,1\nu1,abc\n", Options{}, `traces: trace.csv:3:4: invalid timestamp "abc" (want a number of s or an RFC 3339 time)`},
+		{"trace.csv", "user,timestamp\nu1,abc\n", Options{Unit: time.Millisecond}, `traces: trace.csv:2:4: invalid timestamp "abc" (want a number of ms or an RFC 3339 time)`},
+		{"trace.csv", "user,timestamp\nu1,1\nu1,9223372037\n", Options{}, `traces: trace.csv:3:4: timestamp "9223372037" out of range (int64 nanoseconds)`},
+		{"trace.csv", "user,timestamp\nu1,99999999999999999999999\n", Options{}, `traces: trace.csv:2:4: timestamp "99999999999999999999999" out of range (int64 nanoseconds)`},
+		{"trace.csv", "user,timestamp\nu1,1.0000000001\n", Options{}, `traces: trace.csv:2:4: timestamp "1.0000000001" is finer than a nanosecond`},
+		{"trace.csv", "user,timestamp\nu1,\n", Options{}, "traces: trace.csv:2:4: empty timestamp"},
+		{"trace.csv", "user,timestamp\nu1,1\n,2\n", Options{}, "traces: trace.csv:3:1: empty user"},
+		{"trace.csv", "timestamp,user\n1,\n", Options{}, "traces: trace.csv:2:3: empty user"},
+		{"trace.csv", "user,timestamp,cost\nu1,1,0\n", Options{}, `traces: trace.csv:2:6: invalid cost "0" (want a positive integer)`},
+		{"trace.csv", "user,timestamp,cost\nu1,1,-2\n", Options{}, `traces: trace.csv:2:6: invalid cost "-2" (want a positive integer)`},
+		{"trace.csv", "user,timestamp,cost\nu1,1,1.5\n", Options{}, `traces: trace.csv:2:6: invalid cost "1.5" (want a positive integer)`},
+		{"trace.csv", "user,timestamp,cost\nu1,1,99999999999999999999\n", Options{}, `traces: trace.csv:2:6: cost "99999999999999999999" out of range`},
+		{"trace.csv", "user,timestamp\nu1,1\n\"u2,2\nu3,3\n", Options{}, "traces: trace.csv:3:1: unterminated quote"},
+		{"trace.csv", "user,timestamp\nu1,\"1\"x\n", Options{}, `traces: trace.csv:2:7: unexpected "x" after a closing quote`},
+		{"trace.csv", "user,timestamp\nu\"1,1\n", Options{}, `traces: trace.csv:2:2: bare " in an unquoted field`},
+		{"trace.csv", "user,timestamp\nu1,1\n" + long + "\n", Options{}, "traces: trace.csv:3: line longer than 1048576 bytes"},
+		{"trace.csv", "user,timestamp\nu\xff1,1\n", Options{}, `traces: trace.csv:2:1: invalid UTF-8 in user "u\xff1"`},
+		{"trace.csv", "user,timestamp,tag\nu1,1,\xfe\n", Options{}, `traces: trace.csv:2:6: invalid UTF-8 in column "tag" "\xfe"`},
+		{"trace.csv", "user,time\nu1,1\n", Options{}, `traces: trace.csv:1: header has no "timestamp" column (the first line must name the columns, e.g. user,timestamp; it has "user,time")`},
+		{"trace.csv", "u1,7\nu1,8\n", Options{}, `traces: trace.csv:1: header has no "user" or "timestamp" column (the first line must name the columns, e.g. user,timestamp; it has "u1,7")`},
+		{"trace.csv", "user,timestamp,User\nu1,1,u2\n", Options{}, `traces: trace.csv:1:16: duplicate column "User" in the header`},
+		{"trace.csv", "user,timestamp,tag,tag\nu1,1,a,b\n", Options{}, `traces: trace.csv:1:20: duplicate column "tag" in the header`},
+		{"trace.csv", "user,timestamp,\nu1,1,a\n", Options{}, `traces: trace.csv:1:16: empty name for column 3 in the header`},
+		{"trace.csv", "user,timestamp\nu1,2024-01-01T00:00:00Z\nu1,5\n", Options{}, `traces: trace.csv:3:4: timestamp "5" is a number but earlier timestamps are RFC 3339 times`},
+		{"trace.csv", "user,timestamp\nu1,5\nu1,2024-01-01T00:00:00Z\n", Options{}, `traces: trace.csv:3:4: timestamp "2024-01-01T00:00:00Z" is an RFC 3339 time but earlier timestamps are numbers`},
+		{"trace.csv", "user,timestamp\nu1,2024-02-30T00:00:00Z\n", Options{}, `traces: trace.csv:2:4: invalid RFC 3339 timestamp "2024-02-30T00:00:00Z"`},
+		{"trace.csv", "user,timestamp\nu1,2300-01-01T00:00:00Z\n", Options{}, `traces: trace.csv:2:4: timestamp "2300-01-01T00:00:00Z" out of range (years 1678 to 2262)`},
+		{"-", "user,timestamp\nu1,x\n", Options{}, `traces: stdin:2:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)`},
+		// A quoted field spanning lines: errors after it count its lines.
+		{"trace.csv", "user,timestamp,note\nu1,1,\"a\nb\"\nu1,x,c\n", Options{}, `traces: trace.csv:4:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)`},
+
+		// JSON Lines
+		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n" + `{"user":"u1","timestamp":` + "\n", Options{}, "traces: t.jsonl:2:26: truncated JSON object (the line ends inside it)"},
+		{"t.jsonl", `{"user":"u1","timestamp":1` + "\n", Options{}, "traces: t.jsonl:1:27: truncated JSON object (the line ends inside it)"},
+		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n" + `{"user":"u1"`, Options{}, "traces: t.jsonl:2:13: truncated JSON object (the line ends inside it)"},
+		{"t.jsonl", `{"user":"u1","timestamp":"abc"}`, Options{}, `traces: t.jsonl:1:26: invalid timestamp "abc" (want a number of s or an RFC 3339 time)`},
+		{"t.jsonl", `{"user":"u1","timestamp":1e400}`, Options{}, `traces: t.jsonl:1:26: timestamp "1e400" out of range (int64 nanoseconds)`},
+		{"t.jsonl", `{"user":"","timestamp":1}`, Options{}, "traces: t.jsonl:1:9: empty user"},
+		{"t.jsonl", `{"user":null,"timestamp":1}`, Options{}, "traces: t.jsonl:1:9: empty user"},
+		{"t.jsonl", `{"user":true,"timestamp":1}`, Options{}, `traces: t.jsonl:1:9: "user" must be a string or a number`},
+		{"t.jsonl", `{"timestamp":1}`, Options{}, `traces: t.jsonl:1: missing "user"`},
+		{"t.jsonl", `{"user":"u1"}`, Options{}, `traces: t.jsonl:1: missing "timestamp"`},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":0}`, Options{}, `traces: t.jsonl:1:35: invalid cost "0" (want a positive integer)`},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":2.5}`, Options{}, `traces: t.jsonl:1:35: invalid cost "2.5" (want a positive integer)`},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":-1}`, Options{}, `traces: t.jsonl:1:35: invalid cost "-1" (want a positive integer)`},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"user":"u2"}`, Options{}, `traces: t.jsonl:1:28: duplicate field "user"`},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"a":1,"a":2}`, Options{}, `traces: t.jsonl:1:34: duplicate field "a"`},
+		{"t.jsonl", "{\"user\":\"u1\",\"timestamp\":1,\"k\xff\":1}", Options{}, "traces: t.jsonl:1:28: invalid UTF-8 in a field name"},
+		{"t.jsonl", "{\"user\":\"u\xff\",\"timestamp\":1}", Options{}, "traces: t.jsonl:1:9: invalid UTF-8 in a string"},
+		{"t.jsonl", `{"user":"u1","timestamp":1} x`, Options{}, "traces: t.jsonl:1:29: unexpected text after the JSON object"},
+		{"t.jsonl", `["u1",1]`, Options{}, "traces: t.jsonl:1:1: expected a JSON object"},
+		{"t.jsonl", `{"user":"u\ud800","timestamp":1}`, Options{}, `traces: t.jsonl:1:11: invalid \u escape: unpaired surrogate`},
+		{"t.jsonl", `{"user":"u1","timestamp":01}`, Options{}, `traces: t.jsonl:1:27: expected , or } after a field`},
+		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n" + `{"user":"` + long + `","timestamp":1}` + "\n", Options{}, "traces: t.jsonl:2: line longer than 1048576 bytes"},
+		{"t.jsonl", `{"user":"u1","timestamp":1,"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, Options{}, "traces: t.jsonl:1:96: JSON value nested too deeply"},
+
+		// YAML
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- user: u1\n  user: u2\n  timestamp: 2\n", Options{}, `traces: t.yaml:3:3: duplicate key "user" (first at line 2)`},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n---\n- {user: u1, timestamp: 2}\n", Options{}, "traces: t.yaml:2:1: a second YAML document (a trace is a single document)"},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 1.5x}\n", Options{}, `traces: t.yaml:2:25: invalid timestamp "1.5x" (want a number of s or an RFC 3339 time)`},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2, cost: 0}\n", Options{}, `traces: t.yaml:2:34: invalid cost "0" (want a positive integer)`},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: '', timestamp: 2}\n", Options{}, `traces: t.yaml:2:10: empty user`},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: ~, timestamp: 2}\n", Options{}, `traces: t.yaml:2:10: empty user`},
+		{"t.yaml", "- {user: u1}\n", Options{}, `traces: t.yaml:1:3: missing "timestamp"`},
+		{"t.yaml", "- {user: u1, timestamp: [1]}\n", Options{}, `traces: t.yaml:1:25: timestamp: expected a scalar, got a sequence`},
+		{"t.yaml", "- {user: u1, timestamp: 1, tags: {a: 1}}\n", Options{}, `traces: t.yaml:1:34: field "tags": expected a scalar, got a map`},
+		{"t.yaml", "- [u1, 1]\n", Options{}, `traces: t.yaml:1:3: expected a map with user and timestamp, got a sequence`},
+		{"t.yaml", "requests:\n- {user: u1, timestamp: 1}\nextra: 1\n", Options{}, `traces: t.yaml:3:1: unknown top-level key "extra" (want requests)`},
+		{"t.yaml", "requests: 5\n", Options{}, `traces: t.yaml:1:11: requests: expected a sequence of requests, got the scalar "5"`},
+		{"t.yaml", "just text\n", Options{}, `traces: t.yaml:1:1: expected a sequence of requests or a map with requests:, got the scalar "just text"`},
+		{"t.yaml", "- {user: u1, timestamp: 1\n- {user: u2}\n", Options{}, `traces: t.yaml:1: did not find expected ',' or '}'`},
+		{"t.yaml", "- &d {user: u1, timestamp: 1}\n- {<<: *d, timestamp: 2}\n", Options{}, `traces: t.yaml:2:4: merge keys (<<) are not supported`},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2}\n", Options{MaxYAMLBytes: 40}, "traces: t.yaml: YAML trace larger than 40 bytes; YAML is parsed whole, so its size is capped: use CSV or JSON Lines for large traces, or raise the limit"},
+		{"t.yaml", "- {user: u1, timestamp: 99999999999}\n", Options{}, `traces: t.yaml:1:25: timestamp "99999999999" out of range (int64 nanoseconds)`},
+	}
+	for _, tt := range tests {
+		name := tt.want
+		if len(name) > 70 {
+			name = name[:70]
+		}
+		t.Run(name, func(t *testing.T) {
+			_, err := readAll(t, tt.name, tt.in, tt.opts)
+			if err == nil {
+				t.Fatalf("no error, want %s", tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", err, tt.want)
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Errorf("error %T is not a *ParseError", err)
+			}
+		})
+	}
+}
+
+func TestYAMLAliasBomb(t *testing.T) {
+	// The classic "billion laughs", as a trace and as requests.
+	var b strings.Builder
+	b.WriteString("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		b.WriteString(n + ": &" + n + " [")
+		for j := range 9 {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("*" + prev)
+		}
+		b.WriteString("]\n")
+		prev = n
+	}
+	bomb := b.String()
+	// Keys a..i are not "requests": make them attributes of one request
+	// instead, so that the aliases are where values are expected.
+	inRequest := "- {user: u1, timestamp: 1, " + strings.ReplaceAll(strings.TrimSuffix(bomb, "\n"), "\n", ", ") + "}\n"
+	seq := "- &a {user: u1, timestamp: 1}\n" + "- &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n" +
+		"- &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n- &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n" +
+		"- &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n- &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n" +
+		"- &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n- &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n" +
+		strings.Repeat("- *h\n", 1000)
+	for _, in := range []struct{ name, text, want string }{
+		{"top", bomb, `traces: bomb.yaml:1:1: unknown top-level key "a" (want requests)`},
+		{"attributes", inRequest, `traces: bomb.yaml:1:31: field "a": expected a scalar, got a sequence`},
+		{"sequence", seq, `traces: bomb.yaml:2:3: expected a map with user and timestamp, got a sequence`},
+	} {
+		start := time.Now()
+		_, err := readAll(t, "bomb.yaml", in.text, Options{})
+		if err == nil || err.Error() != in.want {
+			t.Errorf("%s: error %v, want %s", in.name, err, in.want)
+		}
+		// Lenient: every bad request is skipped, quickly.
+		r, err := NewReader(strings.NewReader(in.text), "bomb.yaml", Options{Lenient: true})
+		if err == nil {
+			drain(r)
+		}
+		// Milliseconds in fact; the bound leaves room for -race on a busy
+		// machine.
+		if el := time.Since(start); el > 500*time.Millisecond {
+			t.Errorf("%s: took %v", in.name, el)
+		}
+	}
+}
+
+func TestLenient(t *testing.T) {
+	in := "user,timestamp,cost\nu1,1,1\nu2\nu3,x,1\nu4,4,0\n,5,1\nu6,6,2\n\"u7,7,1\n"
+	var skipped []string
+	opts := Options{Lenient: true, OnSkip: func(err error) { skipped = append(skipped, err.Error()) }}
+	r, err := NewReader(strings.NewReader(in), "l.csv", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := drain(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvents := []rec{
+		{User: "u1", Time: 1e9, Text: "1", Cost: 1, Line: 2},
+		{User: "u6", Time: 6e9, Text: "6", Cost: 2, Line: 7},
+	}
+	if d := cmp.Diff(wantEvents, got); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+	wantSkipped := []string{
+		"traces: l.csv:3: expected 3 fields, got 1",
+		`traces: l.csv:4:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)`,
+		`traces: l.csv:5:6: invalid cost "0" (want a positive integer)`,
+		"traces: l.csv:6:1: empty user",
+		"traces: l.csv:8:1: unterminated quote",
+	}
+	if d := cmp.Diff(wantSkipped, skipped); d != "" {
+		t.Errorf("skipped (-want +got):\n%s", d)
+	}
+	if r.Skipped() != len(wantSkipped) {
+		t.Errorf("Skipped() = %d, want %d", r.Skipped(), len(wantSkipped))
+	}
+
+	// A bad header ends even a lenient read.
+	_, err = readAll(t, "h.csv", "name,time\na,1\n", opts)
+	if err == nil || !strings.Contains(err.Error(), "h.csv:1: header has no") {
+		t.Errorf("lenient bad header: %v", err)
+	}
+
+	// JSON Lines and YAML skip records too.
+	skipped = nil
+	got, err = readAll(t, "l.jsonl", `{"user":"a","timestamp":1}`+"\n"+`{"user":"b",`+"\n"+`{"user":"c","timestamp":3}`+"\n", opts)
+	if err != nil || len(got) != 2 || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "traces: l.jsonl:2:") {
+		t.Errorf("lenient JSONL: %v, %v, %q", got, err, skipped)
+	}
+	skipped = nil
+	got, err = readAll(t, "l.yaml", "- {user: a, timestamp: 1}\n- {user: b, user: c, timestamp: 2}\n- {user: c, timestamp: 3}\n", opts)
+	if err != nil || len(got) != 2 || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "traces: l.yaml:2:") {
+		t.Errorf("lenient YAML: %v, %v, %q", got, err, skipped)
+	}
+	// Lines over the limit are skipped whole.
+	skipped = nil
+	long := strings.Repeat("y", MaxLineBytes+10)
+	got, err = readAll(t, "long.csv", "user,timestamp\nu1,1\nu2,"+long+"\nu3,3\n", opts)
+	if err != nil || len(got) != 2 || got[1].User != "u3" || got[1].Line != 4 || len(skipped) != 1 {
+		t.Errorf("lenient long line: %v, %v, %q", got, err, skipped)
+	}
+}
+
+func TestEmptyTraces(t *testing.T) {
+	for _, tt := range []struct{ name, in string }{
+		{"e.csv", ""},
+		{"e.csv", "user,timestamp\n"},
+		{"e.csv", "user,timestamp"},
+		{"e.csv", "\xef\xbb\xbfuser,timestamp\r\n"},
+		{"e.csv", "\n\nuser,timestamp\n\n"},
+		{"e.jsonl", ""},
+		{"e.jsonl", "\n  \n"},
+		{"e.yaml", ""},
+		{"e.yaml", "# nothing\n"},
+		{"e.yaml", "[]\n"},
+		{"e.yaml", "requests: []\n"},
+		{"e.yaml", "requests:\n"},
+		{"-", ""},
+	} {
+		got, err := readAll(t, tt.name, tt.in, Options{})
+		if err != nil || len(got) != 0 {
+			t.Errorf("%s %q: %v, %v; want no events, no error", tt.name, tt.in, got, err)
+		}
+	}
+}
+
+func TestBOMAndCRLF(t *testing.T) {
+	want := []rec{
+		{User: "u1", Time: 7e9, Text: "7", Cost: 1, Line: 2, Attrs: []string{"note=a"}},
+		{User: "u2", Time: 8e9, Text: "8", Cost: 1, Line: 3, Attrs: []string{"note=b,c"}},
+		{User: "u3", Time: 9e9, Text: "9", Cost: 1, Line: 4, Attrs: []string{"note=x\r\ny"}},
+	}
+	in := "\xef\xbb\xbfuser,timestamp,note\r\nu1,7,a\r\nu2,8,\"b,c\"\r\nu3,9,\"x\r\ny\"\r\n"
+	got, err := readAll(t, "crlf.csv", in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("CSV (-want +got):\n%s", d)
+	}
+	got, err = readAll(t, "crlf.jsonl", "\xef\xbb\xbf{\"user\":\"u1\",\"timestamp\":7}\r\n{\"user\":\"u2\",\"timestamp\":8}\r\n", Options{})
+	if err != nil || len(got) != 2 || got[1].Time != 8e9 {
+		t.Errorf("JSONL: %v, %v", got, err)
+	}
+	got, err = readAll(t, "crlf.yaml", "\xef\xbb\xbf- {user: u1, timestamp: 7}\r\n- {user: u2, timestamp: 8}\r\n", Options{})
+	if err != nil || len(got) != 2 || got[1].Time != 8e9 {
+		t.Errorf("YAML: %v, %v", got, err)
+	}
+}
+
+func gzipBytes(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestFormatDetection(t *testing.T) {
+	csv := "user,timestamp\nu1,7\n"
+	jsonl := `{"user":"u1","timestamp":7}` + "\n"
+	yaml := "- {user: u1, timestamp: 7}\n"
+	yamlMap := "# comment\nrequests:\n  - user: u1\n    timestamp: 7\n"
+	tests := []struct {
+		name string
+		in   string
+		opts Options
+		want Format
+	}{
+		{"-", csv, Options{}, CSV},
+		{"-", jsonl, Options{}, JSONL},
+		{"-", yaml, Options{}, YAML},
+		{"-", yamlMap, Options{}, YAML},
+		{"-", "[{user: u1, timestamp: 7}]", Options{}, YAML},
+		{"-", "---\n" + yaml, Options{}, YAML},
+		{"-", "\xef\xbb\xbf" + jsonl, Options{}, JSONL},
+		{"-", "\n\n" + jsonl, Options{}, JSONL},
+		{"trace", yaml, Options{}, YAML},
+		{"trace.csv.gz", string(gzipBytes(t, []byte(csv))), Options{}, CSV},
+		{"trace.gz", string(gzipBytes(t, []byte(jsonl))), Options{}, JSONL},
+		{"-", string(gzipBytes(t, []byte(yaml))), Options{}, YAML},
+		{"trace.txt", jsonl, Options{Format: JSONL}, JSONL},
+	}
+	for _, tt := range tests {
+		r, err := NewReader(strings.NewReader(tt.in), tt.name, tt.opts)
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.name, tt.in, err)
+			continue
+		}
+		if r.Format() != tt.want {
+			t.Errorf("%s %q: format %v, want %v", tt.name, tt.in, r.Format(), tt.want)
+		}
+		got, err := drain(r)
+		if err != nil || len(got) != 1 || got[0].User != "u1" || got[0].Time != 7e9 {
+			t.Errorf("%s %q: %v, %v", tt.name, tt.in, got, err)
+		}
+	}
+	// A given format overrides the extension.
+	_, err := readAll(t, "x.csv", jsonl, Options{Format: CSV})
+	if err == nil {
+		t.Errorf("JSON Lines read as CSV: no error")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.csv.gz")
+	if err := os.WriteFile(path, gzipBytes(t, []byte("user,timestamp\nu1,7\nu1,x\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := drain(r)
+	if len(got) != 1 || err == nil || err.Error() != "traces: "+path+`:3:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)` {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := r.Next(); err == nil {
+		t.Errorf("Next after Close: no error")
+	}
+
+	r, err = Open("-", strings.NewReader(`{"user":"u1","timestamp":"2024-01-01T00:00:07Z"}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name() != "stdin" || r.Format() != JSONL {
+		t.Errorf("stdin: name %q format %v", r.Name(), r.Format())
+	}
+	e, err := r.Next()
+	if err != nil || e.Time != 1704067207e9 || !r.RFC3339() {
+		t.Errorf("stdin RFC 3339: %v, %v, RFC3339 %v", e, err, r.RFC3339())
+	}
+
+	if _, err := Open(filepath.Join(dir, "missing.csv"), nil, Options{}); err == nil || !strings.HasPrefix(err.Error(), "traces: open ") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := Open("-", nil, Options{}); err == nil {
+		t.Errorf("stdin nil: no error")
+	}
+	if _, err := NewReader(strings.NewReader(""), "x", Options{Unit: -1}); err == nil {
+		t.Errorf("negative unit: no error")
+	}
+	bad := gzipBytes(t, []byte("user,timestamp\nu1,1\n"))
+	if _, err := drain2(NewReader(bytes.NewReader(bad[:len(bad)-6]), "cut.csv.gz", Options{})); err == nil ||
+		!strings.HasPrefix(err.Error(), "traces: cut.csv.gz: ") {
+		t.Errorf("truncated gzip: %v", err)
+	}
+}
+
+func drain2(r *Reader, err error) ([]rec, error) {
+	if err != nil {
+		return nil, err
+	}
+	return drain(r)
+}
+
+func TestAttrs(t *testing.T) {
+	r, err := NewReader(strings.NewReader("user,timestamp,cost,endpoint,tenant\nu1,7,2,/a,acme\n"), "a.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"user", "u1", true}, {"timestamp", "7", true}, {"cost", "2", true},
+		{"endpoint", "/a", true}, {"tenant", "acme", true}, {"missing", "", false},
+	} {
+		v, ok := e.Attr(tt.name)
+		if string(v) != tt.want || ok != tt.ok {
+			t.Errorf("Attr(%q) = %q, %v", tt.name, v, ok)
+		}
+	}
+	if e.NumAttrs() != 2 {
+		t.Errorf("NumAttrs = %d", e.NumAttrs())
+	}
+	if n, v := e.AttrAt(1); n != "tenant" || string(v) != "acme" {
+		t.Errorf("AttrAt(1) = %q, %q", n, v)
+	}
+	if n, v := e.AttrAt(5); n != "" || v != nil {
+		t.Errorf("AttrAt(5) = %q, %q", n, v)
+	}
+	// JSON values other than strings keep their JSON text.
+	got, err := readAll(t, "a.jsonl", `{"user":7,"timestamp":1,"n":1.50,"b":true,"z":null,"o":{"k":[1,"\u00e9"]},"s":"a\"b\u00e9\n"}`, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"n=1.50", "b=true", "z=null", `o={"k":[1,"\u00e9"]}`, "s=a\"bé\n"}
+	if got[0].User != "7" || !cmp.Equal(got[0].Attrs, want) {
+		t.Errorf("JSON attrs: %q %q", got[0].User, got[0].Attrs)
+	}
+}
+
+// TestNoAllocs checks that reading a record allocates nothing once the
+// reader is warm, in every format.
+func TestNoAllocs(t *testing.T) {
+	inputs := map[string]func(i int) string{
+		"csv":   func(i int) string { return "u" + itoa(i%7) + "," + itoa(i) + ".5,2,/x\n" },
+		"jsonl": func(i int) string { return `{"user":"u` + itoa(i%7) + `","timestamp":` + itoa(i) + `.5,"cost":2,"e":"/\nx"}` + "\n" },
+		"yaml":  func(i int) string { return `- {user: u` + itoa(i%7) + `, timestamp: ` + itoa(i) + `.5, cost: 2, e: /x}` + "\n" },
+	}
+	for format, row := range inputs {
+		var b strings.Builder
+		if format == "csv" {
+			b.WriteString("user,timestamp,cost,endpoint\n")
+		}
+		for i := range 3000 {
+			b.WriteString(row(i))
+		}
+		r, err := NewReader(strings.NewReader(b.String()), "t."+format, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			r.Next()
+		}
+		allocs := testing.AllocsPerRun(1000, func() {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per record", format, allocs)
+		}
+	}
+}
+
+func itoa(i int) string { return string(appendUint(nil, uint64(i))) }
