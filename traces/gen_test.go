@@ -93,7 +93,7 @@ func TestGenerateShapes(t *testing.T) {
 	bursty := dense(readGenerated(t, generate(t, o), o), w/4, 5)
 	o.Pattern = "steady"
 	steady := dense(readGenerated(t, generate(t, o), o), w/4, 5)
-	if bursty < 300 || bursty < 10*steady {
+	if bursty < 1000 || bursty < 5*steady {
 		t.Errorf("requests starting 5 of a user within %v: bursty %d, steady %d", w/4, bursty, steady)
 	}
 

@@ -510,9 +510,13 @@ func TestAttrs(t *testing.T) {
 // reader is warm, in every format.
 func TestNoAllocs(t *testing.T) {
 	inputs := map[string]func(i int) string{
-		"csv":   func(i int) string { return "u" + itoa(i%7) + "," + itoa(i) + ".5,2,/x\n" },
-		"jsonl": func(i int) string { return `{"user":"u` + itoa(i%7) + `","timestamp":` + itoa(i) + `.5,"cost":2,"e":"/\nx"}` + "\n" },
-		"yaml":  func(i int) string { return `- {user: u` + itoa(i%7) + `, timestamp: ` + itoa(i) + `.5, cost: 2, e: /x}` + "\n" },
+		"csv": func(i int) string { return "u" + itoa(i%7) + "," + itoa(i) + ".5,2,/x\n" },
+		"jsonl": func(i int) string {
+			return `{"user":"u` + itoa(i%7) + `","timestamp":` + itoa(i) + `.5,"cost":2,"e":"/\nx"}` + "\n"
+		},
+		"yaml": func(i int) string {
+			return `- {user: u` + itoa(i%7) + `, timestamp: ` + itoa(i) + `.5, cost: 2, e: /x}` + "\n"
+		},
 	}
 	for format, row := range inputs {
 		var b strings.Builder
