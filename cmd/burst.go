@@ -131,7 +131,8 @@ func runBurst(o *burstOptions, s streams) error {
 		if o.Top > 0 {
 			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.interval())))
 		} else {
-			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key, from its first to its last allowed request", sp.duration(sp.interval())))
+			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
+			w.line("from its first to its last allowed request in it")
 		}
 		w.blank()
 		w.table(t)

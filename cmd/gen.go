@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,13 @@ type genOptions struct {
 	Requests int
 	Seed     int64
 	Span     string
+	Rate     float64
+	Window   string
+	Burst    int
+	Skew     float64
+	Uniform  bool
+	Keys     string
+	RFC3339  bool
 	Unit     string
 	Output   string
 }
@@ -52,7 +60,14 @@ func newGenCmd() *cobra.Command {
 	fs.IntVar(&o.Users, "users", 10, "number of users")
 	fs.IntVar(&o.Requests, "requests", 1000, "number of requests")
 	fs.Int64Var(&o.Seed, "seed", 1, "random seed; the same seed gives the same trace")
-	fs.StringVar(&o.Span, "span", "", "time the trace covers: a number in the unit or a Go duration (default: the generator's)")
+	fs.StringVar(&o.Span, "span", "", "about how long the trace lasts: a number in the unit or a Go duration (default: from --rate, else 2s per request per user)")
+	fs.Float64Var(&o.Rate, "rate", 0, "mean requests per second over all users, when --span is not given")
+	fs.StringVar(&o.Window, "window", "", "window that boundary clusters straddle and bursts scale to (default: 10s)")
+	fs.IntVar(&o.Burst, "burst", 0, "requests per burst (bursty) or cluster (boundary) (default: 6)")
+	fs.Float64Var(&o.Skew, "skew", 0, "popularity exponent: the k-th user sends about 1/k^skew of the requests (default: 1)")
+	fs.BoolVar(&o.Uniform, "uniform", false, "give every user the same share of the requests")
+	fs.StringVar(&o.Keys, "keys", "short", "user keys: short (u1, u2, ...) or uuid (36 characters)")
+	fs.BoolVar(&o.RFC3339, "rfc3339", false, "write RFC 3339 times instead of numbers")
 	fs.StringVar(&o.Unit, "unit", "s", "unit of the timestamps: s, ms, us or ns")
 	fs.StringVarP(&o.Output, "output", "o", "csv", "trace format: csv, yaml or jsonl")
 	registerCompletions(c)
@@ -77,7 +92,7 @@ func runGen(o *genOptions, s streams) error {
 	if err != nil {
 		return usageErrorf("invalid -o %q for gen (valid: csv, yaml, jsonl)", o.Output)
 	}
-	var span time.Duration
+	var span, window time.Duration
 	if o.Span != "" {
 		if span, err = traces.ParseDuration(o.Span, unit); err != nil {
 			return usageErrorf("invalid --span %q: %s", o.Span, ErrorText(err))
@@ -86,6 +101,32 @@ func runGen(o *genOptions, s streams) error {
 			return usageErrorf("--span must be positive, got %s", o.Span)
 		}
 	}
+	if o.Window != "" {
+		if window, err = traces.ParseDuration(o.Window, unit); err != nil {
+			return usageErrorf("invalid --window %q: %s", o.Window, ErrorText(err))
+		}
+		if window <= 0 {
+			return usageErrorf("--window must be positive, got %s", o.Window)
+		}
+	}
+	if !(o.Rate >= 0) || math.IsInf(o.Rate, 0) {
+		return usageErrorf("--rate must be a positive number, got %v", o.Rate)
+	}
+	if !(o.Skew >= 0) || math.IsInf(o.Skew, 0) {
+		return usageErrorf("--skew must be a positive number, got %v", o.Skew)
+	}
+	if o.Burst < 0 {
+		return usageErrorf("--burst must not be negative, got %d", o.Burst)
+	}
+	var keys traces.KeyStyle
+	switch o.Keys {
+	case "short":
+		keys = traces.KeysShort
+	case "uuid":
+		keys = traces.KeysUUID
+	default:
+		return usageErrorf("invalid --keys %q (valid: short, uuid)", o.Keys)
+	}
 	w := bufio.NewWriterSize(s.out, 1<<20)
 	err = traces.Generate(w, traces.GenOptions{
 		Pattern:  o.Pattern,
@@ -93,11 +134,28 @@ func runGen(o *genOptions, s streams) error {
 		Requests: o.Requests,
 		Seed:     o.Seed,
 		Span:     span,
+		Rate:     o.Rate,
+		Window:   window,
+		Burst:    o.Burst,
+		Skew:     o.Skew,
+		Uniform:  o.Uniform,
+		Keys:     keys,
 		Format:   format,
 		Unit:     unit,
+		RFC3339:  o.RFC3339,
 	})
 	if err != nil {
-		return err
+		return asUsageIfOptions(err)
 	}
 	return w.Flush()
+}
+
+// asUsageIfOptions reports the generator's refusal of its options (its own
+// "traces: " errors, given before anything is written) as a usage error;
+// write errors stay errors.
+func asUsageIfOptions(err error) error {
+	if !strings.HasPrefix(err.Error(), "traces: ") {
+		return err
+	}
+	return usageErrorf("%s", ErrorText(err))
 }
