@@ -93,10 +93,10 @@ func gcd(a, b uint64) uint64 {
 
 // State texts render numbers as decimals. A value whose decimal expansion
 // ends within maxExactDigits fractional digits is written exactly ("2.4",
-// "0.125"); any other value is rounded to roundDigits fractional digits and
-// marked with a leading "~" ("~0.333").
+// "0.125", and any time in ns, µs, ms or s); any other value is rounded to
+// roundDigits fractional digits and marked with a leading "~" ("~0.333").
 const (
-	maxExactDigits = 6
+	maxExactDigits = 9
 	roundDigits    = 3
 )
 

@@ -279,11 +279,11 @@ func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
 	dh, dl := bits.Mul64(uint64(unit), r.n)
 	if dh != 0 {
 		// n*unit overflows: show TAT rounded up to a nanosecond.
-		t := uint64(g.last) + g.ceil()
-		if g.frac != 0 {
+		t := appendTime(nil, int64(uint64(g.last)+g.ceil()), unit)
+		if g.frac != 0 && t[0] != '~' {
 			dst = append(dst, '~')
 		}
-		return appendTime(dst, int64(t), unit)
+		return append(dst, t...)
 	}
 	neg := g.last < 0
 	a := uint64(g.last)

@@ -96,7 +96,7 @@ func (t *Table) Allow(id uint32, now, cost int64) Decision {
 // AllowExplain is Allow that also appends to dst a short text of the state
 // the decision was based on, and returns the extended slice. Times in the
 // text are decimal numbers of unit (a unit of 0 or less means
-// time.Second); amounts are exact decimals when they have at most six
+// time.Second); amounts are exact decimals when they have at most nine
 // fractional digits, and otherwise are rounded to three and marked with a
 // leading "~". The texts are:
 //

@@ -1,0 +1,281 @@
+package limiters
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		unit time.Duration
+		want Rate
+		fmt  string
+	}{
+		{"0.2", time.Second, Rate{1, 5 * time.Second}, "0.2"},
+		{"1/5", time.Second, Rate{1, 5 * time.Second}, "0.2"},
+		{"3/10s", time.Second, Rate{3, 10 * time.Second}, "0.3"},
+		{"300/1m", time.Second, Rate{1, 200 * time.Millisecond}, "5"},
+		{"2.5/1ms", time.Second, Rate{1, 400 * time.Microsecond}, "2500"},
+		{"1/3", time.Second, Rate{1, 3 * time.Second}, "1/3"},
+		{"0.1", time.Second, Rate{1, 10 * time.Second}, "0.1"},
+		{"1/2.5", time.Second, Rate{1, 2500 * time.Millisecond}, "0.4"},
+		{"3", time.Millisecond, Rate{3, time.Millisecond}, "3"},
+		{" 0.125 ", 0, Rate{1, 8 * time.Second}, "0.125"},
+		{"2/3", time.Nanosecond, Rate{2, 3}, "2/3"},
+		{"0.000000001", time.Second, Rate{1, time.Second * 1_000_000_000}, "0.000000001"},
+		{"7/1h", time.Minute, Rate{7, time.Hour}, "7/60"},
+	}
+	for _, tt := range tests {
+		got, err := ParseRate(tt.in, tt.unit)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseRate(%q, %v) = %v, %v; want %v", tt.in, tt.unit, got, err, tt.want)
+			continue
+		}
+		if f := got.Format(tt.unit); f != tt.fmt {
+			t.Errorf("ParseRate(%q).Format(%v) = %q, want %q", tt.in, tt.unit, f, tt.fmt)
+		}
+		back, err := ParseRate(got.Format(tt.unit), tt.unit)
+		if err != nil || back != got {
+			t.Errorf("ParseRate(Format(%v)) = %v, %v", got, back, err)
+		}
+	}
+}
+
+func TestParseRateErrors(t *testing.T) {
+	tests := []struct{ in, msg string }{
+		{"0", "must be positive"},
+		{"0.0", "must be positive"},
+		{"-1", "must be positive"},
+		{"NaN", "not a finite number"},
+		{"Inf", "not a finite number"},
+		{"-inf", "not a finite number"},
+		{"1e3", "not a decimal number"},
+		{"abc", "not a decimal number"},
+		{"", "empty number"},
+		{".", "not a decimal number"},
+		{"1/0", "must be positive"},
+		{"1/0s", "period must be positive"},
+		{"1/-5s", "period must be positive"},
+		{"1/5x", "bad period"},
+		{"1/", "empty number"},
+		{"1/2/3", "not a decimal number"},
+		{"99999999999999999999", "out of range"},
+		{"1/99999999999s", "bad period"},
+		{"1/9999999999999999999", "out of range"},
+		{strings.Repeat("9", 80), "too many digits"},
+	}
+	for _, tt := range tests {
+		_, err := ParseRate(tt.in, time.Second)
+		if err == nil || !strings.Contains(err.Error(), tt.msg) || !strings.HasPrefix(err.Error(), "limiters: bad rate") {
+			t.Errorf("ParseRate(%q) error %v, want %q", tt.in, err, tt.msg)
+		}
+	}
+}
+
+func TestRateFormatInvalid(t *testing.T) {
+	if got := (Rate{}).Format(time.Second); got != "0/0ns" {
+		t.Errorf("zero rate formats as %q", got)
+	}
+	if got := (Rate{1, time.Second}).Format(0); got != "1" {
+		t.Errorf("unit 0 formats as %q", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Policy{Limit: 3, Window: time.Second, Capacity: 3, Rate: Rate{1, time.Second}}
+	tests := []struct {
+		alg Algorithm
+		p   func(*Policy)
+		msg string
+	}{
+		{FixedWindow, func(p *Policy) { p.Limit = 0 }, "limiters: limit must be positive, got 0"},
+		{SlidingLog, func(p *Policy) { p.Window = -1 }, "limiters: window must be positive, got -1ns"},
+		{TokenBucket, func(p *Policy) { p.Capacity = -3 }, "limiters: capacity must be positive, got -3"},
+		{LeakyBucket, func(p *Policy) { p.Rate.N = 0 }, "limiters: rate must be positive"},
+		{GCRA, func(p *Policy) { p.Rate.Per = 0 }, "limiters: rate period must be positive"},
+		{LeakyQueue, func(p *Policy) { p.Capacity = 1 << 62; p.Rate = Rate{1, time.Hour} }, "takes longer than 2^63ns"},
+		{GCRA, func(p *Policy) { p.Capacity = 1 << 40; p.Rate = Rate{1, time.Hour} }, "takes longer than 2^63ns"},
+		{FixedWindow, func(p *Policy) { p.Clock = 7 }, "unknown clock mode"},
+		{Algorithm(9), func(p *Policy) {}, "unknown algorithm"},
+	}
+	for _, tt := range tests {
+		p := good
+		tt.p(&p)
+		err := p.Validate(tt.alg)
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: Validate = %v, want %q", tt.alg, err, tt.msg)
+		}
+		if _, err := NewTable(tt.alg, p); err == nil {
+			t.Errorf("%s: NewTable accepted %+v", tt.alg, p)
+		}
+		if _, err := NewKeyed(tt.alg, p); err == nil {
+			t.Errorf("%s: NewKeyed accepted %+v", tt.alg, p)
+		}
+	}
+	for _, a := range AllAlgorithms() {
+		if err := good.Validate(a); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+		// Parameters of the other family are not checked.
+		p := good
+		if a.Windowed() {
+			p.Capacity, p.Rate = 0, Rate{}
+		} else {
+			p.Limit, p.Window = 0, 0
+		}
+		if err := p.Validate(a); err != nil {
+			t.Errorf("%s: %v", a, err)
+		}
+	}
+}
+
+func TestAlgorithms(t *testing.T) {
+	for _, a := range AllAlgorithms() {
+		b, err := ParseAlgorithm(a.String())
+		if err != nil || b != a {
+			t.Errorf("ParseAlgorithm(%q) = %v, %v", a.String(), b, err)
+		}
+		if a.Summary() == "" {
+			t.Errorf("%s: no summary", a)
+		}
+	}
+	_, err := ParseAlgorithm("x")
+	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue)` {
+		t.Errorf("ParseAlgorithm(x): %v", err)
+	}
+	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
+		t.Error("unknown algorithm names")
+	}
+	if len(SeedAlgorithms()) != 5 || len(AllAlgorithms()) != 7 {
+		t.Error("algorithm lists")
+	}
+	if !SlidingCounter.Windowed() || GCRA.Windowed() {
+		t.Error("Windowed")
+	}
+}
+
+// TestStepRuleMismatch: a state's Step with a rule for another algorithm,
+// or a nil rule, refuses instead of panicking.
+func TestStepRuleMismatch(t *testing.T) {
+	r, _ := NewRule(TokenBucket, seedPolicy)
+	want := Decision{Reason: ReasonBadRule}
+	var ds []Decision
+	_, d := FixedWindowState{}.Step(r, 0, 1)
+	ds = append(ds, d)
+	_, d = SlidingLogState{}.Step(r, 0, 1)
+	ds = append(ds, d)
+	_, d = SlidingCounterState{}.Step(nil, 0, 1)
+	ds = append(ds, d)
+	_, d = TokenBucketState{}.Step(&Rule{}, 0, 1)
+	ds = append(ds, d)
+	_, d = LeakyBucketState{}.Step(r, 0, 1)
+	ds = append(ds, d)
+	_, d = GCRAState{}.Step(r, 0, 1)
+	ds = append(ds, d)
+	_, d = LeakyQueueState{}.Step(r, 0, 1)
+	ds = append(ds, d)
+	for i, d := range ds {
+		if d != want {
+			t.Errorf("%d: %+v", i, d)
+		}
+	}
+	if r.Algorithm() != TokenBucket || r.Policy() != seedPolicy {
+		t.Error("rule accessors")
+	}
+}
+
+func TestStateTexts(t *testing.T) {
+	tests := []struct {
+		alg   Algorithm
+		p     Policy
+		unit  time.Duration
+		reqs  [][2]int64 // ns, cost
+		state string
+	}{
+		{SlidingLog, Policy{Limit: 100, Window: time.Hour}, time.Second,
+			[][2]int64{{1e9, 1}, {2e9, 2}, {3e9, 1}, {4e9, 1}, {5e9, 1}, {6e9, 1}, {7e9, 1}, {8e9, 3}},
+			"log [1 2x2 3 ... 6 7 8x3] (8 entries)"},
+		{SlidingLog, Policy{Limit: 5, Window: time.Hour}, time.Millisecond,
+			[][2]int64{{1500000, 1}, {1500000, 1}, {-2, 1}}, "log [1.5x2]"},
+		{FixedWindow, Policy{Limit: 5, Window: 3}, time.Second,
+			[][2]int64{{-1, 1}}, "window [-0.000000003,0) count 1"},
+		{FixedWindow, Policy{Limit: 5, Window: time.Second}, time.Minute,
+			[][2]int64{{61e9, 1}}, "window [~1.017,~1.033) count 1"},
+		{FixedWindow, Policy{Limit: 5, Window: 10}, time.Second,
+			[][2]int64{{0, 9}}, "window [0,0.00000001) count 0"},
+		{TokenBucket, Policy{Capacity: 2, Rate: Rate{1, 3 * time.Second}}, time.Second,
+			[][2]int64{{0, 2}, {1e9, 1}}, "tokens ~0.333"},
+		{LeakyBucket, Policy{Capacity: 2, Rate: Rate{1, 3 * time.Second}}, time.Second,
+			[][2]int64{{0, 2}, {2e9, 1}}, "level ~1.333"},
+		{TokenBucket, Policy{Capacity: 2, Rate: Rate{1, 3 * time.Second}}, time.Second,
+			[][2]int64{{0, 3}}, "tokens 2"},
+		{GCRA, Policy{Capacity: 2, Rate: Rate{1, 3}}, time.Nanosecond,
+			[][2]int64{{-10, 1}}, "tat -7"},
+		{GCRA, Policy{Capacity: 2, Rate: Rate{3, 1}}, time.Nanosecond,
+			[][2]int64{{-10, 1}}, "tat ~-9.667"},
+		{GCRA, Policy{Capacity: 2, Rate: Rate{1 << 62, 1}}, time.Second,
+			[][2]int64{{5, 1}}, "tat ~0.000000006"},
+		{LeakyQueue, Policy{Capacity: 4, Rate: Rate{1, 2 * time.Second}}, time.Second,
+			[][2]int64{{0, 1}, {1e9, 2}}, "queue 2.5 until 6"},
+		{LeakyQueue, Policy{Capacity: 4, Rate: Rate{1, 2 * time.Second}}, time.Second,
+			[][2]int64{{0, 5}}, "queue 0 until 0"},
+		{SlidingCounter, Policy{Limit: 3, Window: 3 * time.Second}, time.Second,
+			[][2]int64{{0, 3}, {4e9, 1}}, "estimate 2"},
+		{SlidingCounter, Policy{Limit: 3, Window: 3 * time.Second}, time.Second,
+			[][2]int64{{0, 3}, {4e9, 1}, {5e9, 1}, {1e9, 1}}, "estimate 5"},
+	}
+	for _, tt := range tests {
+		tab, err := NewTable(tt.alg, tt.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text []byte
+		for _, rq := range tt.reqs {
+			_, text = tab.AllowExplain(0, rq[0], rq[1], tt.unit, text[:0])
+		}
+		if string(text) != tt.state {
+			t.Errorf("%s %v: state %q, want %q", tt.alg, tt.reqs, text, tt.state)
+		}
+	}
+}
+
+func TestTableTouchIdleReset(t *testing.T) {
+	for _, a := range AllAlgorithms() {
+		tab, _ := NewTable(a, seedPolicy)
+		if tab.Algorithm() != a || tab.Policy() != seedPolicy || tab.Rule().Algorithm() != a {
+			t.Errorf("%s: accessors", a)
+		}
+		if tab.Touch(5000) != 0 || !tab.Idle(5000, 0) {
+			t.Errorf("%s: unused id", a)
+		}
+		tab.Allow(7, 13*sec, 1)
+		tab.Allow(7, 14*sec, 1)
+		if tab.Touch(7) == 0 {
+			t.Errorf("%s: Touch of a used id is 0", a)
+		}
+		if tab.Idle(7, 14*sec) {
+			t.Errorf("%s: idle right after a request", a)
+		}
+		if !tab.Idle(7, 1000*sec) {
+			t.Errorf("%s: not idle long after", a)
+		}
+		tab.Reset(7)
+		tab.Reset(1 << 30)
+		if !tab.Idle(7, 0) {
+			t.Errorf("%s: not idle after Reset", a)
+		}
+		k, _ := NewKeyed(a, seedPolicy)
+		if k.Algorithm() != a || k.Policy() != seedPolicy {
+			t.Errorf("%s: Keyed accessors", a)
+		}
+		d, text := k.AllowExplain("u", 0, 1, time.Second, nil)
+		if !d.Allowed || len(text) == 0 {
+			t.Errorf("%s: Keyed.AllowExplain %+v %q", a, d, text)
+		}
+		if d, _ := k.AllowExplain("v", 0, 9, time.Second, nil); d.Reason != ReasonCost || k.Len() != 1 {
+			t.Errorf("%s: a refused new key is kept: %+v, Len %d", a, d, k.Len())
+		}
+	}
+}
