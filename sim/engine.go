@@ -1,0 +1,336 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// batchSize is the number of requests handled together. A few hundred rows
+// let the touch pass overlap enough cache misses; see PERF.md.
+const batchSize = 512
+
+// inflight is how many batches the pipeline holds at once: one being
+// parsed, some being stepped, one being emitted.
+const inflight = 8
+
+// batch is a Batch plus the engine's bookkeeping for it.
+type batch struct {
+	Batch
+	arena  []byte    // user, key and timestamp texts of all requests
+	spans  []reqText // offsets into arena, turned into slices when full
+	hashes []uint64  // key hash per request
+	ids    []uint32  // per request: the key's id in its worker
+	own    [][]int32 // per worker: the requests whose key it owns
+	left   atomic.Int32
+	done   chan struct{}
+}
+
+type reqText struct{ user, key, time [2]uint32 }
+
+// errStopped ends the reader when the consumer has failed.
+var errStopped = errors.New("sim: stopped")
+
+// engine is one Run in progress.
+type engine struct {
+	cfg     Config
+	nalg    int
+	workers []*worker
+	seed    maphash.Seed
+	stop    atomic.Bool
+}
+
+func (c *Config) normalize() error {
+	if len(c.Algorithms) == 0 {
+		return errors.New("sim: no algorithms selected")
+	}
+	if c.Unit <= 0 {
+		c.Unit = time.Second
+	}
+	if c.Interval == 0 {
+		c.Interval = c.Policy.Window
+	}
+	if c.Interval <= 0 {
+		return fmt.Errorf("sim: burst interval must be positive, got %v", c.Interval)
+	}
+	if c.Workers <= 0 {
+		c.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if c.Workers > 64 {
+		c.Workers = 64
+	}
+	for _, a := range c.Algorithms {
+		if err := c.Policy.Validate(a); err != nil {
+			return err
+		}
+	}
+	// The oracle is a sliding log with the policy's limit and window.
+	return c.Policy.Validate(limiters.SlidingLog)
+}
+
+func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), seed: maphash.MakeSeed()}
+	for w := 0; w < cfg.Workers; w++ {
+		wk, err := newWorker(w, &e.cfg)
+		if err != nil {
+			return nil, err
+		}
+		e.workers = append(e.workers, wk)
+	}
+
+	free := make(chan *batch, inflight)
+	for i := 0; i < inflight; i++ {
+		free <- e.newBatch()
+	}
+	ordered := make(chan *batch, inflight)
+	work := make([]chan *batch, len(e.workers))
+	var wg sync.WaitGroup
+	for w, wk := range e.workers {
+		work[w] = make(chan *batch, inflight)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work[w] {
+				wk.step(b)
+				if b.left.Add(-1) == 0 {
+					b.done <- struct{}{}
+				}
+			}
+		}()
+	}
+
+	var readErr error
+	var requests int64
+	go func() {
+		defer close(ordered)
+		defer func() {
+			for _, ch := range work {
+				close(ch)
+			}
+		}()
+		requests, readErr = e.read(src, free, work, ordered)
+	}()
+
+	var emitErr error
+	for b := range ordered {
+		<-b.done
+		if emitErr == nil && cfg.Rows && len(b.Requests) > 0 {
+			if err := emit(&b.Batch); err != nil {
+				emitErr = err
+				e.stop.Store(true)
+			}
+		}
+		free <- b
+	}
+	wg.Wait()
+	if emitErr != nil {
+		return nil, emitErr
+	}
+	if readErr != nil && readErr != errStopped {
+		return nil, readErr
+	}
+	return e.report(requests), nil
+}
+
+func (e *engine) newBatch() *batch {
+	n := e.nalg
+	b := &batch{
+		arena:  make([]byte, 0, batchSize*32),
+		spans:  make([]reqText, 0, batchSize),
+		hashes: make([]uint64, 0, batchSize),
+		ids:    make([]uint32, batchSize),
+		own:    make([][]int32, len(e.workers)),
+		done:   make(chan struct{}, 1),
+	}
+	b.nalg = n
+	b.Requests = make([]Request, 0, batchSize)
+	b.Decisions = make([]limiters.Decision, batchSize*n)
+	b.Oracle = make([]bool, batchSize)
+	for w := range b.own {
+		b.own[w] = make([]int32, 0, batchSize)
+	}
+	if e.cfg.Explain {
+		b.states = make([]stateSpan, batchSize*n)
+		b.text = make([][]byte, len(e.workers))
+	}
+	return b
+}
+
+// read fills batches from src and hands them to the workers and, in
+// order, to the emitter. It returns the number of requests read.
+func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordered chan<- *batch) (int64, error) {
+	var seq int64
+	nw := uint64(len(work))
+	for {
+		if e.stop.Load() {
+			return seq, errStopped
+		}
+		b := <-free
+		b.Requests = b.Requests[:0]
+		b.arena = b.arena[:0]
+		b.spans = b.spans[:0]
+		b.hashes = b.hashes[:0]
+		for w := range b.own {
+			b.own[w] = b.own[w][:0]
+		}
+		var err error
+		for len(b.Requests) < batchSize {
+			ev, nerr := src.Next()
+			if nerr != nil {
+				err = nerr
+				break
+			}
+			var t reqText
+			t.user = e.appendText(b, ev.User)
+			if len(e.cfg.KeyFields) == 0 {
+				t.key = t.user
+			} else {
+				start := uint32(len(b.arena))
+				for i, name := range e.cfg.KeyFields {
+					v, ok := ev.Attr(name)
+					if !ok {
+						err = fmt.Errorf("sim: line %d: no %q field to key on", ev.Line, name)
+						break
+					}
+					if i > 0 {
+						b.arena = append(b.arena, ':')
+					}
+					b.arena = append(b.arena, v...)
+				}
+				if err != nil {
+					break
+				}
+				t.key = [2]uint32{start, uint32(len(b.arena))}
+			}
+			t.time = e.appendText(b, ev.TimeText)
+			key := b.arena[t.key[0]:t.key[1]]
+			h := maphash.Bytes(e.seed, key)
+			i := int32(len(b.Requests))
+			b.Requests = append(b.Requests, Request{
+				Seq:  seq,
+				Line: ev.Line,
+				Time: ev.Time,
+				Cost: ev.Cost,
+			})
+			b.spans = append(b.spans, t)
+			b.hashes = append(b.hashes, h)
+			w := h % nw
+			b.own[w] = append(b.own[w], i)
+			seq++
+		}
+		for i := range b.Requests {
+			t := b.spans[i]
+			r := &b.Requests[i]
+			r.User = b.arena[t.user[0]:t.user[1]:t.user[1]]
+			r.Key = b.arena[t.key[0]:t.key[1]:t.key[1]]
+			r.TimeText = b.arena[t.time[0]:t.time[1]:t.time[1]]
+		}
+		b.left.Store(int32(len(work)))
+		ordered <- b
+		for _, ch := range work {
+			ch <- b
+		}
+		if err == io.EOF {
+			return seq, nil
+		}
+		if err != nil {
+			return seq, err
+		}
+	}
+}
+
+func (e *engine) appendText(b *batch, s []byte) [2]uint32 {
+	start := uint32(len(b.arena))
+	b.arena = append(b.arena, s...)
+	return [2]uint32{start, uint32(len(b.arena))}
+}
+
+// report merges the workers' findings.
+func (e *engine) report(requests int64) *Report {
+	n := e.nalg
+	r := &Report{
+		Requests: requests,
+		Interval: e.cfg.Interval,
+		Algos:    make([]AlgoStats, n),
+		Agree:    make([][]int64, n),
+	}
+	for a := range r.Agree {
+		r.Agree[a] = make([]int64, n)
+	}
+	bestSeq := make([]int64, n)
+	for a := range bestSeq {
+		bestSeq[a] = -1
+	}
+	var top []scoredInterval
+	for _, wk := range e.workers {
+		r.Keys += len(wk.names)
+		for a := 0; a < n; a++ {
+			s, ws := &r.Algos[a], &wk.stats[a]
+			s.Algorithm = e.cfg.Algorithms[a]
+			s.Requests = requests
+			s.Allowed += ws.Allowed
+			s.Rejected += ws.Rejected
+			s.FalseAllows += ws.FalseAllows
+			s.FalseRejects += ws.FalseRejects
+			if ws.FirstRejection != nil && (s.FirstRejection == nil || ws.FirstRejection.Seq < s.FirstRejection.Seq) {
+				s.FirstRejection = ws.FirstRejection
+			}
+			bt := &wk.bursts[a]
+			if bt.bestSeq >= 0 && (bt.best.Count > s.Burst.Count || (bt.best.Count == s.Burst.Count && bt.bestSeq < bestSeq[a])) {
+				s.Burst = bt.best
+				bestSeq[a] = bt.bestSeq
+			}
+			for b := a + 1; b < n; b++ {
+				r.Agree[a][b] += wk.agree[a*n+b]
+			}
+			if e.cfg.Top > 0 {
+				top = append(top, bt.keyBests(wk.names, a)...)
+			}
+		}
+	}
+	for a := 0; a < n; a++ {
+		r.Algos[a].Burst.Algorithm = e.cfg.Algorithms[a]
+		r.Agree[a][a] = requests
+		for b := a + 1; b < n; b++ {
+			r.Agree[b][a] = r.Agree[a][b]
+		}
+	}
+	if e.cfg.Top > 0 {
+		sortIntervals(top)
+		if len(top) > e.cfg.Top {
+			top = top[:e.cfg.Top]
+		}
+		r.Top = make([]Interval, len(top))
+		for i, t := range top {
+			r.Top[i] = t.Interval
+			r.Top[i].Algorithm = e.cfg.Algorithms[t.algo]
+		}
+	}
+	return r
+}
+
+// sortIntervals orders intervals worst first: most cost, then the one that
+// closed earliest in the trace, then by algorithm.
+func sortIntervals(top []scoredInterval) {
+	sort.Slice(top, func(i, j int) bool {
+		x, y := top[i], top[j]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		if x.seq != y.seq {
+			return x.seq < y.seq
+		}
+		return x.algo < y.algo
+	})
+}

@@ -1,0 +1,152 @@
+// Package sim replays a trace of requests through rate limiters.
+//
+// One pass over the trace feeds every selected algorithm. Keys are interned
+// to dense ids and each algorithm keeps its per-key state in a
+// limiters.Table indexed by id. Keys are hashed to workers that own their
+// state; results come back in trace order, a batch at a time. Burst tracking
+// (the most allowed cost in any closed interval) and the oracle (a shadow
+// sliding log with the same limit and window) run alongside.
+package sim
+
+import (
+	"time"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// Source yields trace events in order; *traces.Reader is one. The returned
+// event and the byte slices it holds may be reused by the next call.
+type Source interface {
+	Next() (*traces.Event, error)
+}
+
+// Config selects what a Run computes.
+type Config struct {
+	// Algorithms to run, in output order. Must not be empty.
+	Algorithms []limiters.Algorithm
+	// Policy is the shared parameter set; each algorithm uses its part.
+	Policy limiters.Policy
+	// KeyFields names the event attributes that make up the limiter key,
+	// joined with ':' ("user", "endpoint" -> "u1:/login"). Empty means user.
+	KeyFields []string
+	// Rows asks for per-request results through the emit callback. Without
+	// it, Run only gathers the Report.
+	Rows bool
+	// Explain adds each algorithm's state text to every row.
+	Explain bool
+	// Interval is the burst interval; 0 means Policy.Window.
+	Interval time.Duration
+	// Unit is the trace's time unit, used in state texts; 0 means seconds.
+	Unit time.Duration
+	// Top is how many of the worst intervals overall the report lists.
+	Top int
+	// Workers is the number of goroutines that own key state; 0 picks one
+	// per CPU, at most 4.
+	Workers int
+}
+
+// Request is one trace event as the engine saw it. Its byte slices point
+// into the batch and are valid only during the emit callback.
+type Request struct {
+	Seq      int64 // 0-based position in the trace
+	Line     int   // source line
+	User     []byte
+	Key      []byte // equal to User unless Config.KeyFields says otherwise
+	Time     int64  // nanoseconds
+	TimeText []byte // the timestamp as the trace wrote it
+	Cost     int64
+}
+
+// Batch is a run of consecutive requests, in trace order, with every
+// selected algorithm's decision on each.
+type Batch struct {
+	Requests []Request
+	// Decisions holds len(Requests)*len(Config.Algorithms) entries, row
+	// by row: the decision of algorithm a on request i is
+	// Decisions[i*len(Algorithms)+a].
+	Decisions []limiters.Decision
+	// Oracle reports, per request, whether the exact rolling policy (a
+	// sliding log with the same limit and window) allowed it.
+	Oracle []bool
+
+	nalg   int
+	states []stateSpan // per request and algorithm, with Config.Explain
+	text   [][]byte    // state texts, one buffer per worker
+}
+
+// stateSpan locates one state text: text[w][off:end].
+type stateSpan struct{ w, off, end uint32 }
+
+// Decision returns algorithm a's decision on request i.
+func (b *Batch) Decision(i, a int) *limiters.Decision {
+	return &b.Decisions[i*b.nalg+a]
+}
+
+// State returns algorithm a's state text for request i, or nil without
+// Config.Explain. The slice is valid only during the emit callback.
+func (b *Batch) State(i, a int) []byte {
+	if len(b.states) == 0 {
+		return nil
+	}
+	s := b.states[i*b.nalg+a]
+	return b.text[s.w][s.off:s.end]
+}
+
+// Interval is a closed time interval in which one algorithm allowed Count
+// units of cost for one key: From and To are the times of the first and last
+// allowed request inside it.
+type Interval struct {
+	Algorithm limiters.Algorithm
+	Key       string
+	From, To  int64
+	Count     int64
+}
+
+// AlgoStats summarises one algorithm over a whole trace.
+type AlgoStats struct {
+	Algorithm limiters.Algorithm
+	Requests  int64
+	Allowed   int64
+	Rejected  int64
+	// FalseAllows counts requests this algorithm allowed and the oracle
+	// rejected; FalseRejects the reverse.
+	FalseAllows  int64
+	FalseRejects int64
+	// FirstRejection is the first rejected request; nil when none was.
+	FirstRejection *Rejection
+	// Burst is the worst interval: the most allowed cost for one key inside
+	// any closed interval of the burst length. Count 0 when nothing passed.
+	Burst Interval
+}
+
+// Rejection identifies one rejected request.
+type Rejection struct {
+	Seq      int64
+	Line     int
+	Key      string
+	Time     int64
+	TimeText string
+}
+
+// Report is what a Run found over the whole trace.
+type Report struct {
+	Requests int64
+	Keys     int
+	Interval time.Duration
+	Algos    []AlgoStats
+	// Agree[a][b] is the number of requests algorithms a and b decided
+	// alike.
+	Agree [][]int64
+	// Top lists the worst intervals overall (at most one per algorithm and
+	// key), worst first, at most Config.Top of them.
+	Top []Interval
+}
+
+// Run replays src through cfg.Algorithms. With cfg.Rows it calls emit for
+// each batch of requests in trace order; emit must not keep the batch. It
+// returns the report over the whole trace, or the first error from src or
+// emit.
+func Run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
+	return run(src, cfg, emit)
+}

@@ -1,0 +1,365 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// event is a trace row for tests; times in seconds.
+type event struct {
+	user string
+	time int64 // ns
+	cost int64
+}
+
+// sliceSource serves events from memory, the way traces.Reader does: one
+// reused Event whose slices are views.
+type sliceSource struct {
+	events []event
+	next   int
+	ev     traces.Event
+	buf    []byte
+	err    error // returned after the events, instead of io.EOF
+}
+
+func (s *sliceSource) Next() (*traces.Event, error) {
+	if s.next == len(s.events) {
+		if s.err != nil {
+			return nil, s.err
+		}
+		return nil, io.EOF
+	}
+	e := s.events[s.next]
+	s.next++
+	s.buf = append(s.buf[:0], e.user...)
+	s.buf = traces.AppendDecimal(s.buf, e.time, time.Second)
+	s.ev.User = s.buf[:len(e.user)]
+	s.ev.TimeText = s.buf[len(e.user):]
+	s.ev.Time = e.time
+	s.ev.Cost = e.cost
+	s.ev.Line = s.next + 1
+	return &s.ev, nil
+}
+
+func secs(user string, ts ...int64) []event {
+	var out []event
+	for _, t := range ts {
+		out = append(out, event{user: user, time: t * int64(time.Second), cost: 1})
+	}
+	return out
+}
+
+var seedPolicy = limiters.Policy{
+	Limit:    3,
+	Window:   10 * time.Second,
+	Capacity: 3,
+	Rate:     limiters.Rate{N: 3, Per: 10 * time.Second},
+}
+
+// collect runs events through cfg and returns every decision by algorithm
+// and the report.
+func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, []bool, *Report) {
+	t.Helper()
+	cfg.Rows = true
+	decisions := make([][]limiters.Decision, len(cfg.Algorithms))
+	var oracle []bool
+	var seq int64
+	rep, err := Run(&sliceSource{events: events}, cfg, func(b *Batch) error {
+		for i, r := range b.Requests {
+			if r.Seq != seq {
+				return fmt.Errorf("request %d came as %d", seq, r.Seq)
+			}
+			seq++
+			if want := events[r.Seq].user; string(r.User) != want || string(r.Key) != want {
+				return fmt.Errorf("request %d: user %q key %q, want %q", r.Seq, r.User, r.Key, want)
+			}
+			for a := range cfg.Algorithms {
+				decisions[a] = append(decisions[a], *b.Decision(i, a))
+			}
+			oracle = append(oracle, b.Oracle[i])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if seq != int64(len(events)) {
+		t.Fatalf("emitted %d requests, want %d", seq, len(events))
+	}
+	return decisions, oracle, rep
+}
+
+func TestBoundaryBurst(t *testing.T) {
+	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy}
+	_, _, rep := collect(t, secs("u1", 7, 8, 9, 10, 11, 12), cfg)
+	want := map[limiters.Algorithm]Interval{
+		limiters.FixedWindow: {Algorithm: limiters.FixedWindow, Key: "u1", From: 7e9, To: 12e9, Count: 6},
+		limiters.SlidingLog:  {Algorithm: limiters.SlidingLog, Key: "u1", From: 7e9, To: 9e9, Count: 3},
+	}
+	for _, s := range rep.Algos {
+		if w, ok := want[s.Algorithm]; ok {
+			if diff := cmp.Diff(w, s.Burst); diff != "" {
+				t.Errorf("%v burst (-want +got):\n%s", s.Algorithm, diff)
+			}
+		}
+	}
+	fw := rep.Algos[0]
+	if fw.Allowed != 6 || fw.FalseAllows != 3 || fw.FalseRejects != 0 {
+		t.Errorf("fixed-window allowed %d, false allows %d, false rejects %d; want 6, 3, 0", fw.Allowed, fw.FalseAllows, fw.FalseRejects)
+	}
+	sl := rep.Algos[1]
+	if sl.Allowed != 3 || sl.FalseAllows != 0 || sl.FalseRejects != 0 || sl.FirstRejection == nil || sl.FirstRejection.TimeText != "10" {
+		t.Errorf("sliding-log: %+v, first rejection %+v; want 3 allowed, exact, first rejection at 10", sl, sl.FirstRejection)
+	}
+}
+
+// randomTrace makes a multi-user trace with bursts, idle gaps, repeated
+// times and, when costs, weighted requests.
+func randomTrace(rng *rand.Rand, n, users int, costs bool) []event {
+	var out []event
+	now := int64(rng.IntN(20)-10) * int64(time.Second)
+	for range n {
+		switch rng.IntN(10) {
+		case 0:
+			now += int64(rng.IntN(30)) * int64(time.Second)
+		case 1, 2, 3:
+		default:
+			now += int64(rng.IntN(2000)) * int64(time.Millisecond)
+		}
+		c := int64(1)
+		if costs && rng.IntN(4) == 0 {
+			c = int64(1 + rng.IntN(4))
+		}
+		out = append(out, event{user: "u" + strconv.Itoa(rng.IntN(users)), time: now, cost: c})
+	}
+	return out
+}
+
+// TestMatchesKeyed checks every decision of every algorithm against the
+// same algorithm run key by key through limiters.Keyed, whatever the number
+// of workers, and every report figure against a direct count.
+func TestMatchesKeyed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 6 {
+		events := randomTrace(rng, 3000, 1+trial*7, trial%2 == 1)
+		for _, workers := range []int{1, 2, 3} {
+			cfg := Config{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 5}
+			decisions, oracle, rep := collect(t, events, cfg)
+			want := reference(t, events, cfg)
+			if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+				t.Fatalf("trial %d, %d workers: decisions (-keyed +sim):\n%s", trial, workers, diff)
+			}
+			if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+				t.Fatalf("trial %d, %d workers: oracle (-keyed +sim):\n%s", trial, workers, diff)
+			}
+			if diff := cmp.Diff(want.report, rep); diff != "" {
+				t.Fatalf("trial %d, %d workers: report (-direct +sim):\n%s", trial, workers, diff)
+			}
+		}
+	}
+}
+
+type referenceRun struct {
+	decisions [][]limiters.Decision
+	oracle    []bool
+	report    *Report
+}
+
+// reference computes what Run must find, the slow and obvious way.
+func reference(t *testing.T, events []event, cfg Config) referenceRun {
+	t.Helper()
+	n := len(cfg.Algorithms)
+	interval := int64(cfg.Policy.Window)
+	ref := referenceRun{decisions: make([][]limiters.Decision, n)}
+	rep := &Report{Requests: int64(len(events)), Interval: cfg.Policy.Window, Algos: make([]AlgoStats, n), Agree: make([][]int64, n)}
+	keys := map[string]bool{}
+	for _, e := range events {
+		keys[e.user] = true
+	}
+	rep.Keys = len(keys)
+	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window}
+	ok, err := limiters.NewKeyed(limiters.SlidingLog, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		ref.oracle = append(ref.oracle, ok.Allow(e.user, e.time, e.cost).Allowed)
+	}
+	var top []scoredInterval
+	for a, alg := range cfg.Algorithms {
+		k, err := limiters.NewKeyed(alg, cfg.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &rep.Algos[a]
+		s.Algorithm, s.Requests, s.Burst.Algorithm = alg, int64(len(events)), alg
+		type allowed struct{ time, cost, seq int64 }
+		perKey := map[string][]allowed{}
+		for i, e := range events {
+			d := k.Allow(e.user, e.time, e.cost)
+			ref.decisions[a] = append(ref.decisions[a], d)
+			if !d.Allowed {
+				s.Rejected++
+				if ref.oracle[i] {
+					s.FalseRejects++
+				}
+				if s.FirstRejection == nil {
+					s.FirstRejection = &Rejection{Seq: int64(i), Line: i + 2, Key: e.user, Time: e.time, TimeText: string(traces.AppendDecimal(nil, e.time, time.Second))}
+				}
+				continue
+			}
+			s.Allowed++
+			if !ref.oracle[i] {
+				s.FalseAllows++
+			}
+			list := append(perKey[e.user], allowed{e.time, e.cost, int64(i)})
+			perKey[e.user] = list
+			var sum int64
+			from := e.time
+			for j := len(list) - 1; j >= 0 && e.time-list[j].time <= interval; j-- {
+				sum += list[j].cost
+				from = list[j].time
+			}
+			if sum > s.Burst.Count {
+				s.Burst = Interval{Algorithm: alg, Key: e.user, From: from, To: e.time, Count: sum}
+			}
+		}
+		// Each key's best interval, for the top list.
+		for key, list := range perKey {
+			var best scoredInterval
+			for j := range list {
+				var sum int64
+				from := list[j].time
+				for i := j; i >= 0 && list[j].time-list[i].time <= interval; i-- {
+					sum += list[i].cost
+					from = list[i].time
+				}
+				if sum > best.Count {
+					best = scoredInterval{Interval: Interval{Algorithm: alg, Key: key, From: from, To: list[j].time, Count: sum}, seq: list[j].seq, algo: a}
+				}
+			}
+			top = append(top, best)
+		}
+	}
+	for a := range n {
+		rep.Agree[a] = make([]int64, n)
+		for b := range n {
+			for i := range events {
+				if ref.decisions[a][i].Allowed == ref.decisions[b][i].Allowed {
+					rep.Agree[a][b]++
+				}
+			}
+		}
+	}
+	sortIntervals(top)
+	for i := 0; i < len(top) && i < cfg.Top; i++ {
+		rep.Top = append(rep.Top, top[i].Interval)
+	}
+	ref.report = rep
+	return ref
+}
+
+func TestExplainStates(t *testing.T) {
+	cfg := Config{Algorithms: []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingLog}, Policy: seedPolicy, Explain: true, Rows: true, Workers: 2}
+	var got []string
+	_, err := Run(&sliceSource{events: secs("u1", 1, 3, 5, 8, 12, 13)}, cfg, func(b *Batch) error {
+		for i := range b.Requests {
+			got = append(got, string(b.State(i, 1)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"log [1]", "log [1 3]", "log [1 3 5]", "log [1 3 5]", "log [3 5 12]", "log [3 5 12]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sliding-log states (-want +got):\n%s", diff)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	boom := errors.New("boom")
+	events := randomTrace(rand.New(rand.NewPCG(3, 4)), 5000, 50, false)
+
+	// A failing source: its error comes back, after the rows before it.
+	rows := 0
+	_, err := Run(&sliceSource{events: events, err: boom}, cfg, func(b *Batch) error {
+		rows += len(b.Requests)
+		return nil
+	})
+	if !errors.Is(err, boom) || rows != len(events) {
+		t.Errorf("source error: got %v after %d rows, want %v after %d", err, rows, boom, len(events))
+	}
+
+	// A failing consumer stops the run.
+	calls := 0
+	_, err = Run(&sliceSource{events: events}, cfg, func(b *Batch) error {
+		calls++
+		return boom
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Errorf("emit error: got %v after %d calls, want %v after 1", err, calls, boom)
+	}
+
+	// Bad configuration is refused before any replay.
+	bad := cfg
+	bad.Policy.Limit = 0
+	if _, err := Run(&sliceSource{events: events}, bad, nil); err == nil {
+		t.Error("limit 0: no error")
+	}
+	if _, err := Run(&sliceSource{events: events}, Config{Policy: seedPolicy}, nil); err == nil {
+		t.Error("no algorithms: no error")
+	}
+}
+
+func TestEmptyTrace(t *testing.T) {
+	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	rep, err := Run(&sliceSource{}, cfg, func(b *Batch) error {
+		t.Errorf("emit called with %d rows", len(b.Requests))
+		return nil
+	})
+	if err != nil || rep.Requests != 0 || rep.Algos[0].Burst.Count != 0 {
+		t.Errorf("empty trace: %+v, %v", rep, err)
+	}
+}
+
+func benchEvents(n, users int) []event {
+	rng := rand.New(rand.NewPCG(7, 7))
+	out := make([]event, n)
+	var now int64
+	for i := range out {
+		now += int64(rng.IntN(200)) * int64(time.Microsecond)
+		out[i] = event{user: "u" + strconv.Itoa(rng.IntN(users)), time: now, cost: 1}
+	}
+	return out
+}
+
+// BenchmarkRun measures the engine alone (no parsing, no output): all five
+// seed algorithms, the oracle and burst tracking, per request.
+func BenchmarkRun(b *testing.B) {
+	for _, users := range []int{1000, 100_000} {
+		events := benchEvents(1_000_000, users)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("users=%d/workers=%d", users, workers), func(b *testing.B) {
+				cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: workers}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Run(&sliceSource{events: events}, cfg, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/request")
+			})
+		}
+	}
+}

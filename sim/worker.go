@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// worker owns the state of the keys hashed to it: their ids, every
+// algorithm's table, the oracle and the burst rings. Only its goroutine
+// touches them, so nothing here is locked.
+type worker struct {
+	w      int
+	cfg    *Config
+	tables []*limiters.Table
+	oracle *limiters.Table
+	keys   map[string]uint32
+	names  []string // id -> key
+	bursts []burstTracker
+	stats  []AlgoStats
+	agree  []int64 // nalg x nalg, upper triangle used
+	sink   uint64  // keeps the touch pass from being optimised away
+}
+
+func newWorker(w int, cfg *Config) (*worker, error) {
+	wk := &worker{
+		w:      w,
+		cfg:    cfg,
+		keys:   make(map[string]uint32),
+		stats:  make([]AlgoStats, len(cfg.Algorithms)),
+		bursts: make([]burstTracker, len(cfg.Algorithms)),
+		agree:  make([]int64, len(cfg.Algorithms)*len(cfg.Algorithms)),
+	}
+	for a, alg := range cfg.Algorithms {
+		t, err := limiters.NewTable(alg, cfg.Policy)
+		if err != nil {
+			return nil, err
+		}
+		wk.tables = append(wk.tables, t)
+		wk.bursts[a] = newBurstTracker(int64(cfg.Interval), cfg.Top > 0)
+	}
+	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
+	o, err := limiters.NewTable(limiters.SlidingLog, op)
+	if err != nil {
+		return nil, err
+	}
+	wk.oracle = o
+	return wk, nil
+}
+
+// intern returns key's id, adding it when new.
+func (wk *worker) intern(key []byte) uint32 {
+	if id, ok := wk.keys[string(key)]; ok {
+		return id
+	}
+	id := uint32(len(wk.names))
+	s := string(key)
+	wk.keys[s] = id
+	wk.names = append(wk.names, s)
+	return id
+}
+
+// step decides every request of b whose key this worker owns.
+func (wk *worker) step(b *batch) {
+	own := b.own[wk.w]
+	if len(own) == 0 {
+		return
+	}
+	for _, i := range own {
+		b.ids[i] = wk.intern(b.Requests[i].Key)
+	}
+	// The touch pass: independent loads of each request's state, so the
+	// CPU overlaps the cache misses before the dependent work below.
+	var sink uint64
+	for _, i := range own {
+		id := b.ids[i]
+		for _, t := range wk.tables {
+			sink += t.Touch(id)
+		}
+		sink += wk.oracle.Touch(id)
+		for a := range wk.bursts {
+			sink += wk.bursts[a].touch(id)
+		}
+	}
+	wk.sink += sink
+
+	n := len(wk.tables)
+	explain := wk.cfg.Explain
+	var text []byte
+	if explain {
+		text = b.text[wk.w][:0]
+	}
+	for _, i := range own {
+		r := &b.Requests[i]
+		id := b.ids[i]
+		oracle := wk.oracle.Allow(id, r.Time, r.Cost).Allowed
+		b.Oracle[i] = oracle
+		ds := b.Decisions[int(i)*n : int(i)*n+n]
+		for a, t := range wk.tables {
+			var d limiters.Decision
+			if explain {
+				off := uint32(len(text))
+				d, text = t.AllowExplain(id, r.Time, r.Cost, wk.cfg.Unit, text)
+				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: off, end: uint32(len(text))}
+			} else {
+				d = t.Allow(id, r.Time, r.Cost)
+			}
+			ds[a] = d
+			s := &wk.stats[a]
+			if d.Allowed {
+				s.Allowed++
+				if !oracle {
+					s.FalseAllows++
+				}
+				wk.bursts[a].allow(id, r.Time, r.Cost, r.Seq)
+			} else {
+				s.Rejected++
+				if oracle {
+					s.FalseRejects++
+				}
+				if s.FirstRejection == nil {
+					s.FirstRejection = &Rejection{
+						Seq:      r.Seq,
+						Line:     r.Line,
+						Key:      string(r.Key),
+						Time:     r.Time,
+						TimeText: string(r.TimeText),
+					}
+				}
+			}
+		}
+		for a := 0; a < n; a++ {
+			for c := a + 1; c < n; c++ {
+				if ds[a].Allowed == ds[c].Allowed {
+					wk.agree[a*n+c]++
+				}
+			}
+		}
+	}
+	if explain {
+		b.text[wk.w] = text
+	}
+	// Intervals found in this batch need their key names.
+	for a := range wk.bursts {
+		bt := &wk.bursts[a]
+		if bt.bestSeq >= 0 && bt.best.Key == "" {
+			bt.best.Key = wk.names[bt.bestID]
+		}
+	}
+}
