@@ -1,0 +1,77 @@
+package limiters_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// The seed's token bucket: 3 tokens, refilled at 0.2 per second.
+func Example() {
+	rate, err := limiters.ParseRate("0.2", time.Second)
+	if err != nil {
+		panic(err)
+	}
+	lim, err := limiters.NewKeyed(limiters.TokenBucket, limiters.Policy{Capacity: 3, Rate: rate})
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range []time.Duration{0, 0, 0, 0, 5 * time.Second, 6 * time.Second} {
+		d := lim.Allow("u1", int64(t), 1)
+		if d.Allowed {
+			fmt.Printf("t=%v allowed, %d left\n", t, d.Remaining)
+		} else {
+			fmt.Printf("t=%v refused (%s), retry after %v\n", t, d.Reason, d.RetryAfter)
+		}
+	}
+	// Output:
+	// t=0s allowed, 2 left
+	// t=0s allowed, 1 left
+	// t=0s allowed, 0 left
+	// t=0s refused (no tokens), retry after 5s
+	// t=5s allowed, 0 left
+	// t=6s refused (no tokens), retry after 4s
+}
+
+// A Table holds the state of keys interned as dense ids; AllowExplain shows
+// the state each decision was based on.
+func ExampleTable_AllowExplain() {
+	tab, err := limiters.NewTable(limiters.SlidingCounter, limiters.Policy{Limit: 3, Window: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	var text []byte
+	for _, s := range []int64{1, 3, 5, 8, 12, 13} {
+		var d limiters.Decision
+		d, text = tab.AllowExplain(0, s*int64(time.Second), 1, time.Second, text[:0])
+		fmt.Printf("t=%d %-5v %s\n", s, d.Allowed, text)
+	}
+	// Output:
+	// t=1 true  estimate 0
+	// t=3 true  estimate 1
+	// t=5 true  estimate 2
+	// t=8 false estimate 3
+	// t=12 true  estimate 2.4
+	// t=13 false estimate 3.1
+}
+
+// A state value and its Step function are the whole algorithm; storing the
+// state is up to the caller.
+func ExampleLeakyQueueState_Step() {
+	rule, err := limiters.NewRule(limiters.LeakyQueue, limiters.Policy{Capacity: 3, Rate: limiters.Rate{N: 2, Per: time.Second}})
+	if err != nil {
+		panic(err)
+	}
+	var q limiters.LeakyQueueState
+	for i := 0; i < 4; i++ {
+		var d limiters.Decision
+		q, d = q.Step(rule, 0, 1)
+		fmt.Printf("allowed=%v delay=%v reason=%q\n", d.Allowed, d.Delay, d.Reason)
+	}
+	// Output:
+	// allowed=true delay=0s reason=""
+	// allowed=true delay=500ms reason=""
+	// allowed=true delay=1s reason=""
+	// allowed=false delay=0s reason="queue full"
+}
