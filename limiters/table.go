@@ -79,17 +79,40 @@ func (t *Table) Rule() *Rule { return &t.rule }
 // grows or a sliding log's ring changes size.
 func (t *Table) Allow(id uint32, now, cost int64) Decision {
 	r := &t.rule
+	// The common case, a valid cost at a time the state accepts, calls the
+	// algorithm directly; apply handles the rest.
+	valid := uint64(cost-1) < uint64(r.limit)
 	switch r.alg {
 	case FixedWindow:
-		return apply(t.fw.at(id), r, now, cost)
+		s := t.fw.at(id)
+		if _, back := s.boundary(r, now); valid && !back {
+			return s.decide(r, now, cost, true)
+		}
+		return apply(s, r, now, cost)
 	case SlidingLog:
-		return apply(t.sl.at(id), r, now, cost)
+		s := t.sl.at(id)
+		if _, back := s.boundary(r, now); valid && !back {
+			return s.decide(r, now, cost, true)
+		}
+		return apply(s, r, now, cost)
 	case SlidingCounter:
-		return apply(t.sc.at(id), r, now, cost)
+		s := t.sc.at(id)
+		if _, back := s.boundary(r, now); valid && !back {
+			return s.decide(r, now, cost, true)
+		}
+		return apply(s, r, now, cost)
 	case TokenBucket, LeakyBucket:
-		return apply(t.bk.at(id), r, now, cost)
+		s := t.bk.at(id)
+		if valid && (!s.seen || now >= s.last) {
+			return s.decide(r, now, cost, true)
+		}
+		return apply(s, r, now, cost)
 	default:
-		return apply(t.db.at(id), r, now, cost)
+		s := t.db.at(id)
+		if valid && (!s.seen || now >= s.last) {
+			return s.decide(r, now, cost, true)
+		}
+		return apply(s, r, now, cost)
 	}
 }
 
