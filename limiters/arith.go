@@ -156,14 +156,16 @@ func appendBigRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
 	num := new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64)
 	num.Or(num, new(big.Int).SetUint64(lo))
 	d := new(big.Int).SetUint64(den)
-	q, r := new(big.Int).QuoRem(num, d, new(big.Int))
-	if r.Sign() != 0 {
-		dst = append(dst, '~')
-	}
+	v := new(big.Rat).SetFrac(num, d)
 	if neg {
-		dst = append(dst, '-')
+		v.Neg(v)
 	}
-	return q.Append(dst, 10)
+	if v.IsInt() {
+		return v.Num().Append(dst, 10)
+	}
+	// Quotients this large never need more than the rounded form.
+	dst = append(dst, '~')
+	return append(dst, v.FloatString(roundDigits)...)
 }
 
 func appendUint(dst []byte, v uint64) []byte {

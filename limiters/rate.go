@@ -2,7 +2,6 @@ package limiters
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"strings"
 	"time"
@@ -158,9 +157,4 @@ func (r Rate) Format(unit time.Duration) string {
 		return v.FloatString(digits)
 	}
 	return v.Num().String() + "/" + v.Denom().String()
-}
-
-// perUnitOverflow reports whether a*b overflows int64 (a, b >= 0).
-func mulOverflows(a, b int64) bool {
-	return a != 0 && b > math.MaxInt64/a
 }

@@ -279,3 +279,40 @@ func TestTableTouchIdleReset(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendRat(t *testing.T) {
+	tests := []struct {
+		neg         bool
+		hi, lo, den uint64
+		want        string
+	}{
+		{false, 0, 12, 5, "2.4"},
+		{true, 0, 1, 3, "~-0.333"},
+		{false, 0, 2, 3, "~0.667"},
+		{false, 0, 1999999, 2000000, "0.9999995"},
+		{false, 0, 19999999999, 20000000000, "~1.000"},
+		{true, 0, 0, 7, "0"},
+		{false, 1, 0, 1, "18446744073709551616"},
+		{true, 1, 1, 3, "~-6148914691236517205.667"},
+		{true, 5, 1, 2, "~-46116860184273879040.500"},
+		{false, 4, 0, 2, "36893488147419103232"},
+	}
+	for _, tt := range tests {
+		if got := string(appendRat(nil, tt.neg, tt.hi, tt.lo, tt.den)); got != tt.want {
+			t.Errorf("appendRat(%v, %d, %d, %d) = %q, want %q", tt.neg, tt.hi, tt.lo, tt.den, got, tt.want)
+		}
+	}
+	if got := string(appendTime(nil, -1500, 0)); got != "-0.0000015" {
+		t.Errorf("appendTime = %q", got)
+	}
+	if got := string(appendWindowSpan(nil, -1, 10, 0)); got != "-0.00000001,0" {
+		t.Errorf("appendWindowSpan = %q", got)
+	}
+	var s SlidingLogState
+	r, _ := NewRule(SlidingLog, seedPolicy)
+	s, _ = s.Step(r, 1, 1)
+	s, _ = s.Step(r, 2, 1)
+	if s.Len() != 2 {
+		t.Errorf("Len = %d", s.Len())
+	}
+}
