@@ -8,15 +8,22 @@ import (
 )
 
 // A Clock says what a limiter does with a request whose time is earlier than
-// its key's state allows (the clock went backwards for that key).
+// its key's state accepts: the clock went backwards for that key. As in the
+// seed's code, that is a time in an earlier window than the key's current
+// one (FixedWindow, SlidingCounter), a time before the newest logged
+// request (SlidingLog), or a time before the key's last request (the bucket
+// algorithms).
 type Clock uint8
 
 const (
 	// ClockReject refuses such a request with ReasonClock and leaves the
-	// key's state unchanged, as the seed algorithms do.
+	// key's state unchanged. Its RetryAfter counts from the request's own
+	// time, so it includes the time back to the key's last time.
 	ClockReject Clock = iota
 	// ClockClamp judges such a request as if it arrived at the key's last
-	// time: the newest time its state accepts.
+	// time: the earliest time its state accepts (the start of the current
+	// window, the newest logged request, the last request). RetryAfter,
+	// ResetAfter and Delay still count from the request's own time.
 	ClockClamp
 )
 

@@ -272,7 +272,7 @@ func checkBucketBound(t testing.TB, alg Algorithm, p Policy, ds []Decision, trac
 // into negative times too, changes no decision.
 func TestShiftInvariance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for trial := 0; trial < 100; trial++ {
+	for trial := 0; trial < 60; trial++ {
 		tick := ticks[rng.IntN(len(ticks))]
 		p := randomPolicy(rng, tick)
 		trace := randomTrace(rng, 100, tick, 3, true)
@@ -341,7 +341,7 @@ func TestInterleaving(t *testing.T) {
 // every field, costs, backwards clocks and both clock modes included.
 func TestGCRAIsTokenBucket(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	for trial := 0; trial < 400; trial++ {
+	for trial := 0; trial < 250; trial++ {
 		tick := ticks[rng.IntN(len(ticks))]
 		p := randomPolicy(rng, tick)
 		trace := randomTrace(rng, 150, tick, 7, true)
