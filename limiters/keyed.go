@@ -24,7 +24,8 @@ const (
 // time; a request for a forgotten key that arrives earlier (a clock that
 // went backwards across the sweep) is judged as the key's first request.
 //
-// Keyed is safe for simultaneous use by multiple goroutines.
+// Keyed is safe for simultaneous use by multiple goroutines. Use NewKeyed
+// to make one: the zero Keyed refuses every request with ReasonBadRule.
 type Keyed struct {
 	rule   *Rule
 	shards [keyedShards]keyedShard
@@ -68,6 +69,9 @@ func (k *Keyed) Policy() Policy { return k.rule.pol }
 // Allow judges a request of cost at time now (in nanoseconds) for key and
 // updates the key's state.
 func (k *Keyed) Allow(key string, now, cost int64) Decision {
+	if k.rule == nil {
+		return Decision{Reason: ReasonBadRule} // a zero Keyed
+	}
 	sh := &k.shards[hashKey(key)&(keyedShards-1)]
 	sh.mu.Lock()
 	d := sh.allow(key, now, cost)
@@ -78,6 +82,9 @@ func (k *Keyed) Allow(key string, now, cost int64) Decision {
 // AllowExplain is Allow that also appends the state text that
 // Table.AllowExplain describes to dst.
 func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	if k.rule == nil {
+		return Decision{Reason: ReasonBadRule}, dst
+	}
 	sh := &k.shards[hashKey(key)&(keyedShards-1)]
 	sh.mu.Lock()
 	id, ok := sh.ids[key]

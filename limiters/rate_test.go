@@ -316,3 +316,21 @@ func TestAppendRat(t *testing.T) {
 		t.Errorf("Len = %d", s.Len())
 	}
 }
+
+func TestZeroStores(t *testing.T) {
+	var tab Table
+	var k Keyed
+	want := Decision{Reason: ReasonBadRule}
+	d1 := tab.Allow(0, 0, 1)
+	d2, _ := tab.AllowExplain(0, 0, 1, 0, nil)
+	d3 := k.Allow("a", 0, 1)
+	d4, _ := k.AllowExplain("a", 0, 1, 0, nil)
+	for i, d := range []Decision{d1, d2, d3, d4} {
+		if d != want {
+			t.Errorf("%d: %+v", i, d)
+		}
+	}
+	if tab.Touch(0) != 0 || !tab.Idle(0, 0) || k.Len() != 0 {
+		t.Error("zero stores hold state")
+	}
+}

@@ -45,7 +45,8 @@ func (c *chunks[S]) get(id uint32) *S {
 // states of every algorithm but SlidingLog hold no pointers, so the garbage
 // collector does not scan them.
 //
-// A Table is not safe for concurrent use; see Keyed for that.
+// A Table is not safe for concurrent use; see Keyed for that. Use NewTable
+// to make one: the zero Table refuses every request with ReasonBadRule.
 type Table struct {
 	rule Rule
 	fw   chunks[FixedWindowState]
@@ -79,6 +80,9 @@ func (t *Table) Rule() *Rule { return &t.rule }
 // grows or a sliding log's ring changes size.
 func (t *Table) Allow(id uint32, now, cost int64) Decision {
 	r := &t.rule
+	if !r.ok {
+		return Decision{Reason: ReasonBadRule} // a zero Table
+	}
 	// The common case, a valid cost at a time the state accepts, calls the
 	// algorithm directly; apply handles the rest.
 	valid := uint64(cost-1) < uint64(r.limit)
@@ -133,6 +137,9 @@ func (t *Table) Allow(id uint32, now, cost int64) Decision {
 //	leaky-queue      queue 2 until 15         units queued after the decision, and when the queue empties
 func (t *Table) AllowExplain(id uint32, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
 	r := &t.rule
+	if !r.ok {
+		return Decision{Reason: ReasonBadRule}, dst
+	}
 	var d Decision
 	switch r.alg {
 	case FixedWindow:
