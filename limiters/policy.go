@@ -83,6 +83,9 @@ func (p Policy) Validate(a Algorithm) error {
 // built per request, so they may be compared with ==.
 type Reason string
 
+// The reasons a Decision gives. ReasonCost, ReasonClock, ReasonBadCost and
+// ReasonBadRule apply to every algorithm; the others are each algorithm's
+// plain refusal.
 const (
 	ReasonNone      Reason = ""                        // the request was allowed
 	ReasonCost      Reason = "cost exceeds capacity"   // cost above the limit or capacity: never allowed
