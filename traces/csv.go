@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -39,7 +40,7 @@ func (p *csvParser) next(ev *Event) error {
 			return err
 		}
 	}
-	line, err := p.record()
+	line, ascii, err := p.record()
 	if err != nil {
 		return err
 	}
@@ -47,9 +48,11 @@ func (p *csvParser) next(ev *Event) error {
 	if len(f) != p.ncols {
 		return p.c.errorf(line, 0, "expected %d fields, got %d", p.ncols, len(f))
 	}
-	for i := range f {
-		if !utf8.Valid(f[i].val) {
-			return p.c.errorf(f[i].line, f[i].col, "invalid UTF-8 in %s %s", p.columnName(i), quote(f[i].val))
+	if !ascii {
+		for i := range f {
+			if !utf8.Valid(f[i].val) {
+				return p.c.errorf(f[i].line, f[i].col, "invalid UTF-8 in %s %s", p.columnName(i), quote(f[i].val))
+			}
 		}
 	}
 	ev.Line = line
@@ -67,6 +70,8 @@ func (p *csvParser) next(ev *Event) error {
 		if err := p.c.setCost(ev, cf.val, cf.line, cf.col); err != nil {
 			return err
 		}
+		// The column exists even where a cell is empty: writers keep it.
+		ev.costText = cf.val[:len(cf.val):len(cf.val)]
 	} else {
 		ev.Cost = 1
 		ev.costText = nil
@@ -97,46 +102,81 @@ func (p *csvParser) columnName(i int) string {
 }
 
 // record reads the next non-blank record into p.fields and returns the
-// line it starts on.
-func (p *csvParser) record() (int, error) {
+// line it starts on, and whether it is all ASCII (so need not be checked
+// for UTF-8).
+func (p *csvParser) record() (int, bool, error) {
 	for {
 		line, err := p.lr.next()
 		if err != nil {
 			if err == errLineTooLong {
-				return 0, p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+				return 0, false, p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
 			}
-			return 0, err
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			if bytes.IndexByte(line, '"') < 0 {
-				line = line[:n-1]
-			}
+			return 0, false, err
 		}
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
 			continue
 		}
 		start := p.lr.line
-		if bytes.IndexByte(line, '"') >= 0 {
-			return start, p.splitQuoted(line, start)
+		quoted, ascii := p.splitPlain(line, start)
+		if quoted {
+			return start, false, p.splitQuoted(line, start)
 		}
-		p.splitPlain(line, start)
-		return start, nil
+		return start, ascii, nil
 	}
 }
 
-// splitPlain splits a line without quotes at its commas.
-func (p *csvParser) splitPlain(line []byte, lineNo int) {
+// splitPlain splits a line at its commas, dropping a final '\r', in one
+// pass that also notes non-ASCII bytes. It stops early, reporting quoted,
+// at a double quote: such a line needs splitQuoted. It looks at eight
+// bytes at a time, byte by byte only in words that hold a comma or quote.
+func (p *csvParser) splitPlain(line []byte, lineNo int) (quoted, ascii bool) {
+	if n := len(line); line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	const (
+		ones   = 0x0101010101010101
+		highs  = 0x8080808080808080
+		commas = ',' * ones
+		quotes = '"' * ones
+	)
 	fields := p.fields[:0]
 	start := 0
-	for {
-		i := bytes.IndexByte(line[start:], ',')
-		if i < 0 {
-			break
+	var high uint64
+	i := 0
+	for ; i+8 <= len(line); i += 8 {
+		w := binary.LittleEndian.Uint64(line[i:])
+		high |= w
+		// A zero byte in w^commas or w^quotes marks a comma or quote
+		// (possibly a false alarm after a real one: the bytes are checked).
+		c, q := w^commas, w^quotes
+		if ((c-ones)&^c|(q-ones)&^q)&highs == 0 {
+			continue
 		}
-		fields = append(fields, csvField{val: line[start : start+i], line: lineNo, col: start + 1})
-		start += i + 1
+		for j := i; j < i+8; j++ {
+			switch line[j] {
+			case ',':
+				fields = append(fields, csvField{val: line[start:j:j], line: lineNo, col: start + 1})
+				start = j + 1
+			case '"':
+				p.fields = fields
+				return true, false
+			}
+		}
 	}
-	p.fields = append(fields, csvField{val: line[start:], line: lineNo, col: start + 1})
+	for ; i < len(line); i++ {
+		c := line[i]
+		high |= uint64(c)
+		switch c {
+		case ',':
+			fields = append(fields, csvField{val: line[start:i:i], line: lineNo, col: start + 1})
+			start = i + 1
+		case '"':
+			p.fields = fields
+			return true, false
+		}
+	}
+	p.fields = append(fields, csvField{val: line[start:len(line):len(line)], line: lineNo, col: start + 1})
+	return false, high&highs == 0
 }
 
 // splitQuoted parses a record that has a quote, reading further lines for
@@ -226,7 +266,7 @@ func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
 
 // readHeader reads the header row and finds the columns.
 func (p *csvParser) readHeader() error {
-	line, err := p.record()
+	line, _, err := p.record()
 	if err != nil {
 		if pe, ok := err.(*ParseError); ok {
 			pe.fatal = true

@@ -363,9 +363,15 @@ type lineReader struct {
 	err   error // the error that ended the input (io.EOF at the end)
 	line  int   // number of the last line returned
 	empty int   // consecutive empty reads
+	total int64 // bytes read
 }
 
-const initialBuffer = 64 << 10
+// The line buffer starts at initialBuffer bytes and grows to fullBuffer as
+// the input proves long, or to MaxLineBytes+1 for a long line.
+const (
+	initialBuffer = 4 << 10
+	fullBuffer    = 64 << 10
+)
 
 var errLineTooLong = errors.New("line too long")
 
@@ -380,7 +386,9 @@ func (lr *lineReader) fill() {
 		lr.end -= lr.pos
 		lr.pos = 0
 	}
-	if lr.end == len(lr.buf) {
+	// Grow when a line fills the buffer, and, up to fullBuffer, when the
+	// input turns out long (so short traces need not pay for a big one).
+	if lr.end == len(lr.buf) || (len(lr.buf) < fullBuffer && lr.total > 4*int64(len(lr.buf))) {
 		size := min(2*len(lr.buf), MaxLineBytes+1)
 		if size <= len(lr.buf) {
 			return
@@ -391,6 +399,7 @@ func (lr *lineReader) fill() {
 	}
 	n, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += n
+	lr.total += int64(n)
 	if err != nil {
 		lr.err = err
 	} else if n == 0 {

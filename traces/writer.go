@@ -61,7 +61,7 @@ func NewWriter(w io.Writer, f Format, unit time.Duration) *Writer {
 	if unit <= 0 {
 		unit = time.Second
 	}
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10), format: f, unit: unit}
+	return &Writer{w: bufio.NewWriterSize(w, 32<<10), format: f, unit: unit}
 }
 
 // SetTimeStyle sets how timestamps are written; TimeDecimal by default.
