@@ -54,7 +54,7 @@ func mustRun(t *testing.T, stdin string, args ...string) string {
 // generated writes a generated trace to a temporary file.
 func generated(t *testing.T, pattern string) string {
 	t.Helper()
-	out := mustRun(t, "", "gen", "--pattern", pattern, "--users", "20", "--requests", "3000", "--seed", "42")
+	out := mustRun(t, "", "gen", "--pattern", pattern, "--users", "12", "--requests", "600", "--seed", "42")
 	path := filepath.Join(t.TempDir(), pattern+".csv")
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
@@ -97,16 +97,17 @@ func TestCompareEqualsRun(t *testing.T) {
 		for _, pol := range policies {
 			args := append(traceArgs(path), pol...)
 			t.Run(filepath.Base(path)+strings.Join(pol, ""), func(t *testing.T) {
+				t.Parallel()
 				cmpArgs := append(append([]string{"compare", "--algos", "all", "-o", "csv"}, args...), path)
 				header, rows := readCSV(t, mustRun(t, "", cmpArgs...))
 				for _, algo := range header[2:] {
 					runArgs := append(append([]string{"run", "--algo", algo, "-o", "csv"}, args...), path)
 					rh, rr := readCSV(t, mustRun(t, "", runArgs...))
-					if diff := cmp.Diff(columnOf(t, rh, rr, "allowed"), columnOf(t, header, rows, algo)); diff != "" {
-						t.Errorf("%s: run --algo (-) and compare (+) differ:\n%s", algo, diff)
-					}
-					if diff := cmp.Diff(columnOf(t, rh, rr, "timestamp"), columnOf(t, header, rows, "timestamp")); diff != "" {
-						t.Errorf("%s: timestamps differ:\n%s", algo, diff)
+					for _, col := range [][2]string{{"allowed", algo}, {"timestamp", "timestamp"}, {"user", "user"}} {
+						want, got := columnOf(t, rh, rr, col[0]), columnOf(t, header, rows, col[1])
+						if !slices.Equal(want, got) {
+							t.Errorf("%s: run --algo %s (-) and compare %s (+) differ:\n%s", algo, col[0], col[1], cmp.Diff(want, got))
+						}
 					}
 				}
 			})
@@ -119,66 +120,73 @@ func TestCompareEqualsRun(t *testing.T) {
 func TestCSVEqualsJSON(t *testing.T) {
 	for _, path := range invariantTraces(t) {
 		for _, algo := range []string{"fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra", "leaky-queue"} {
-			args := append(append([]string{"run", "--algo", algo, "--explain"}, traceArgs(path)...), path)
-			header, rows := readCSV(t, mustRun(t, "", append(args, "-o", "csv")...))
+			t.Run(filepath.Base(path)+"/"+algo, func(t *testing.T) {
+				t.Parallel()
+				csvEqualsJSON(t, path, algo)
+			})
+		}
+	}
+}
 
-			var objs []map[string]any
-			dec := json.NewDecoder(strings.NewReader(mustRun(t, "", append(args, "-o", "json")...)))
-			dec.UseNumber()
-			if err := dec.Decode(&objs); err != nil {
-				t.Fatalf("%s %s: reading JSON: %v", algo, path, err)
-			}
-			if len(objs) != len(rows) {
-				t.Fatalf("%s %s: %d CSV rows, %d JSON objects", algo, path, len(rows), len(objs))
-			}
-			for i, o := range objs {
-				for j, name := range header {
-					v, ok := o[name]
-					if !ok {
-						t.Fatalf("%s %s row %d: no JSON key %q", algo, path, i, name)
-					}
-					var got string
-					switch v := v.(type) {
-					case string:
-						got = v
-					case json.Number:
-						got = v.String()
-					case bool:
-						got = map[bool]string{true: "true", false: "false"}[v]
-					default:
-						t.Fatalf("%s %s row %d: %s has type %T", algo, path, i, name, v)
-					}
-					if got != rows[i][j] {
-						t.Errorf("%s %s row %d: %s is %q in CSV, %q in JSON", algo, path, i, name, rows[i][j], got)
-					}
-				}
-				if _, isBool := o["allowed"].(bool); !isBool {
-					t.Errorf("%s %s row %d: allowed is not a JSON boolean", algo, path, i)
-				}
-			}
+func csvEqualsJSON(t *testing.T, path, algo string) {
+	args := append(append([]string{"run", "--algo", algo, "--explain"}, traceArgs(path)...), path)
+	header, rows := readCSV(t, mustRun(t, "", append(args, "-o", "csv")...))
 
-			var lines bytes.Buffer
-			for _, o := range objs {
-				b, _ := json.Marshal(o)
-				lines.Write(b)
-				lines.WriteByte('\n')
+	var objs []map[string]any
+	dec := json.NewDecoder(strings.NewReader(mustRun(t, "", append(args, "-o", "json")...)))
+	dec.UseNumber()
+	if err := dec.Decode(&objs); err != nil {
+		t.Fatalf("%s %s: reading JSON: %v", algo, path, err)
+	}
+	if len(objs) != len(rows) {
+		t.Fatalf("%s %s: %d CSV rows, %d JSON objects", algo, path, len(rows), len(objs))
+	}
+	for i, o := range objs {
+		for j, name := range header {
+			v, ok := o[name]
+			if !ok {
+				t.Fatalf("%s %s row %d: no JSON key %q", algo, path, i, name)
 			}
-			var fromJSONL bytes.Buffer
-			for _, line := range strings.Split(strings.TrimSuffix(mustRun(t, "", append(args, "-o", "jsonl")...), "\n"), "\n") {
-				var o map[string]any
-				d := json.NewDecoder(strings.NewReader(line))
-				d.UseNumber()
-				if err := d.Decode(&o); err != nil {
-					t.Fatalf("%s %s: JSON Lines: %v", algo, path, err)
-				}
-				b, _ := json.Marshal(o)
-				fromJSONL.Write(b)
-				fromJSONL.WriteByte('\n')
+			var got string
+			switch v := v.(type) {
+			case string:
+				got = v
+			case json.Number:
+				got = v.String()
+			case bool:
+				got = map[bool]string{true: "true", false: "false"}[v]
+			default:
+				t.Fatalf("%s %s row %d: %s has type %T", algo, path, i, name, v)
 			}
-			if lines.String() != fromJSONL.String() {
-				t.Errorf("%s %s: JSON and JSON Lines differ", algo, path)
+			if got != rows[i][j] {
+				t.Errorf("%s %s row %d: %s is %q in CSV, %q in JSON", algo, path, i, name, rows[i][j], got)
 			}
 		}
+		if _, isBool := o["allowed"].(bool); !isBool {
+			t.Errorf("%s %s row %d: allowed is not a JSON boolean", algo, path, i)
+		}
+	}
+
+	var lines bytes.Buffer
+	for _, o := range objs {
+		b, _ := json.Marshal(o)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	var fromJSONL bytes.Buffer
+	for _, line := range strings.Split(strings.TrimSuffix(mustRun(t, "", append(args, "-o", "jsonl")...), "\n"), "\n") {
+		var o map[string]any
+		d := json.NewDecoder(strings.NewReader(line))
+		d.UseNumber()
+		if err := d.Decode(&o); err != nil {
+			t.Fatalf("%s %s: JSON Lines: %v", algo, path, err)
+		}
+		b, _ := json.Marshal(o)
+		fromJSONL.Write(b)
+		fromJSONL.WriteByte('\n')
+	}
+	if lines.String() != fromJSONL.String() {
+		t.Errorf("%s %s: JSON and JSON Lines differ", algo, path)
 	}
 }
 

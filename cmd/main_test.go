@@ -57,6 +57,9 @@ func TestScripts(t *testing.T) {
 		Dir: "cmd/testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			// A race-enabled binary sleeps a second at exit by default;
+			// every exec in the scripts would pay it.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
