@@ -313,6 +313,10 @@ func agreementTable(rep *sim.Report) *table {
 	for a, st := range rep.Algos {
 		row := []string{st.Algorithm.String()}
 		for b := range rep.Algos {
+			if rep.Requests == 0 {
+				row = append(row, "-")
+				continue
+			}
 			row = append(row, pct(rep.Agree[a][b], rep.Requests))
 		}
 		t.rows = append(t.rows, row)
