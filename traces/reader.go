@@ -14,8 +14,9 @@ import (
 
 // DefaultMaxYAMLBytes is the size cap on a YAML trace when
 // Options.MaxYAMLBytes is 0. YAML has no streaming form: a YAML trace is
-// parsed whole, and its node tree takes many times the size of its text.
-const DefaultMaxYAMLBytes = 32 << 20
+// parsed whole, and its node tree takes some 25 times the size of its
+// text (about 400 MB at the cap).
+const DefaultMaxYAMLBytes = 16 << 20
 
 // MaxLineBytes is the longest line (without its line end) a CSV or JSON
 // Lines trace may have, and the largest a quoted CSV record may grow.
