@@ -3,6 +3,7 @@ package limiters
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,6 +118,39 @@ func BenchmarkAllow(b *testing.B) {
 					b.StartTimer()
 				}
 				if lims[ids[j]].AllowN(times[j], 1) {
+					n++
+				}
+			}
+			benchSink += n
+		})
+		// The keyed form of the same: a map from key to *rate.Limiter under
+		// a mutex, beside Keyed.
+		b.Run(fmt.Sprintf("x-time-rate-map/keys=%d", keys), func(b *testing.B) {
+			var mu sync.Mutex
+			lims := make(map[string]*rate.Limiter, keys)
+			for _, name := range names {
+				lims[name] = rate.NewLimiter(10, 10)
+			}
+			base := time.Unix(1_000_000, 0)
+			times := make([]time.Time, benchStream)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var n int64
+			now := base
+			for i := 0; i < b.N; i++ {
+				j := i & (benchStream - 1)
+				if j == 0 {
+					b.StopTimer()
+					for t := range times {
+						now = now.Add(time.Microsecond)
+						times[t] = now
+					}
+					b.StartTimer()
+				}
+				mu.Lock()
+				ok := lims[names[ids[j]]].AllowN(times[j], 1)
+				mu.Unlock()
+				if ok {
 					n++
 				}
 			}
