@@ -37,7 +37,7 @@ func newBurstCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|-",
 		Short:             "Find the worst burst each algorithm lets through",
-		Long:              burstLong,
+		Long:              burstLong + policyHelp,
 		Example:           burstExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,

@@ -46,7 +46,7 @@ func newCompareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "compare [--algos a,b|all] [flags] TRACE|-",
 		Short:             "Replay a trace through several algorithms, side by side",
-		Long:              compareLong,
+		Long:              compareLong + policyHelp,
 		Example:           compareExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,

@@ -19,6 +19,25 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
+// policyHelp ends the long help of the commands that replay a trace.
+const policyHelp = `
+
+POLICY
+  Window algorithms use --limit and --window (default 3 per 10); bucket
+  algorithms use --capacity (default: the limit) and --rate (default: the
+  limit per window). Every report states the parameters in effect. --config
+  reads them from a YAML file, shared or per algorithm; flags given on the
+  command line override the file:
+
+    limit: 3
+    window: 10s
+    algorithms:
+      token-bucket: {capacity: 5, rate: 1/2}
+
+  Algorithms replayed together share one policy: give two window algorithms
+  different limits, or two buckets different rates, and ratesim asks for
+  separate runs.`
+
 // Policy defaults, as in the seed: three requests per ten units.
 const (
 	defaultLimit  = 3

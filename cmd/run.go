@@ -44,7 +44,7 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "run --algo NAME [flags] TRACE|-",
 		Short:             "Replay a trace through one algorithm, request by request",
-		Long:              runLong,
+		Long:              runLong + policyHelp,
 		Example:           runExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
