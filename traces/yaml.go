@@ -41,6 +41,10 @@ func newYAMLParser(c *common, lr *lineReader, max int64) (*yamlParser, error) {
 	}
 	p := &yamlParser{c: c}
 	items, perr := p.load(data)
+	if perr != nil && perr.Line == 0 {
+		// The YAML package gives no line for some errors: find it.
+		perr.Line, perr.Column = locate(data, perr.Msg)
+	}
 	if perr != nil {
 		return nil, perr
 	}
@@ -69,6 +73,43 @@ func readCapped(lr *lineReader, max int64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// locate returns the line and column of what the YAML package's error
+// message msg, given without a line, is about: an unknown anchor's first
+// alias, else the first byte YAML does not allow.
+func locate(data []byte, msg string) (line, col int) {
+	if rest, ok := strings.CutPrefix(msg, "unknown anchor '"); ok {
+		if name, _, ok := strings.Cut(rest, "'"); ok {
+			if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
+				line = 1 + bytes.Count(data[:i], []byte("\n"))
+				return line, i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+			}
+		}
+	}
+	return badByte(data)
+}
+
+// badByte returns the line and column (1-based, in bytes) of the first
+// byte of data that YAML does not allow: invalid UTF-8, or a control
+// character other than tab and line ends. It returns 0, 0 when there is
+// none.
+func badByte(data []byte) (line, col int) {
+	line, start := 1, 0
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		bad := (r == utf8.RuneError && n == 1) ||
+			(r < 0x20 && r != '\t' && r != '\n' && r != '\r') ||
+			(r >= 0x7f && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff
+		if bad {
+			return line, i - start + 1
+		}
+		if r == '\n' {
+			line, start = line+1, i+1
+		}
+		i += n
+	}
+	return 0, 0
+}
+
 func byteSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
@@ -80,7 +121,7 @@ func byteSize(n int64) string {
 }
 
 // load parses data and returns the request nodes.
-func (p *yamlParser) load(data []byte) (items []*yaml.Node, err error) {
+func (p *yamlParser) load(data []byte) (items []*yaml.Node, err *ParseError) {
 	defer func() {
 		// The YAML package reports its errors by panicking internally and
 		// recovering; anything else escaping it is still a bad trace.
