@@ -159,14 +159,15 @@ func runCompare(o *compareOptions, s streams) error {
 }
 
 // matrixColumns are the columns of the decision matrix: user, timestamp,
-// then one per algorithm; tables add the diff marker.
+// then one per algorithm, then the key with --key; tables add the diff
+// marker.
 func matrixColumns(algos []limiters.Algorithm, keyed, rfc3339 bool, format outputFormat) []column {
 	cols := []column{{"user", false}, {"timestamp", !rfc3339}}
-	if keyed {
-		cols = append(cols, column{"key", false})
-	}
 	for _, a := range algos {
 		cols = append(cols, column{a.String(), false})
+	}
+	if keyed {
+		cols = append(cols, column{"key", false})
 	}
 	if format == outTable || format == outMarkdown {
 		cols = append(cols, column{"diff", false})
@@ -194,11 +195,11 @@ func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool,
 		rw.begin()
 		rw.str(r.User)
 		rw.time(r.TimeText)
-		if keyed {
-			rw.str(r.Key)
-		}
 		for a := 0; a < nalg; a++ {
 			rw.bool(b.Decision(i, a).Allowed)
+		}
+		if keyed {
+			rw.str(r.Key)
 		}
 		if rw.textual() {
 			if differ {
