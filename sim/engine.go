@@ -52,6 +52,12 @@ func (c *Config) normalize() error {
 	if len(c.Algorithms) == 0 {
 		return errors.New("sim: no algorithms selected")
 	}
+	if len(c.Algorithms) > maxAlgos {
+		return fmt.Errorf("sim: at most %d algorithms at once, got %d", maxAlgos, len(c.Algorithms))
+	}
+	if c.Policy.Limit > maxCost || c.Policy.Capacity > maxCost {
+		return fmt.Errorf("sim: limit and capacity above %d are not supported", int64(maxCost))
+	}
 	if c.Unit <= 0 {
 		c.Unit = time.Second
 	}
@@ -286,16 +292,16 @@ func (e *engine) report(requests int64) *Report {
 			if ws.FirstRejection != nil && (s.FirstRejection == nil || ws.FirstRejection.Seq < s.FirstRejection.Seq) {
 				s.FirstRejection = ws.FirstRejection
 			}
-			bt := &wk.bursts[a]
-			if bt.bestSeq >= 0 && (bt.best.Count > s.Burst.Count || (bt.best.Count == s.Burst.Count && bt.bestSeq < bestSeq[a])) {
-				s.Burst = bt.best
-				bestSeq[a] = bt.bestSeq
+			wb := &wk.burst.best[a]
+			if wb.seq >= 0 && (wb.Count > s.Burst.Count || (wb.Count == s.Burst.Count && wb.seq < bestSeq[a])) {
+				s.Burst = wb.Interval
+				bestSeq[a] = wb.seq
 			}
 			for b := a + 1; b < n; b++ {
 				r.Agree[a][b] += wk.agree[a*n+b]
 			}
 			if e.cfg.Top > 0 {
-				top = append(top, bt.keyBests(wk.names, a)...)
+				top = append(top, wk.burst.keyBests(wk.names, a)...)
 			}
 		}
 	}

@@ -14,7 +14,7 @@ type worker struct {
 	oracle *limiters.Table
 	keys   map[string]uint32
 	names  []string // id -> key
-	bursts []burstTracker
+	burst  *burstTracker
 	stats  []AlgoStats
 	agree  []int64 // nalg x nalg, upper triangle used
 	sink   uint64  // keeps the touch pass from being optimised away
@@ -22,20 +22,19 @@ type worker struct {
 
 func newWorker(w int, cfg *Config) (*worker, error) {
 	wk := &worker{
-		w:      w,
-		cfg:    cfg,
-		keys:   make(map[string]uint32),
-		stats:  make([]AlgoStats, len(cfg.Algorithms)),
-		bursts: make([]burstTracker, len(cfg.Algorithms)),
-		agree:  make([]int64, len(cfg.Algorithms)*len(cfg.Algorithms)),
+		w:     w,
+		cfg:   cfg,
+		keys:  make(map[string]uint32),
+		stats: make([]AlgoStats, len(cfg.Algorithms)),
+		burst: newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0),
+		agree: make([]int64, len(cfg.Algorithms)*len(cfg.Algorithms)),
 	}
-	for a, alg := range cfg.Algorithms {
+	for _, alg := range cfg.Algorithms {
 		t, err := limiters.NewTable(alg, cfg.Policy)
 		if err != nil {
 			return nil, err
 		}
 		wk.tables = append(wk.tables, t)
-		wk.bursts[a] = newBurstTracker(int64(cfg.Interval), cfg.Top > 0)
 	}
 	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
 	o, err := limiters.NewTable(limiters.SlidingLog, op)
@@ -76,9 +75,7 @@ func (wk *worker) step(b *batch) {
 			sink += t.Touch(id)
 		}
 		sink += wk.oracle.Touch(id)
-		for a := range wk.bursts {
-			sink += wk.bursts[a].touch(id)
-		}
+		sink += wk.burst.touch(id)
 	}
 	wk.sink += sink
 
@@ -94,6 +91,7 @@ func (wk *worker) step(b *batch) {
 		oracle := wk.oracle.Allow(id, r.Time, r.Cost).Allowed
 		b.Oracle[i] = oracle
 		ds := b.Decisions[int(i)*n : int(i)*n+n]
+		var mask uint8
 		for a, t := range wk.tables {
 			var d limiters.Decision
 			if explain {
@@ -110,7 +108,7 @@ func (wk *worker) step(b *batch) {
 				if !oracle {
 					s.FalseAllows++
 				}
-				wk.bursts[a].allow(id, r.Time, r.Cost, r.Seq)
+				mask |= 1 << a
 			} else {
 				s.Rejected++
 				if oracle {
@@ -127,6 +125,9 @@ func (wk *worker) step(b *batch) {
 				}
 			}
 		}
+		if mask != 0 {
+			wk.burst.record(id, r.Time, r.Cost, r.Seq, mask)
+		}
 		for a := 0; a < n; a++ {
 			for c := a + 1; c < n; c++ {
 				if ds[a].Allowed == ds[c].Allowed {
@@ -139,10 +140,9 @@ func (wk *worker) step(b *batch) {
 		b.text[wk.w] = text
 	}
 	// Intervals found in this batch need their key names.
-	for a := range wk.bursts {
-		bt := &wk.bursts[a]
-		if bt.bestSeq >= 0 && bt.best.Key == "" {
-			bt.best.Key = wk.names[bt.bestID]
+	for a := range wk.burst.best {
+		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
+			b.Key = wk.names[b.id]
 		}
 	}
 }
