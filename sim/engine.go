@@ -281,24 +281,44 @@ func (e *engine) report(requests int64) *Report {
 	var top []scoredInterval
 	for _, wk := range e.workers {
 		r.Keys += len(wk.names)
+		for o, count := range wk.outcomes {
+			if count == 0 {
+				continue
+			}
+			mask, oracle := o>>1, o&1 == 1
+			for a := 0; a < n; a++ {
+				s := &r.Algos[a]
+				allowed := mask&(1<<a) != 0
+				switch {
+				case allowed && !oracle:
+					s.Allowed += count
+					s.FalseAllows += count
+				case allowed:
+					s.Allowed += count
+				case oracle:
+					s.Rejected += count
+					s.FalseRejects += count
+				default:
+					s.Rejected += count
+				}
+				for b := a + 1; b < n; b++ {
+					if allowed == (mask&(1<<b) != 0) {
+						r.Agree[a][b] += count
+					}
+				}
+			}
+		}
 		for a := 0; a < n; a++ {
-			s, ws := &r.Algos[a], &wk.stats[a]
+			s := &r.Algos[a]
 			s.Algorithm = e.cfg.Algorithms[a]
 			s.Requests = requests
-			s.Allowed += ws.Allowed
-			s.Rejected += ws.Rejected
-			s.FalseAllows += ws.FalseAllows
-			s.FalseRejects += ws.FalseRejects
-			if ws.FirstRejection != nil && (s.FirstRejection == nil || ws.FirstRejection.Seq < s.FirstRejection.Seq) {
-				s.FirstRejection = ws.FirstRejection
+			if f := wk.first[a]; f != nil && (s.FirstRejection == nil || f.Seq < s.FirstRejection.Seq) {
+				s.FirstRejection = f
 			}
 			wb := &wk.burst.best[a]
 			if wb.seq >= 0 && (wb.Count > s.Burst.Count || (wb.Count == s.Burst.Count && wb.seq < bestSeq[a])) {
 				s.Burst = wb.Interval
 				bestSeq[a] = wb.seq
-			}
-			for b := a + 1; b < n; b++ {
-				r.Agree[a][b] += wk.agree[a*n+b]
 			}
 			if e.cfg.Top > 0 {
 				top = append(top, wk.burst.keyBests(wk.names, a)...)

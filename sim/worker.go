@@ -11,37 +11,49 @@ type worker struct {
 	w      int
 	cfg    *Config
 	tables []*limiters.Table
-	oracle *limiters.Table
 	keys   map[string]uint32
 	names  []string // id -> key
 	burst  *burstTracker
-	stats  []AlgoStats
-	agree  []int64 // nalg x nalg, upper triangle used
-	sink   uint64  // keeps the touch pass from being optimised away
+	// oracle is the exact rolling policy; when sliding-log runs under the
+	// same policy, its decisions are the oracle's and oracle is nil.
+	oracle     *limiters.Table
+	oracleAlgo int // index of sliding-log in the algorithms, or -1
+	// outcomes counts requests by outcome(allowed mask, oracle): every
+	// count, false allow and agreement derives from it.
+	outcomes   [2 << maxAlgos]int64
+	first      []*Rejection // per algorithm, the first rejection seen
+	unrejected uint8        // algorithms with no rejection yet
+	sink       uint64       // keeps the touch pass from being optimised away
 }
 
 func newWorker(w int, cfg *Config) (*worker, error) {
 	wk := &worker{
-		w:     w,
-		cfg:   cfg,
-		keys:  make(map[string]uint32),
-		stats: make([]AlgoStats, len(cfg.Algorithms)),
-		burst: newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0),
-		agree: make([]int64, len(cfg.Algorithms)*len(cfg.Algorithms)),
+		w:          w,
+		cfg:        cfg,
+		keys:       make(map[string]uint32),
+		first:      make([]*Rejection, len(cfg.Algorithms)),
+		oracleAlgo: -1,
+		unrejected: uint8(1<<len(cfg.Algorithms) - 1),
+		burst:      newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0),
 	}
-	for _, alg := range cfg.Algorithms {
+	for a, alg := range cfg.Algorithms {
 		t, err := limiters.NewTable(alg, cfg.Policy)
 		if err != nil {
 			return nil, err
 		}
 		wk.tables = append(wk.tables, t)
+		if alg == limiters.SlidingLog {
+			wk.oracleAlgo = a
+		}
 	}
-	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
-	o, err := limiters.NewTable(limiters.SlidingLog, op)
-	if err != nil {
-		return nil, err
+	if wk.oracleAlgo < 0 {
+		op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
+		o, err := limiters.NewTable(limiters.SlidingLog, op)
+		if err != nil {
+			return nil, err
+		}
+		wk.oracle = o
 	}
-	wk.oracle = o
 	return wk, nil
 }
 
@@ -74,7 +86,9 @@ func (wk *worker) step(b *batch) {
 		for _, t := range wk.tables {
 			sink += t.Touch(id)
 		}
-		sink += wk.oracle.Touch(id)
+		if wk.oracle != nil {
+			sink += wk.oracle.Touch(id)
+		}
 		sink += wk.burst.touch(id)
 	}
 	wk.sink += sink
@@ -88,10 +102,8 @@ func (wk *worker) step(b *batch) {
 	for _, i := range own {
 		r := &b.Requests[i]
 		id := b.ids[i]
-		oracle := wk.oracle.Allow(id, r.Time, r.Cost).Allowed
-		b.Oracle[i] = oracle
 		ds := b.Decisions[int(i)*n : int(i)*n+n]
-		var mask uint8
+		var mask uint8 // the algorithms that allowed r
 		for a, t := range wk.tables {
 			var d limiters.Decision
 			if explain {
@@ -102,38 +114,23 @@ func (wk *worker) step(b *batch) {
 				d = t.Allow(id, r.Time, r.Cost)
 			}
 			ds[a] = d
-			s := &wk.stats[a]
 			if d.Allowed {
-				s.Allowed++
-				if !oracle {
-					s.FalseAllows++
-				}
 				mask |= 1 << a
-			} else {
-				s.Rejected++
-				if oracle {
-					s.FalseRejects++
-				}
-				if s.FirstRejection == nil {
-					s.FirstRejection = &Rejection{
-						Seq:      r.Seq,
-						Line:     r.Line,
-						Key:      string(r.Key),
-						Time:     r.Time,
-						TimeText: string(r.TimeText),
-					}
-				}
 			}
 		}
+		var oracle bool
+		if wk.oracleAlgo >= 0 {
+			oracle = mask&(1<<wk.oracleAlgo) != 0
+		} else {
+			oracle = wk.oracle.Allow(id, r.Time, r.Cost).Allowed
+		}
+		b.Oracle[i] = oracle
+		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 {
 			wk.burst.record(id, r.Time, r.Cost, r.Seq, mask)
 		}
-		for a := 0; a < n; a++ {
-			for c := a + 1; c < n; c++ {
-				if ds[a].Allowed == ds[c].Allowed {
-					wk.agree[a*n+c]++
-				}
-			}
+		if first := ^mask & wk.unrejected; first != 0 {
+			wk.firstRejections(r, first)
 		}
 	}
 	if explain {
@@ -145,4 +142,31 @@ func (wk *worker) step(b *batch) {
 			b.Key = wk.names[b.id]
 		}
 	}
+}
+
+// outcome indexes worker.outcomes: the allowed mask and the oracle's word.
+func outcome(mask uint8, oracle bool) int {
+	o := int(mask) << 1
+	if oracle {
+		o |= 1
+	}
+	return o
+}
+
+// firstRejections records r as the first rejection of the algorithms in
+// set, which had none before.
+func (wk *worker) firstRejections(r *Request, set uint8) {
+	rej := &Rejection{
+		Seq:      r.Seq,
+		Line:     r.Line,
+		Key:      string(r.Key),
+		Time:     r.Time,
+		TimeText: string(r.TimeText),
+	}
+	for a := range wk.first {
+		if set&(1<<a) != 0 {
+			wk.first[a] = rej
+		}
+	}
+	wk.unrejected &^= set
 }
