@@ -68,6 +68,11 @@ var burstFields = []field{
 	{name: "user", inTable: true},
 	{name: "from", right: true, inTable: true},
 	{name: "to", right: true, inTable: true},
+	{name: "window"},
+	{name: "capacity", omitNull: true},
+	{name: "rate", omitNull: true},
+	{name: "clock"},
+	{name: "unit"},
 }
 
 // runBurst replays o.trace and reports the worst interval per algorithm,
@@ -110,6 +115,10 @@ func runBurst(o *burstOptions, s streams) error {
 	var rows [][]cell
 	for _, iv := range intervals {
 		user, from, to := burstCells(iv, sp)
+		capacity, rate := nullCell(), nullCell()
+		if !iv.Algorithm.Windowed() {
+			capacity, rate = intCell(sp.Policy.Capacity), strCell(sp.rate())
+		}
 		rows = append(rows, []cell{
 			strCell(iv.Algorithm.String()),
 			intCell(sp.Policy.Limit),
@@ -117,6 +126,10 @@ func runBurst(o *burstOptions, s streams) error {
 			intCell(iv.Count),
 			numCell(ratio(iv.Count, sp.Policy.Limit)),
 			user, from, to,
+			decCell(sp.Policy.Window, sp.Unit),
+			capacity, rate,
+			strCell(clockName(sp.Policy.Clock)),
+			strCell(unitName(sp.Unit)),
 		})
 	}
 	t, err := writeRecords(s.out, format, burstFields, rows)
