@@ -1,0 +1,106 @@
+package cmd
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestIsJSONNumber(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"0", true}, {"7", true}, {"-1", true}, {"10.5", true}, {"1e9", true}, {"1.5E-3", true},
+		{"", false}, {"007", false}, {"+7", false}, {"1.", false}, {".5", false}, {"1e", false},
+		{"2024-01-01T00:00:07Z", false}, {"NaN", false}, {"-", false},
+	} {
+		if got := isJSONNumber([]byte(tc.in)); got != tc.want {
+			t.Errorf("isJSONNumber(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		var v any
+		if valid := json.Unmarshal([]byte(tc.in), &v) == nil; valid != tc.want {
+			t.Errorf("%q: encoding/json says valid=%v", tc.in, valid)
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "u1", `a"b\c`, "tab\there", "nl\nx", "\x01\x1f", "é ü 中", "bad\xffutf8", "\u2028\u2029"} {
+		var got string
+		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil {
+			t.Errorf("appendJSONString(%q) = %s: %v", s, appendJSONString(nil, s), err)
+			continue
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if got != want {
+			t.Errorf("appendJSONString(%q) decodes to %q", s, got)
+		}
+		if b := appendJSONBytes(nil, []byte(s)); string(b) != string(appendJSONString(nil, s)) {
+			t.Errorf("appendJSONBytes(%q) = %s, appendJSONString gives %s", s, b, appendJSONString(nil, s))
+		}
+	}
+}
+
+func TestAppendCSV(t *testing.T) {
+	fields := []string{"", "u1", "a,b", `say "hi"`, "two\nlines", " lead", "window [10,20) count 1", "cr\r"}
+	var line []byte
+	for i, f := range fields {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		line = appendCSV(line, f)
+		if b := appendCSVBytes(nil, []byte(f)); string(b) != string(appendCSV(nil, f)) {
+			t.Errorf("appendCSVBytes(%q) = %s, appendCSV gives %s", f, b, appendCSV(nil, f))
+		}
+	}
+	r := csv.NewReader(strings.NewReader(string(line) + "\n"))
+	got, err := r.Read()
+	if err != nil {
+		t.Fatalf("reading %q: %v", line, err)
+	}
+	for i := range fields {
+		if got[i] != fields[i] {
+			t.Errorf("field %d: wrote %q, read back %q", i, fields[i], got[i])
+		}
+	}
+}
+
+func TestPctRatio(t *testing.T) {
+	for _, tc := range []struct {
+		part, whole int64
+		pct, ratio  string
+	}{
+		{0, 0, "0.0", "0.00"},
+		{2, 3, "66.7", "0.67"},
+		{6, 3, "200.0", "2.00"},
+		{4, 3, "133.3", "1.33"},
+		{1, 8, "12.5", "0.13"},
+		{5, 3, "166.7", "1.67"},
+		{1, 200, "0.5", "0.01"},
+	} {
+		if got := pct(tc.part, tc.whole); got != tc.pct {
+			t.Errorf("pct(%d, %d) = %s, want %s", tc.part, tc.whole, got, tc.pct)
+		}
+		if got := ratio(tc.part, tc.whole); got != tc.ratio {
+			t.Errorf("ratio(%d, %d) = %s, want %s", tc.part, tc.whole, got, tc.ratio)
+		}
+	}
+}
+
+func TestShorten(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"log [1 2 3]", 60, "log [1 2 3]"},
+		{"abcdef", 4, "abc…"},
+		{"ééééé", 3, "éé…"},
+	} {
+		if got := shorten(tc.in, tc.n); got != tc.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
