@@ -51,7 +51,7 @@ func (p *csvParser) next(ev *Event) error {
 	if !ascii {
 		for i := range f {
 			if !utf8.Valid(f[i].val) {
-				return p.c.errorf(f[i].line, f[i].col, "invalid UTF-8 in %s %s", p.columnName(i), quote(f[i].val))
+				return p.c.errorf(f[i].line, f[i].col, "invalid UTF-8 in %s: %s", p.columnName(i), quote(f[i].val))
 			}
 		}
 	}

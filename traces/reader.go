@@ -348,7 +348,7 @@ func (c *common) checkUser(user []byte, line, col int) error {
 		return c.errorf(line, col, "empty user")
 	}
 	if !utf8.Valid(user) {
-		return c.errorf(line, col, "invalid UTF-8 in user %s", quote(user))
+		return c.errorf(line, col, "invalid UTF-8 in user: %s", quote(user))
 	}
 	return nil
 }

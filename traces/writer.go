@@ -161,7 +161,7 @@ func (w *Writer) check(e *Event) error {
 		return errors.New("traces: event with an empty user")
 	}
 	if !utf8.Valid(e.User) {
-		return fmt.Errorf("traces: invalid UTF-8 in user %s", quote(e.User))
+		return fmt.Errorf("traces: invalid UTF-8 in user: %s", quote(e.User))
 	}
 	if e.Cost < 1 {
 		return fmt.Errorf("traces: event cost %d is not positive", e.Cost)
@@ -209,8 +209,8 @@ func (w *Writer) check(e *Event) error {
 // writeCost reports whether the event's cost is worth writing.
 func writeCost(e *Event) bool { return e.Cost != 1 || e.costText != nil }
 
-// timeKind tells how an event's time is written: as a number or as text
-// (a string in JSON Lines and YAML).
+// appendTime appends the event's time in the writer's style and reports
+// whether it is text (a string in JSON Lines and YAML) rather than a number.
 func (w *Writer) appendTime(b []byte, e *Event) (out []byte, isText bool) {
 	switch w.style {
 	case TimeAsWritten:

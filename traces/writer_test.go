@@ -150,7 +150,7 @@ func TestWriterErrors(t *testing.T) {
 		want string
 	}{
 		{CSV, []*Event{mk("", 1)}, "traces: event with an empty user"},
-		{JSONL, []*Event{mk("u\xff", 1)}, `traces: invalid UTF-8 in user "u\xff"`},
+		{JSONL, []*Event{mk("u\xff", 1)}, `traces: invalid UTF-8 in user: "u\xff"`},
 		{YAML, []*Event{mk("u", 0)}, "traces: event cost 0 is not positive"},
 		{CSV, []*Event{mk("u", 1), mk("u", 2)}, "traces: cost 2 but the CSV header has no cost column"},
 		{CSV, []*Event{mk("u", 1, "a", "1"), mk("u", 1, "b", "2")}, `traces: attribute "b" is not a column of the CSV header`},
