@@ -24,8 +24,13 @@ type csvParser struct {
 	attrNames  []string
 
 	fields []csvField
-	rec    []byte // the unquoted fields of a record read by the slow path
+	rec    []byte    // the unquoted fields of a record read by the slow path
+	spans  []recSpan // where they are in rec
 }
+
+// recSpan is a field of a record read by the slow path: its bounds in
+// csvParser.rec and where it starts in the trace.
+type recSpan struct{ start, end, line, col int }
 
 // csvField is one field of a record: its value and where it starts.
 type csvField struct {
@@ -182,9 +187,8 @@ func (p *csvParser) splitPlain(line []byte, lineNo int) (quoted, ascii bool) {
 // splitQuoted parses a record that has a quote, reading further lines for
 // a quoted field that spans them. Field values are copied into p.rec.
 func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
-	type span struct{ start, end, line, col int }
-	var spansArr [16]span
-	spans := spansArr[:0]
+	spans := p.spans[:0]
+	defer func() { p.spans = spans[:0] }()
 	p.rec = p.rec[:0]
 	cur := lineNo
 	pos := 0
@@ -225,7 +229,7 @@ func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
 				}
 				break
 			}
-			spans = append(spans, span{start, len(p.rec), qline, qcol})
+			spans = append(spans, recSpan{start, len(p.rec), qline, qcol})
 			if pos == len(line) || (pos+1 == len(line) && line[pos] == '\r') {
 				break
 			}
@@ -250,7 +254,7 @@ func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
 		}
 		start := len(p.rec)
 		p.rec = append(p.rec, v...)
-		spans = append(spans, span{start, len(p.rec), cur, col})
+		spans = append(spans, recSpan{start, len(p.rec), cur, col})
 		if i < 0 {
 			break
 		}

@@ -519,6 +519,9 @@ func TestAttrs(t *testing.T) {
 func TestNoAllocs(t *testing.T) {
 	inputs := map[string]func(i int) string{
 		"csv": func(i int) string { return "u" + itoa(i%7) + "," + itoa(i) + ".5,2,/x\n" },
+		"csvq": func(i int) string {
+			return "\"u" + itoa(i%7) + "\"," + itoa(i) + ".5,2,\"/x,\ny\"\n"
+		},
 		"jsonl": func(i int) string {
 			return `{"user":"u` + itoa(i%7) + `","timestamp":` + itoa(i) + `.5,"cost":2,"e":"/\nx"}` + "\n"
 		},
@@ -528,13 +531,15 @@ func TestNoAllocs(t *testing.T) {
 	}
 	for format, row := range inputs {
 		var b strings.Builder
-		if format == "csv" {
+		name := "t." + format
+		if strings.HasPrefix(format, "csv") {
 			b.WriteString("user,timestamp,cost,endpoint\n")
+			name = "t.csv"
 		}
 		for i := range 3000 {
 			b.WriteString(row(i))
 		}
-		r, err := NewReader(strings.NewReader(b.String()), "t."+format, Options{})
+		r, err := NewReader(strings.NewReader(b.String()), name, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
