@@ -175,6 +175,9 @@ func (t *trace) Next() (*traces.Event, error) {
 // RFC3339 reports whether the trace's timestamps are RFC 3339 times.
 func (t *trace) RFC3339() bool { return t.r.RFC3339() }
 
+// Name is the trace's name as errors show it.
+func (t *trace) Name() string { return t.r.Name() }
+
 // Empty reports whether the trace holds no events.
 func (t *trace) Empty() bool { return errors.Is(t.err, io.EOF) }
 

@@ -175,6 +175,7 @@ func (tw *textWriter) table(t *table) {
 // a terminal. time.Now is used here and nowhere else in ratesim.
 type progress struct {
 	src  sim.Source
+	name string
 	n    atomic.Int64
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -184,7 +185,7 @@ type progress struct {
 const progressDelay = time.Second
 
 func startProgress(src sim.Source, name string, w io.Writer) *progress {
-	p := &progress{src: src, quit: make(chan struct{})}
+	p := &progress{src: src, name: name, quit: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -216,6 +217,9 @@ func (p *progress) Next() (*traces.Event, error) {
 	p.n.Add(1)
 	return p.src.Next()
 }
+
+// Name is the trace's name, which sim puts in its errors.
+func (p *progress) Name() string { return p.name }
 
 func (p *progress) stop() {
 	close(p.quit)

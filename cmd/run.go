@@ -163,6 +163,7 @@ func runRun(o *runOptions, s streams) error {
 		return nil
 	}
 	cfg := rp.config(true, o.Explain)
+	cfg.DecisionsOnly = true // run shows no oracle or burst figures
 	rep, err := rp.run(cfg, s, emit)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // batchSize is the number of requests handled together. A few hundred rows
@@ -45,6 +46,7 @@ type engine struct {
 	nalg    int
 	workers []*worker
 	seed    maphash.Seed
+	name    string // the source's name, for errors
 	stop    atomic.Bool
 }
 
@@ -54,6 +56,9 @@ func (c *Config) normalize() error {
 	}
 	if len(c.Algorithms) > maxAlgos {
 		return fmt.Errorf("sim: at most %d algorithms at once, got %d", maxAlgos, len(c.Algorithms))
+	}
+	if c.DecisionsOnly {
+		c.Top = 0
 	}
 	if c.Policy.Limit > maxCost || c.Policy.Capacity > maxCost {
 		return fmt.Errorf("sim: limit and capacity above %d are not supported", int64(maxCost))
@@ -86,7 +91,10 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), seed: maphash.MakeSeed()}
+	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), seed: maphash.MakeSeed(), name: "trace"}
+	if n, ok := src.(interface{ Name() string }); ok {
+		e.name = n.Name()
+	}
 	for w := 0; w < cfg.Workers; w++ {
 		wk, err := newWorker(w, &e.cfg)
 		if err != nil {
@@ -206,7 +214,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 				for i, name := range e.cfg.KeyFields {
 					v, ok := ev.Attr(name)
 					if !ok {
-						err = fmt.Errorf("sim: line %d: no %q field to key on", ev.Line, name)
+						err = &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
 						break
 					}
 					if i > 0 {
@@ -289,17 +297,17 @@ func (e *engine) report(requests int64) *Report {
 			for a := 0; a < n; a++ {
 				s := &r.Algos[a]
 				allowed := mask&(1<<a) != 0
-				switch {
-				case allowed && !oracle:
+				if allowed {
 					s.Allowed += count
-					s.FalseAllows += count
-				case allowed:
-					s.Allowed += count
-				case oracle:
+				} else {
 					s.Rejected += count
-					s.FalseRejects += count
-				default:
-					s.Rejected += count
+				}
+				if !e.cfg.DecisionsOnly && allowed != oracle {
+					if allowed {
+						s.FalseAllows += count
+					} else {
+						s.FalseRejects += count
+					}
 				}
 				for b := a + 1; b < n; b++ {
 					if allowed == (mask&(1<<b) != 0) {
@@ -314,6 +322,9 @@ func (e *engine) report(requests int64) *Report {
 			s.Requests = requests
 			if f := wk.first[a]; f != nil && (s.FirstRejection == nil || f.Seq < s.FirstRejection.Seq) {
 				s.FirstRejection = f
+			}
+			if wk.burst == nil {
+				continue
 			}
 			wb := &wk.burst.best[a]
 			if wb.seq >= 0 && (wb.Count > s.Burst.Count || (wb.Count == s.Burst.Count && wb.seq < bestSeq[a])) {

@@ -16,7 +16,9 @@ import (
 )
 
 // Source yields trace events in order; *traces.Reader is one. The returned
-// event and the byte slices it holds may be reused by the next call.
+// event and the byte slices it holds may be reused by the next call. A
+// Source that also has a Name() string method (as *traces.Reader does) is
+// named in errors about its events.
 type Source interface {
 	Next() (*traces.Event, error)
 }
@@ -44,6 +46,10 @@ type Config struct {
 	// Workers is the number of goroutines that own key state; 0 picks one
 	// per CPU, at most 4.
 	Workers int
+	// DecisionsOnly skips the oracle and burst tracking, for callers that
+	// need only the decisions and the counts: the report's FalseAllows,
+	// FalseRejects, Burst and Top are then zero.
+	DecisionsOnly bool
 }
 
 // Request is one trace event as the engine saw it. Its byte slices point

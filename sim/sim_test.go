@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -367,5 +368,43 @@ func BenchmarkRun(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/request")
 			})
 		}
+	}
+}
+
+func TestDecisionsOnly(t *testing.T) {
+	events := randomTrace(rand.New(rand.NewPCG(5, 6)), 4000, 20, true)
+	full := Config{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Workers: 2}
+	lean := full
+	lean.DecisionsOnly = true
+	wantDecisions, _, want := collect(t, events, full)
+	gotDecisions, _, got := collect(t, events, lean)
+	if diff := cmp.Diff(wantDecisions, gotDecisions); diff != "" {
+		t.Fatalf("decisions differ with DecisionsOnly (-full +lean):\n%s", diff)
+	}
+	for a := range want.Algos {
+		w, g := want.Algos[a], got.Algos[a]
+		if g.Allowed != w.Allowed || g.Rejected != w.Rejected || !cmp.Equal(g.FirstRejection, w.FirstRejection) {
+			t.Errorf("%v: lean counts %d/%d, full %d/%d", w.Algorithm, g.Allowed, g.Rejected, w.Allowed, w.Rejected)
+		}
+		if g.FalseAllows != 0 || g.FalseRejects != 0 || g.Burst.Count != 0 {
+			t.Errorf("%v: lean report has oracle or burst figures: %+v", w.Algorithm, g)
+		}
+	}
+	if diff := cmp.Diff(want.Agree, got.Agree); diff != "" {
+		t.Errorf("agreement differs (-full +lean):\n%s", diff)
+	}
+}
+
+// namedSource is a sliceSource with a name, as traces.Reader has.
+type namedSource struct{ sliceSource }
+
+func (namedSource) Name() string { return "trace.csv" }
+
+func TestKeyFieldMissing(t *testing.T) {
+	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, KeyFields: []string{"user", "tenant"}}
+	_, err := Run(&namedSource{sliceSource{events: secs("u1", 1)}}, cfg, nil)
+	var pe *traces.ParseError
+	if !errors.As(err, &pe) || pe.File != "trace.csv" || pe.Line != 2 || !strings.Contains(err.Error(), `"tenant"`) {
+		t.Errorf("missing key field: got %v, want a ParseError for trace.csv:2 naming \"tenant\"", err)
 	}
 }

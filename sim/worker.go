@@ -34,7 +34,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		first:      make([]*Rejection, len(cfg.Algorithms)),
 		oracleAlgo: -1,
 		unrejected: uint8(1<<len(cfg.Algorithms) - 1),
-		burst:      newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0),
+	}
+	if !cfg.DecisionsOnly {
+		wk.burst = newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0)
 	}
 	for a, alg := range cfg.Algorithms {
 		t, err := limiters.NewTable(alg, cfg.Policy)
@@ -46,7 +48,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			wk.oracleAlgo = a
 		}
 	}
-	if wk.oracleAlgo < 0 {
+	if wk.oracleAlgo < 0 && !cfg.DecisionsOnly {
 		op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
 		o, err := limiters.NewTable(limiters.SlidingLog, op)
 		if err != nil {
@@ -89,7 +91,9 @@ func (wk *worker) step(b *batch) {
 		if wk.oracle != nil {
 			sink += wk.oracle.Touch(id)
 		}
-		sink += wk.burst.touch(id)
+		if wk.burst != nil {
+			sink += wk.burst.touch(id)
+		}
 	}
 	wk.sink += sink
 
@@ -119,14 +123,15 @@ func (wk *worker) step(b *batch) {
 			}
 		}
 		var oracle bool
-		if wk.oracleAlgo >= 0 {
+		switch {
+		case wk.oracleAlgo >= 0:
 			oracle = mask&(1<<wk.oracleAlgo) != 0
-		} else {
+		case wk.oracle != nil:
 			oracle = wk.oracle.Allow(id, r.Time, r.Cost).Allowed
 		}
 		b.Oracle[i] = oracle
 		wk.outcomes[outcome(mask, oracle)]++
-		if mask != 0 {
+		if mask != 0 && wk.burst != nil {
 			wk.burst.record(id, r.Time, r.Cost, r.Seq, mask)
 		}
 		if first := ^mask & wk.unrejected; first != 0 {
@@ -137,6 +142,9 @@ func (wk *worker) step(b *batch) {
 		b.text[wk.w] = text
 	}
 	// Intervals found in this batch need their key names.
+	if wk.burst == nil {
+		return
+	}
 	for a := range wk.burst.best {
 		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
 			b.Key = wk.names[b.id]
