@@ -225,3 +225,25 @@ func TestGenerateOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateStreams checks that the generator's memory does not grow
+// with the number of requests: a hundred times more requests make no more
+// allocations.
+func TestGenerateStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 400,000 requests")
+	}
+	for _, p := range Patterns() {
+		allocs := func(n int) float64 {
+			return testing.AllocsPerRun(1, func() {
+				if err := Generate(io.Discard, GenOptions{Pattern: p, Users: 20, Requests: n, Seed: 5, Span: time.Duration(n) * time.Second}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		small, big := allocs(1000), allocs(100_000)
+		if big > small+2 {
+			t.Errorf("%s: %v allocations for 1000 requests, %v for 100,000", p, small, big)
+		}
+	}
+}
