@@ -191,15 +191,15 @@ func (bt *burstTracker) grow(s *burstSlot) {
 
 // keyBests lists every key's best interval under algorithm a, for the
 // report's top list.
-func (bt *burstTracker) keyBests(names []string, a int) []scoredInterval {
+func (bt *burstTracker) keyBests(keys *interner, a int) []scoredInterval {
 	var out []scoredInterval
-	for id := range names {
+	for id := range keys.Len() {
 		k := bt.keyBst.peek(uint32(id))
 		if k == nil || k[a].count == 0 {
 			continue
 		}
 		out = append(out, scoredInterval{
-			Interval: Interval{Key: names[id], From: k[a].from, To: k[a].to, Count: k[a].count},
+			Interval: Interval{Key: string(keys.key(uint32(id))), From: k[a].from, To: k[a].to, Count: k[a].count},
 			seq:      k[a].seq,
 			algo:     a,
 		})

@@ -30,6 +30,7 @@ type batch struct {
 	spans  []reqText // offsets into arena, turned into slices when full
 	hashes []uint64  // key hash per request
 	ids    []uint32  // per request: the key's id in its worker
+	cands  []*internSlot
 	own    [][]int32 // per worker: the requests whose key it owns
 	left   atomic.Int32
 	done   chan struct{}
@@ -164,6 +165,7 @@ func (e *engine) newBatch() *batch {
 		spans:  make([]reqText, 0, batchSize),
 		hashes: make([]uint64, 0, batchSize),
 		ids:    make([]uint32, batchSize),
+		cands:  make([]*internSlot, batchSize),
 		own:    make([][]int32, len(e.workers)),
 		done:   make(chan struct{}, 1),
 	}
@@ -288,7 +290,7 @@ func (e *engine) report(requests int64) *Report {
 	}
 	var top []scoredInterval
 	for _, wk := range e.workers {
-		r.Keys += len(wk.names)
+		r.Keys += wk.keys.Len()
 		for o, count := range wk.outcomes {
 			if count == 0 {
 				continue
@@ -332,7 +334,7 @@ func (e *engine) report(requests int64) *Report {
 				bestSeq[a] = wb.seq
 			}
 			if e.cfg.Top > 0 {
-				top = append(top, wk.burst.keyBests(wk.names, a)...)
+				top = append(top, wk.burst.keyBests(wk.keys, a)...)
 			}
 		}
 	}

@@ -11,8 +11,7 @@ type worker struct {
 	w      int
 	cfg    *Config
 	tables []*limiters.Table
-	keys   map[string]uint32
-	names  []string // id -> key
+	keys   *interner
 	burst  *burstTracker
 	// oracle is the exact rolling policy; when sliding-log runs under the
 	// same policy, its decisions are the oracle's and oracle is nil.
@@ -30,7 +29,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	wk := &worker{
 		w:          w,
 		cfg:        cfg,
-		keys:       make(map[string]uint32),
+		keys:       newInterner(),
 		first:      make([]*Rejection, len(cfg.Algorithms)),
 		oracleAlgo: -1,
 		unrejected: uint8(1<<len(cfg.Algorithms) - 1),
@@ -59,30 +58,28 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	return wk, nil
 }
 
-// intern returns key's id, adding it when new.
-func (wk *worker) intern(key []byte) uint32 {
-	if id, ok := wk.keys[string(key)]; ok {
-		return id
-	}
-	id := uint32(len(wk.names))
-	s := string(key)
-	wk.keys[s] = id
-	wk.names = append(wk.names, s)
-	return id
-}
-
 // step decides every request of b whose key this worker owns.
 func (wk *worker) step(b *batch) {
 	own := b.own[wk.w]
 	if len(own) == 0 {
 		return
 	}
-	for _, i := range own {
-		b.ids[i] = wk.intern(b.Requests[i].Key)
-	}
-	// The touch pass: independent loads of each request's state, so the
-	// CPU overlaps the cache misses before the dependent work below.
+	// Interning and the touch pass: passes of independent loads (each
+	// row's hash slot, then its key bytes, then its state), so that the CPU
+	// overlaps the cache misses of a batch before the dependent work below.
+	in := wk.keys
 	var sink uint64
+	for _, i := range own {
+		sink += in.touch(b.hashes[i])
+	}
+	for _, i := range own {
+		c, first := in.candidate(b.hashes[i])
+		b.cands[i] = c
+		sink += uint64(first)
+	}
+	for _, i := range own {
+		b.ids[i] = in.lookup(b.Requests[i].Key, b.hashes[i], b.cands[i])
+	}
 	for _, i := range own {
 		id := b.ids[i]
 		for _, t := range wk.tables {
@@ -147,7 +144,7 @@ func (wk *worker) step(b *batch) {
 	}
 	for a := range wk.burst.best {
 		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
-			b.Key = wk.names[b.id]
+			b.Key = string(wk.keys.key(b.id))
 		}
 	}
 }

@@ -1,0 +1,140 @@
+package sim
+
+import "bytes"
+
+// interner maps keys to dense ids 0, 1, 2, ... for one worker.
+//
+// It is an open-addressing hash table over the 64-bit hashes the reader
+// already computed, with the key bytes in a chunked arena. Lookups come in
+// batches, in passes of independent loads (the slots of every row, then the
+// key bytes of every candidate), so that the cache misses of a batch
+// overlap instead of following one another as they would in a Go map.
+type interner struct {
+	slots []internSlot // power-of-two length, at most half full
+	mask  uint64
+	n     int      // keys held
+	refs  []keyRef // per id: where its bytes are
+	arena [][]byte // chunks of key bytes
+}
+
+// internSlot is one table entry: the high half of the key's hash and its
+// id plus one (0 marks an empty slot).
+type internSlot struct {
+	tag uint32
+	id1 uint32
+	ref keyRef
+}
+
+// keyRef locates a key's bytes: arena[chunk][off:off+len].
+type keyRef struct {
+	chunk, off, len uint32
+}
+
+const keyChunk = 1 << 20 // bytes per arena chunk
+
+func newInterner() *interner {
+	const size = 1 << 10
+	return &interner{slots: make([]internSlot, size), mask: size - 1}
+}
+
+// Len returns the number of keys held.
+func (in *interner) Len() int { return in.n }
+
+// key returns id's key bytes.
+func (in *interner) key(id uint32) []byte { return in.at(in.refs[id]) }
+
+// The table works on the high half of a key's hash, its tag: the tag
+// picks the home slot and is kept in the slot, so growing needs no rehash.
+// (The low half picks the worker.)
+func tagOf(h uint64) uint32 { return uint32(h >> 32) }
+
+func (in *interner) home(tag uint32) uint64 { return uint64(tag) & in.mask }
+
+// touch loads the home slot of hash h.
+func (in *interner) touch(h uint64) uint64 {
+	return uint64(in.slots[in.home(tagOf(h))].id1)
+}
+
+// candidate returns the first slot at or after h's home whose tag matches
+// h, or nil at an empty slot, and loads its key's first byte.
+func (in *interner) candidate(h uint64) (*internSlot, byte) {
+	tag := tagOf(h)
+	for p := in.home(tag); ; p = (p + 1) & in.mask {
+		s := &in.slots[p]
+		if s.id1 == 0 {
+			return nil, 0
+		}
+		if s.tag == tag {
+			r := s.ref
+			return s, in.arena[r.chunk][r.off]
+		}
+	}
+}
+
+// lookup returns key's id, adding it when new. start is the candidate
+// found earlier for this hash, or nil.
+func (in *interner) lookup(key []byte, h uint64, start *internSlot) uint32 {
+	tag := tagOf(h)
+	if start != nil && bytes.Equal(in.at(start.ref), key) {
+		return start.id1 - 1
+	}
+	p := in.home(tag)
+	for {
+		s := &in.slots[p]
+		if s.id1 == 0 {
+			return in.insert(p, tag, key)
+		}
+		if s.tag == tag && bytes.Equal(in.at(s.ref), key) {
+			return s.id1 - 1
+		}
+		p = (p + 1) & in.mask
+	}
+}
+
+func (in *interner) at(r keyRef) []byte {
+	return in.arena[r.chunk][r.off : r.off+r.len]
+}
+
+// insert adds key at the empty slot p.
+func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
+	id := uint32(in.n)
+	ref := in.store(key)
+	in.slots[p] = internSlot{tag: tag, id1: id + 1, ref: ref}
+	in.refs = append(in.refs, ref)
+	in.n++
+	if 2*in.n > len(in.slots) {
+		in.grow()
+	}
+	return id
+}
+
+// store copies key into the arena. A key never straddles two chunks; one
+// longer than a chunk gets a chunk of its own.
+func (in *interner) store(key []byte) keyRef {
+	last := len(in.arena) - 1
+	if last < 0 || len(in.arena[last])+len(key) > cap(in.arena[last]) {
+		in.arena = append(in.arena, make([]byte, 0, max(keyChunk, len(key))))
+		last++
+	}
+	c := in.arena[last]
+	off := len(c)
+	in.arena[last] = append(c, key...)
+	return keyRef{chunk: uint32(last), off: uint32(off), len: uint32(len(key))}
+}
+
+// grow doubles the table.
+func (in *interner) grow() {
+	old := in.slots
+	in.slots = make([]internSlot, 2*len(old))
+	in.mask = uint64(len(in.slots) - 1)
+	for _, s := range old {
+		if s.id1 == 0 {
+			continue
+		}
+		p := in.home(s.tag)
+		for in.slots[p].id1 != 0 {
+			p = (p + 1) & in.mask
+		}
+		in.slots[p] = s
+	}
+}

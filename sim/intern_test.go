@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestInterner(t *testing.T) {
+	// hashes: real spread for most keys, and a group of keys sharing one
+	// full hash, so tags collide and only the bytes tell them apart.
+	hash := func(i int) uint64 {
+		if i%10 == 0 {
+			return 0xdeadbeef_00000042
+		}
+		return uint64(i) * 0x9e3779b97f4a7c15
+	}
+	in := newInterner()
+	const n = 5000 // several doublings of the table
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d", i)) }
+	for round := range 3 {
+		for i := range n {
+			h := hash(i)
+			c, _ := in.candidate(h)
+			id := in.lookup(key(i), h, c)
+			if round == 0 && id != uint32(i) {
+				t.Fatalf("first sight of key %d: id %d", i, id)
+			}
+			if id != uint32(i) {
+				t.Fatalf("round %d: key %d has id %d", round, i, id)
+			}
+		}
+	}
+	if in.Len() != n {
+		t.Errorf("Len = %d, want %d", in.Len(), n)
+	}
+	for i := range n {
+		if got := string(in.key(uint32(i))); got != string(key(i)) {
+			t.Errorf("key(%d) = %q", i, got)
+		}
+	}
+	// A key longer than an arena chunk gets a chunk of its own.
+	long := make([]byte, keyChunk+10)
+	id := in.lookup(long, 7, nil)
+	if string(in.key(id)) != string(long) || in.lookup(long, 7, nil) != id {
+		t.Error("long key not kept")
+	}
+}
