@@ -179,10 +179,10 @@ func matrixColumns(algos []limiters.Algorithm, keyed, rfc3339 bool, format outpu
 func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool, disagree *int64) error {
 	for i := range b.Requests {
 		r := &b.Requests[i]
-		first := b.Decision(i, 0).Allowed
+		first := b.Allowed(i, 0)
 		differ := false
 		for a := 1; a < nalg; a++ {
-			if b.Decision(i, a).Allowed != first {
+			if b.Allowed(i, a) != first {
 				differ = true
 				break
 			}
@@ -196,7 +196,7 @@ func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool,
 		rw.str(r.User)
 		rw.time(r.TimeText)
 		for a := 0; a < nalg; a++ {
-			rw.bool(b.Decision(i, a).Allowed)
+			rw.bool(b.Allowed(i, a))
 		}
 		if keyed {
 			rw.str(r.Key)

@@ -164,6 +164,7 @@ func runRun(o *runOptions, s streams) error {
 	}
 	cfg := rp.config(true, o.Explain)
 	cfg.DecisionsOnly = true // run shows no oracle or burst figures
+	cfg.Detail = true
 	rep, err := rp.run(cfg, s, emit)
 	if err != nil {
 		return err

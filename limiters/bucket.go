@@ -173,12 +173,7 @@ func (g *debt) decide(r *Rule, now, cost int64, commit bool) Decision {
 		if r.alg == LeakyQueue {
 			d.Delay = sat(g.ceil())
 		}
-		g.ns += incNs
-		g.frac += incFr
-		if g.frac >= r.n {
-			g.frac -= r.n
-			g.ns++
-		}
+		g.take(r, incNs, incFr)
 	} else {
 		d.Reason = r.refusal
 		// Wait until the debt falls to (Capacity-cost)*T.
@@ -304,4 +299,49 @@ func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
 		hi, lo = sub128(lh, ll, nh, nl)
 	}
 	return appendRat(dst, neg, hi, lo, dl)
+}
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (b *bucket) admit(r *Rule, now, cost int64) bool {
+	if b.seen && now < b.last {
+		return apply(b, r, now, cost).Allowed
+	}
+	b.drain(r, now)
+	room := uint64(r.limit) - b.whole
+	if uint64(cost) < room || uint64(cost) == room && b.frac == 0 {
+		b.whole += uint64(cost)
+		return true
+	}
+	return false
+}
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (g *debt) admit(r *Rule, now, cost int64) bool {
+	if g.seen && now < g.last {
+		return apply(g, r, now, cost).Allowed
+	}
+	g.advance(now)
+	lns, lfr := r.burst1Ns, r.burst1Fr
+	incNs, incFr := r.tNs, r.tFrac
+	if cost != 1 {
+		lns, lfr = r.interval(uint64(r.limit - cost))
+		incNs, incFr = r.interval(uint64(cost))
+	}
+	if g.ns < lns || g.ns == lns && g.frac <= lfr {
+		g.take(r, incNs, incFr)
+		return true
+	}
+	return false
+}
+
+// take adds incNs + incFr/n nanoseconds to the debt.
+func (g *debt) take(r *Rule, incNs, incFr uint64) {
+	g.ns += incNs
+	g.frac += incFr
+	if g.frac >= r.n {
+		g.frac -= r.n
+		g.ns++
+	}
 }

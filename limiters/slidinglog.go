@@ -77,17 +77,8 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 	// ring only when a request is admitted: a refusal leaves the log as it
 	// was, so a later request that goes back in time (but not before the
 	// newest entry) still sees every entry of its own window.
-	head, n, sum := s.head, s.n, s.sum
+	head, n, sum := s.expire(r, now)
 	mask := len(s.buf) - 1
-	for n > 0 {
-		e := &s.buf[head]
-		if since(now, e.t) <= w {
-			break
-		}
-		sum -= e.cost
-		head = (head + 1) & mask
-		n--
-	}
 	var d Decision
 	if cost > r.limit-sum {
 		d.Reason = r.refusal
@@ -115,16 +106,54 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
 	}
 	if commit && cost > 0 {
-		s.head, s.n, s.sum = head, n, sum
-		if s.n == 0 {
-			s.head = 0
-		}
-		if len(s.buf) > minShrinkLog && s.n < len(s.buf)/4 {
-			s.resize(len(s.buf) / 2)
-		}
-		s.push(now, cost)
+		s.take(head, n, sum, now, cost)
 	}
 	return d
+}
+
+// expire returns the ring position, count and cost of the entries still
+// inside [now-W, now], without dropping the others.
+func (s *SlidingLogState) expire(r *Rule, now int64) (head, n int, sum int64) {
+	w := uint64(r.window)
+	head, n, sum = s.head, s.n, s.sum
+	mask := len(s.buf) - 1
+	for n > 0 {
+		e := &s.buf[head]
+		if since(now, e.t) <= w {
+			break
+		}
+		sum -= e.cost
+		head = (head + 1) & mask
+		n--
+	}
+	return head, n, sum
+}
+
+// take admits a request: it drops the expired entries (the log is then
+// head, n, sum, as expire found it) and logs cost at now.
+func (s *SlidingLogState) take(head, n int, sum, now, cost int64) {
+	s.head, s.n, s.sum = head, n, sum
+	if s.n == 0 {
+		s.head = 0
+	}
+	if len(s.buf) > minShrinkLog && s.n < len(s.buf)/4 {
+		s.resize(len(s.buf) / 2)
+	}
+	s.push(now, cost)
+}
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (s *SlidingLogState) admit(r *Rule, now, cost int64) bool {
+	if s.n > 0 && now < s.newest() {
+		return apply(s, r, now, cost).Allowed
+	}
+	head, n, sum := s.expire(r, now)
+	if cost > r.limit-sum {
+		return false
+	}
+	s.take(head, n, sum, now, cost)
+	return true
 }
 
 func (s *SlidingLogState) push(now, cost int64) {

@@ -140,48 +140,70 @@ func (t *Table) AllowExplain(id uint32, now, cost int64, unit time.Duration, dst
 	if !r.ok {
 		return Decision{Reason: ReasonBadRule}, dst
 	}
-	var d Decision
 	switch r.alg {
 	case FixedWindow:
-		s := t.fw.at(id)
-		d = apply(s, r, now, cost)
-		dst = s.appendText(r, now, unit, dst)
+		return explainFixedWindow(t.fw.at(id), r, now, cost, unit, dst)
 	case SlidingLog:
-		s := t.sl.at(id)
-		d = apply(s, r, now, cost)
-		dst = s.appendText(unit, dst)
+		return explainSlidingLog(t.sl.at(id), r, now, cost, unit, dst)
 	case SlidingCounter:
-		s := t.sc.at(id)
-		pre := *s
-		d = apply(s, r, now, cost)
-		at := now
-		if b, back := pre.boundary(r, now); back {
-			at = b
-		}
-		dst = pre.appendEstimate(r, at, dst)
+		return explainSlidingCounter(t.sc.at(id), r, now, cost, dst)
 	case TokenBucket, LeakyBucket:
-		s := t.bk.at(id)
-		d = apply(s, r, now, cost)
-		c := *s
-		if !c.seen {
-			c.drain(r, now)
-		}
-		if r.alg == TokenBucket {
-			dst = append(dst, "tokens "...)
-		} else {
-			dst = append(dst, "level "...)
-		}
-		dst = c.appendAmount(r, r.alg == TokenBucket, dst)
+		return explainBucket(t.bk.at(id), r, now, cost, dst)
 	default:
-		s := t.db.at(id)
-		d = apply(s, r, now, cost)
-		c := *s
-		if !c.seen {
-			c.advance(now)
-		}
-		dst = c.appendText(r, r.alg == LeakyQueue, unit, dst)
+		return explainDebt(t.db.at(id), r, now, cost, unit, dst)
 	}
-	return d, dst
+}
+
+// The explain functions are apply for one kind of state, plus the state
+// text AllowExplain documents.
+
+func explainFixedWindow(s *FixedWindowState, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	d := apply(s, r, now, cost)
+	return d, s.appendText(r, now, unit, dst)
+}
+
+func explainSlidingLog(s *SlidingLogState, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	d := apply(s, r, now, cost)
+	return d, s.appendText(unit, dst)
+}
+
+func explainSlidingCounter(s *SlidingCounterState, r *Rule, now, cost int64, dst []byte) (Decision, []byte) {
+	pre := *s
+	d := apply(s, r, now, cost)
+	at := now
+	if b, back := pre.boundary(r, now); back {
+		at = b
+	}
+	return d, pre.appendEstimate(r, at, dst)
+}
+
+func explainBucket(s *bucket, r *Rule, now, cost int64, dst []byte) (Decision, []byte) {
+	d := apply(s, r, now, cost)
+	return d, s.appendState(r, now, dst)
+}
+
+// appendState appends "tokens T" or "level L" for the state after a
+// decision at now.
+func (b *bucket) appendState(r *Rule, now int64, dst []byte) []byte {
+	c := *b
+	if !c.seen {
+		c.drain(r, now)
+	}
+	if r.alg == TokenBucket {
+		dst = append(dst, "tokens "...)
+	} else {
+		dst = append(dst, "level "...)
+	}
+	return c.appendAmount(r, r.alg == TokenBucket, dst)
+}
+
+func explainDebt(s *debt, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	d := apply(s, r, now, cost)
+	c := *s
+	if !c.seen {
+		c.advance(now)
+	}
+	return d, c.appendText(r, r.alg == LeakyQueue, unit, dst)
 }
 
 // Touch reads the first word of id's state and returns it. Calling it for

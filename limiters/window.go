@@ -229,3 +229,36 @@ func (s *SlidingCounterState) appendEstimate(r *Rule, now int64, dst []byte) []b
 	dst = append(dst, "estimate "...)
 	return appendRat(dst, false, eh, el, uint64(r.window))
 }
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (s *FixedWindowState) admit(r *Rule, now, cost int64) bool {
+	k, _ := floorDivMod(now, r.window)
+	switch {
+	case s.count == 0 || k > s.window:
+		s.window, s.count = k, 0
+	case k < s.window:
+		return apply(s, r, now, cost).Allowed
+	}
+	if cost > r.limit-s.count {
+		return false
+	}
+	s.count += cost
+	return true
+}
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (s *SlidingCounterState) admit(r *Rule, now, cost int64) bool {
+	if _, back := s.boundary(r, now); back {
+		return apply(s, r, now, cost).Allowed
+	}
+	m := s.rotate(r, now)
+	eh, el := s.estimate(r, m)
+	kh, kl := bits.Mul64(uint64(r.limit-cost+1), uint64(r.window))
+	if !less128(eh, el, kh, kl) {
+		return false
+	}
+	s.cur += cost
+	return true
+}

@@ -61,6 +61,9 @@ func (c *Config) normalize() error {
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
+	if c.Explain {
+		c.Detail = true
+	}
 	if c.Policy.Limit > maxCost || c.Policy.Capacity > maxCost {
 		return fmt.Errorf("sim: limit and capacity above %d are not supported", int64(maxCost))
 	}
@@ -171,7 +174,10 @@ func (e *engine) newBatch() *batch {
 	}
 	b.nalg = n
 	b.Requests = make([]Request, 0, batchSize)
-	b.Decisions = make([]limiters.Decision, batchSize*n)
+	b.masks = make([]uint8, batchSize)
+	if e.cfg.Detail {
+		b.Decisions = make([]limiters.Decision, batchSize*n)
+	}
 	b.Oracle = make([]bool, batchSize)
 	for w := range b.own {
 		b.own[w] = make([]int32, 0, batchSize)

@@ -35,7 +35,12 @@ type Config struct {
 	// Rows asks for per-request results through the emit callback. Without
 	// it, Run only gathers the Report.
 	Rows bool
-	// Explain adds each algorithm's state text to every row.
+	// Detail fills Batch.Decisions with every field of every decision.
+	// Without it a batch tells only which algorithms allowed each request
+	// (Batch.Allowed), which takes far less arithmetic.
+	Detail bool
+	// Explain adds each algorithm's state text to every row; it implies
+	// Detail.
 	Explain bool
 	// Interval is the burst interval; 0 means Policy.Window.
 	Interval time.Duration
@@ -68,15 +73,16 @@ type Request struct {
 // selected algorithm's decision on each.
 type Batch struct {
 	Requests []Request
-	// Decisions holds len(Requests)*len(Config.Algorithms) entries, row
-	// by row: the decision of algorithm a on request i is
-	// Decisions[i*len(Algorithms)+a].
+	// Decisions holds, with Config.Detail, len(Requests)*len(Algorithms)
+	// entries, row by row: the decision of algorithm a on request i is
+	// Decisions[i*len(Algorithms)+a]. Without Detail it is empty.
 	Decisions []limiters.Decision
 	// Oracle reports, per request, whether the exact rolling policy (a
 	// sliding log with the same limit and window) allowed it.
 	Oracle []bool
 
 	nalg   int
+	masks  []uint8     // per request: the algorithms that allowed it
 	states []stateSpan // per request and algorithm, with Config.Explain
 	text   [][]byte    // state texts, one buffer per worker
 }
@@ -84,7 +90,13 @@ type Batch struct {
 // stateSpan locates one state text: text[w][off:end].
 type stateSpan struct{ w, off, end uint32 }
 
-// Decision returns algorithm a's decision on request i.
+// Allowed reports whether algorithm a allowed request i.
+func (b *Batch) Allowed(i, a int) bool {
+	return b.masks[i]&(1<<a) != 0
+}
+
+// Decision returns algorithm a's decision on request i. It needs
+// Config.Detail.
 func (b *Batch) Decision(i, a int) *limiters.Decision {
 	return &b.Decisions[i*b.nalg+a]
 }

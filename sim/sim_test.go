@@ -72,6 +72,7 @@ var seedPolicy = limiters.Policy{
 func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, []bool, *Report) {
 	t.Helper()
 	cfg.Rows = true
+	cfg.Detail = true
 	decisions := make([][]limiters.Decision, len(cfg.Algorithms))
 	var oracle []bool
 	var seq int64
@@ -98,6 +99,29 @@ func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, [
 		t.Fatalf("emitted %d requests, want %d", seq, len(events))
 	}
 	return decisions, oracle, rep
+}
+
+// collectAllowed runs events through cfg without Detail and returns which
+// algorithms allowed each request, and the report.
+func collectAllowed(t *testing.T, events []event, cfg Config) ([][]bool, *Report) {
+	t.Helper()
+	cfg.Rows, cfg.Detail = true, false
+	allowed := make([][]bool, len(cfg.Algorithms))
+	rep, err := Run(&sliceSource{events: events}, cfg, func(b *Batch) error {
+		if len(b.Decisions) != 0 {
+			return errors.New("decisions filled without Detail")
+		}
+		for i := range b.Requests {
+			for a := range cfg.Algorithms {
+				allowed[a] = append(allowed[a], b.Allowed(i, a))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return allowed, rep
 }
 
 func TestBoundaryBurst(t *testing.T) {
@@ -174,6 +198,19 @@ func TestMatchesKeyed(t *testing.T) {
 			}
 			if diff := cmp.Diff(want.report, rep); diff != "" {
 				t.Fatalf("trial %d, %d workers: report (-direct +sim):\n%s", trial, workers, diff)
+			}
+			// Without Detail the engine only admits; the outcomes and the
+			// report must not change.
+			allowed, lean := collectAllowed(t, events, cfg)
+			for a := range cfg.Algorithms {
+				for i, d := range want.decisions[a] {
+					if allowed[a][i] != d.Allowed {
+						t.Fatalf("trial %d, %d workers, %v, request %d: admitted %v, keyed %+v", trial, workers, cfg.Algorithms[a], i, allowed[a][i], d)
+					}
+				}
+			}
+			if diff := cmp.Diff(want.report, lean); diff != "" {
+				t.Fatalf("trial %d, %d workers: report without Detail (-direct +sim):\n%s", trial, workers, diff)
 			}
 		}
 	}

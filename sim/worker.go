@@ -1,22 +1,28 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/ratesim/ratesim/limiters"
 )
 
 // worker owns the state of the keys hashed to it: their ids, every
-// algorithm's table, the oracle and the burst rings. Only its goroutine
-// touches them, so nothing here is locked.
+// algorithm's state (one limiters.Group, so a key's states sit together),
+// the oracle and the burst rings. Only its goroutine touches them, so
+// nothing here is locked.
 type worker struct {
-	w      int
-	cfg    *Config
-	tables []*limiters.Table
-	keys   *interner
-	burst  *burstTracker
-	// oracle is the exact rolling policy; when sliding-log runs under the
-	// same policy, its decisions are the oracle's and oracle is nil.
-	oracle     *limiters.Table
-	oracleAlgo int // index of sliding-log in the algorithms, or -1
+	w       int
+	cfg     *Config
+	group   *limiters.Group
+	nalg    int // the run's algorithms: the group's first nalg
+	keys    *interner
+	burst   *burstTracker
+	scratch [maxAlgos + 1]limiters.Decision
+	ends    [maxAlgos + 1]int
+	// oracleAlgo is the group's sliding-log, the exact rolling policy:
+	// the run's own when it has one, else one added after the others.
+	// -1 with DecisionsOnly.
+	oracleAlgo int
 	// outcomes counts requests by outcome(allowed mask, oracle): every
 	// count, false allow and agreement derives from it.
 	outcomes   [2 << maxAlgos]int64
@@ -37,24 +43,18 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	if !cfg.DecisionsOnly {
 		wk.burst = newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0)
 	}
-	for a, alg := range cfg.Algorithms {
-		t, err := limiters.NewTable(alg, cfg.Policy)
-		if err != nil {
-			return nil, err
-		}
-		wk.tables = append(wk.tables, t)
-		if alg == limiters.SlidingLog {
-			wk.oracleAlgo = a
-		}
-	}
+	algs := slices.Clone(cfg.Algorithms)
+	wk.nalg = len(algs)
+	wk.oracleAlgo = slices.Index(algs, limiters.SlidingLog)
 	if wk.oracleAlgo < 0 && !cfg.DecisionsOnly {
-		op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
-		o, err := limiters.NewTable(limiters.SlidingLog, op)
-		if err != nil {
-			return nil, err
-		}
-		wk.oracle = o
+		wk.oracleAlgo = len(algs)
+		algs = append(algs, limiters.SlidingLog)
 	}
+	g, err := limiters.NewGroup(algs, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	wk.group = g
 	return wk, nil
 }
 
@@ -82,19 +82,14 @@ func (wk *worker) step(b *batch) {
 	}
 	for _, i := range own {
 		id := b.ids[i]
-		for _, t := range wk.tables {
-			sink += t.Touch(id)
-		}
-		if wk.oracle != nil {
-			sink += wk.oracle.Touch(id)
-		}
+		sink += wk.group.Touch(id)
 		if wk.burst != nil {
 			sink += wk.burst.touch(id)
 		}
 	}
 	wk.sink += sink
 
-	n := len(wk.tables)
+	n := wk.nalg
 	explain := wk.cfg.Explain
 	var text []byte
 	if explain {
@@ -103,29 +98,26 @@ func (wk *worker) step(b *batch) {
 	for _, i := range own {
 		r := &b.Requests[i]
 		id := b.ids[i]
-		ds := b.Decisions[int(i)*n : int(i)*n+n]
-		var mask uint8 // the algorithms that allowed r
-		for a, t := range wk.tables {
-			var d limiters.Decision
-			if explain {
-				off := uint32(len(text))
-				d, text = t.AllowExplain(id, r.Time, r.Cost, wk.cfg.Unit, text)
-				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: off, end: uint32(len(text))}
-			} else {
-				d = t.Allow(id, r.Time, r.Cost)
+		var all uint64 // the algorithms that allowed r, the oracle too
+		if explain {
+			start := len(text)
+			text, all = wk.group.AllowExplain(id, r.Time, r.Cost, wk.cfg.Unit, wk.scratch[:], text, wk.ends[:])
+			for a := 0; a < n; a++ {
+				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(start), end: uint32(wk.ends[a])}
+				start = wk.ends[a]
 			}
-			ds[a] = d
-			if d.Allowed {
-				mask |= 1 << a
-			}
+			text = text[:start] // not the oracle's text
+		} else if wk.cfg.Detail {
+			all = wk.group.Allow(id, r.Time, r.Cost, wk.scratch[:])
+		} else {
+			all = wk.group.Admit(id, r.Time, r.Cost)
 		}
-		var oracle bool
-		switch {
-		case wk.oracleAlgo >= 0:
-			oracle = mask&(1<<wk.oracleAlgo) != 0
-		case wk.oracle != nil:
-			oracle = wk.oracle.Allow(id, r.Time, r.Cost).Allowed
+		if wk.cfg.Detail && wk.cfg.Rows {
+			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
 		}
+		mask := uint8(all) & (1<<n - 1)
+		b.masks[i] = mask
+		oracle := wk.oracleAlgo >= 0 && all&(1<<wk.oracleAlgo) != 0
 		b.Oracle[i] = oracle
 		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 && wk.burst != nil {

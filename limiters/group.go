@@ -1,0 +1,210 @@
+package limiters
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Group decides one request under several algorithms at once, for keys
+// the caller has interned as dense ids 0, 1, 2, .... It keeps all of a
+// key's states side by side, so a request touches one small block of
+// memory however many algorithms judge it; with many keys, where every
+// request's first touch of its key is a cache miss, that is what makes a
+// replay through every algorithm fast. Token and leaky buckets under one
+// policy are one meter seen from two sides, so they share one state.
+//
+// A Group is not safe for concurrent use. An id never used before has the
+// fresh state of every algorithm.
+type Group struct {
+	algs   []Algorithm
+	rules  []Rule
+	states chunks[groupState]
+	// bucketFace is the index of the first bucket algorithm (token or
+	// leaky) in algs, or -1: the other face reuses its decision.
+	bucketFace int
+}
+
+// groupState is one key's state under every algorithm a Group may run.
+type groupState struct {
+	fw FixedWindowState
+	sc SlidingCounterState
+	bk bucket // token-bucket and leaky-bucket
+	sl SlidingLogState
+	gc debt // gcra
+	lq debt // leaky-queue
+}
+
+// NewGroup returns an empty group running algs, in that order, under policy
+// p. Each algorithm may appear once; p must be valid for every one.
+func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
+	if len(algs) == 0 {
+		return nil, errors.New("limiters: a group needs at least one algorithm")
+	}
+	g := &Group{algs: append([]Algorithm(nil), algs...), bucketFace: -1}
+	seen := map[Algorithm]bool{}
+	for i, a := range algs {
+		if seen[a] {
+			return nil, fmt.Errorf("limiters: %v appears twice in the group", a)
+		}
+		seen[a] = true
+		r, err := NewRule(a, p)
+		if err != nil {
+			return nil, err
+		}
+		g.rules = append(g.rules, *r)
+		if (a == TokenBucket || a == LeakyBucket) && g.bucketFace < 0 {
+			g.bucketFace = i
+		}
+	}
+	return g, nil
+}
+
+// Algorithms returns the group's algorithms, in decision order.
+func (g *Group) Algorithms() []Algorithm { return append([]Algorithm(nil), g.algs...) }
+
+// Touch reads a word from each cache line of id's state, and the newest
+// entry of its sliding log, and returns their sum. Calling it for the ids
+// of a batch before their Allow calls brings their states into the cache
+// with loads that do not wait for one another. It creates nothing.
+func (g *Group) Touch(id uint32) uint64 {
+	s := g.states.get(id)
+	if s == nil {
+		return 0
+	}
+	sum := uint64(s.fw.window) + uint64(s.sl.sum) + uint64(s.lq.last)
+	if s.sl.n > 0 {
+		sum += uint64(s.sl.newest())
+	}
+	return sum
+}
+
+// Allow judges a request of cost at time now (in nanoseconds) for key id
+// under every algorithm of the group, writing algorithm i's decision to
+// out[i] (out must hold one per algorithm), and updates the key's states.
+// It returns the set of algorithms that allowed the request as a bit mask,
+// bit i for algorithm i. Each decision equals what a Table of that
+// algorithm would decide. It allocates nothing, except when the group
+// grows or a sliding log's ring changes size.
+func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
+	s := g.states.at(id)
+	var mask uint64
+	var face Decision
+	for i := range g.rules {
+		r := &g.rules[i]
+		var d Decision
+		switch r.alg {
+		case FixedWindow:
+			d = apply(&s.fw, r, now, cost)
+		case SlidingLog:
+			d = apply(&s.sl, r, now, cost)
+		case SlidingCounter:
+			d = apply(&s.sc, r, now, cost)
+		case TokenBucket, LeakyBucket:
+			if i == g.bucketFace {
+				d = apply(&s.bk, r, now, cost)
+				face = d
+			} else {
+				d = otherFace(face, r)
+			}
+		case GCRA:
+			d = apply(&s.gc, r, now, cost)
+		default:
+			d = apply(&s.lq, r, now, cost)
+		}
+		out[i] = d
+		if d.Allowed {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// Admit is Allow for callers that need only whether each algorithm
+// allowed the request: it makes the same decisions and the same changes
+// to the key's states, but computes none of the other Decision fields,
+// which saves most of the arithmetic. It returns the allowed mask.
+func (g *Group) Admit(id uint32, now, cost int64) uint64 {
+	s := g.states.at(id)
+	var mask uint64
+	var face bool
+	for i := range g.rules {
+		r := &g.rules[i]
+		if uint64(cost-1) >= uint64(r.limit) {
+			// Zero, negative or above capacity: refused, nothing changes.
+			continue
+		}
+		var ok bool
+		switch r.alg {
+		case FixedWindow:
+			ok = s.fw.admit(r, now, cost)
+		case SlidingLog:
+			ok = s.sl.admit(r, now, cost)
+		case SlidingCounter:
+			ok = s.sc.admit(r, now, cost)
+		case TokenBucket, LeakyBucket:
+			if i == g.bucketFace {
+				face = s.bk.admit(r, now, cost)
+			}
+			ok = face
+		case GCRA:
+			ok = s.gc.admit(r, now, cost)
+		default:
+			ok = s.lq.admit(r, now, cost)
+		}
+		if ok {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// AllowExplain is Allow that also appends each algorithm's state text (as
+// Table.AllowExplain writes it) to dst, in order, and sets ends[i] to the
+// length of dst after algorithm i's text. It returns the extended dst and
+// the allowed mask.
+func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out []Decision, dst []byte, ends []int) ([]byte, uint64) {
+	s := g.states.at(id)
+	var mask uint64
+	var face Decision
+	var faceState bucket // the shared bucket after the first face decided
+	for i := range g.rules {
+		r := &g.rules[i]
+		var d Decision
+		switch r.alg {
+		case FixedWindow:
+			d, dst = explainFixedWindow(&s.fw, r, now, cost, unit, dst)
+		case SlidingLog:
+			d, dst = explainSlidingLog(&s.sl, r, now, cost, unit, dst)
+		case SlidingCounter:
+			d, dst = explainSlidingCounter(&s.sc, r, now, cost, dst)
+		case TokenBucket, LeakyBucket:
+			if i == g.bucketFace {
+				d, dst = explainBucket(&s.bk, r, now, cost, dst)
+				face, faceState = d, s.bk
+			} else {
+				d = otherFace(face, r)
+				dst = faceState.appendState(r, now, dst)
+			}
+		case GCRA:
+			d, dst = explainDebt(&s.gc, r, now, cost, unit, dst)
+		default:
+			d, dst = explainDebt(&s.lq, r, now, cost, unit, dst)
+		}
+		out[i] = d
+		ends[i] = len(dst)
+		if d.Allowed {
+			mask |= 1 << i
+		}
+	}
+	return dst, mask
+}
+
+// otherFace turns the decision of one bucket face into the other's: the
+// same in every field but the name of a plain refusal.
+func otherFace(d Decision, r *Rule) Decision {
+	if d.Reason == ReasonNoTokens || d.Reason == ReasonOverflow {
+		d.Reason = r.refusal
+	}
+	return d
+}

@@ -1,0 +1,113 @@
+package limiters
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestGroupEqualsTables checks that a Group decides, and explains, every
+// request exactly as one Table per algorithm does, for random subsets and
+// orders of the algorithms, random policies and multi-key traces that go
+// back in time and carry costs up to above the limit. Admit must allow
+// exactly what the tables allow: it keeps the states as Allow does.
+func TestGroupEqualsTables(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 300 {
+		tick := ticks[trial%len(ticks)]
+		p := randomPolicy(rng, tick)
+		algs := AllAlgorithms()
+		rng.Shuffle(len(algs), func(i, j int) { algs[i], algs[j] = algs[j], algs[i] })
+		algs = algs[:1+rng.IntN(len(algs))]
+		trace := randomTrace(rng, 60, tick, 8, true)
+		for i := range trace {
+			trace[i].key = uint32(rng.IntN(3))
+		}
+		g, err := NewGroup(algs, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := trial % 3 // 0: Allow, 1: AllowExplain, 2: Admit
+		explain := mode == 1
+		tables := make([]*Table, len(algs))
+		for i, a := range algs {
+			if tables[i], err = NewTable(a, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := make([]Decision, len(algs))
+		ends := make([]int, len(algs))
+		for step, rq := range trace {
+			var mask uint64
+			var text []byte
+			switch mode {
+			case 0:
+				mask = g.Allow(rq.key, rq.t, rq.cost, out)
+			case 1:
+				text, mask = g.AllowExplain(rq.key, rq.t, rq.cost, time.Duration(tick), out, nil, ends)
+			case 2:
+				mask = g.Admit(rq.key, rq.t, rq.cost)
+			}
+			start := 0
+			for i, tb := range tables {
+				var want Decision
+				var wantText []byte
+				if explain {
+					want, wantText = tb.AllowExplain(rq.key, rq.t, rq.cost, time.Duration(tick), nil)
+					if got := string(text[start:ends[i]]); got != string(wantText) {
+						t.Fatalf("trial %d step %d %v: state %q, table says %q", trial, step, algs[i], got, wantText)
+					}
+					start = ends[i]
+				} else {
+					want = tb.Allow(rq.key, rq.t, rq.cost)
+				}
+				if mode == 2 {
+					if (mask&(1<<i) != 0) != want.Allowed {
+						t.Fatalf("trial %d step %d %v (%+v): Admit says %v, table %+v", trial, step, algs[i], p, mask&(1<<i) != 0, want)
+					}
+					continue
+				}
+				if diff := cmp.Diff(want, out[i]); diff != "" {
+					t.Fatalf("trial %d step %d %v (%+v): (-table +group)\n%s", trial, step, algs[i], p, diff)
+				}
+				if (mask&(1<<i) != 0) != want.Allowed {
+					t.Fatalf("trial %d step %d %v: mask %b", trial, step, algs[i], mask)
+				}
+			}
+		}
+	}
+}
+
+func TestGroupErrors(t *testing.T) {
+	p := Policy{Limit: 3, Window: 10, Capacity: 3, Rate: Rate{N: 3, Per: 10}}
+	for _, tc := range []struct {
+		algs []Algorithm
+		want string
+	}{
+		{nil, "at least one"},
+		{[]Algorithm{FixedWindow, FixedWindow}, "twice"},
+		{[]Algorithm{TokenBucket}, ""},
+	} {
+		g, err := NewGroup(tc.algs, p)
+		if tc.want == "" {
+			if err != nil || !slices.Equal(g.Algorithms(), tc.algs) {
+				t.Errorf("NewGroup(%v): %v, %v", tc.algs, g, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewGroup(%v) error = %v, want one saying %q", tc.algs, err, tc.want)
+		}
+	}
+	if _, err := NewGroup([]Algorithm{TokenBucket}, Policy{Limit: 3, Window: 10}); err == nil {
+		t.Error("NewGroup with no rate: no error")
+	}
+	g, _ := NewGroup([]Algorithm{FixedWindow}, p)
+	if g.Touch(5) != 0 {
+		t.Error("Touch of an unused id is not 0")
+	}
+}
