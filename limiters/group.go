@@ -20,19 +20,28 @@ type Group struct {
 	algs   []Algorithm
 	rules  []Rule
 	states chunks[groupState]
+	debts  chunks[debtPair] // only with GCRA or LeakyQueue
+	debt   bool             // the group has GCRA or LeakyQueue
 	// bucketFace is the index of the first bucket algorithm (token or
 	// leaky) in algs, or -1: the other face reuses its decision.
 	bucketFace int
 }
 
-// groupState is one key's state under every algorithm a Group may run.
+// groupState is one key's state under the seed's five algorithms: two
+// cache lines, aligned (chunks are allocated whole, so element i of a
+// chunk starts at a multiple of the element size).
 type groupState struct {
 	fw FixedWindowState
 	sc SlidingCounterState
 	bk bucket // token-bucket and leaky-bucket
 	sl SlidingLogState
-	gc debt // gcra
-	lq debt // leaky-queue
+	_  [128 - 120]byte
+}
+
+// debtPair is one key's state under GCRA and LeakyQueue, kept apart so
+// that groups without them do not carry it.
+type debtPair struct {
+	gc, lq debt
 }
 
 // NewGroup returns an empty group running algs, in that order, under policy
@@ -56,12 +65,24 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 		if (a == TokenBucket || a == LeakyBucket) && g.bucketFace < 0 {
 			g.bucketFace = i
 		}
+		if a == GCRA || a == LeakyQueue {
+			g.debt = true
+		}
 	}
 	return g, nil
 }
 
 // Algorithms returns the group's algorithms, in decision order.
 func (g *Group) Algorithms() []Algorithm { return append([]Algorithm(nil), g.algs...) }
+
+// at returns id's states, creating them fresh if needed; dp is nil when
+// the group has neither GCRA nor LeakyQueue.
+func (g *Group) at(id uint32) (s *groupState, dp *debtPair) {
+	if g.debt {
+		dp = g.debts.at(id)
+	}
+	return g.states.at(id), dp
+}
 
 // Touch reads a word from each cache line of id's state, and the newest
 // entry of its sliding log, and returns their sum. Calling it for the ids
@@ -72,9 +93,14 @@ func (g *Group) Touch(id uint32) uint64 {
 	if s == nil {
 		return 0
 	}
-	sum := uint64(s.fw.window) + uint64(s.sl.sum) + uint64(s.lq.last)
+	sum := uint64(s.fw.window) + uint64(s.sl.sum)
 	if s.sl.n > 0 {
 		sum += uint64(s.sl.newest())
+	}
+	if g.debt {
+		if d := g.debts.get(id); d != nil {
+			sum += uint64(d.gc.last)
+		}
 	}
 	return sum
 }
@@ -87,7 +113,7 @@ func (g *Group) Touch(id uint32) uint64 {
 // algorithm would decide. It allocates nothing, except when the group
 // grows or a sliding log's ring changes size.
 func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
-	s := g.states.at(id)
+	s, dp := g.at(id)
 	var mask uint64
 	var face Decision
 	for i := range g.rules {
@@ -108,9 +134,9 @@ func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
 				d = otherFace(face, r)
 			}
 		case GCRA:
-			d = apply(&s.gc, r, now, cost)
+			d = apply(&dp.gc, r, now, cost)
 		default:
-			d = apply(&s.lq, r, now, cost)
+			d = apply(&dp.lq, r, now, cost)
 		}
 		out[i] = d
 		if d.Allowed {
@@ -125,7 +151,7 @@ func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
 // to the key's states, but computes none of the other Decision fields,
 // which saves most of the arithmetic. It returns the allowed mask.
 func (g *Group) Admit(id uint32, now, cost int64) uint64 {
-	s := g.states.at(id)
+	s, dp := g.at(id)
 	var mask uint64
 	var face bool
 	for i := range g.rules {
@@ -148,9 +174,9 @@ func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 			}
 			ok = face
 		case GCRA:
-			ok = s.gc.admit(r, now, cost)
+			ok = dp.gc.admit(r, now, cost)
 		default:
-			ok = s.lq.admit(r, now, cost)
+			ok = dp.lq.admit(r, now, cost)
 		}
 		if ok {
 			mask |= 1 << i
@@ -164,7 +190,7 @@ func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 // length of dst after algorithm i's text. It returns the extended dst and
 // the allowed mask.
 func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out []Decision, dst []byte, ends []int) ([]byte, uint64) {
-	s := g.states.at(id)
+	s, dp := g.at(id)
 	var mask uint64
 	var face Decision
 	var faceState bucket // the shared bucket after the first face decided
@@ -187,9 +213,9 @@ func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out
 				dst = faceState.appendState(r, now, dst)
 			}
 		case GCRA:
-			d, dst = explainDebt(&s.gc, r, now, cost, unit, dst)
+			d, dst = explainDebt(&dp.gc, r, now, cost, unit, dst)
 		default:
-			d, dst = explainDebt(&s.lq, r, now, cost, unit, dst)
+			d, dst = explainDebt(&dp.lq, r, now, cost, unit, dst)
 		}
 		out[i] = d
 		ends[i] = len(dst)

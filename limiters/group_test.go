@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -109,5 +110,12 @@ func TestGroupErrors(t *testing.T) {
 	g, _ := NewGroup([]Algorithm{FixedWindow}, p)
 	if g.Touch(5) != 0 {
 		t.Error("Touch of an unused id is not 0")
+	}
+}
+
+func TestGroupStateSize(t *testing.T) {
+	// Two cache lines: a request for the seed's five touches no more.
+	if n := unsafe.Sizeof(groupState{}); n != 128 {
+		t.Errorf("groupState is %d bytes, want 128", n)
 	}
 }
