@@ -20,13 +20,15 @@ type burstTracker struct {
 
 	best []algoBest // per algorithm
 
+	extra chunked[[maxAlgos - inlineSums]int64] // sums past the slot's, with more algorithms
+
 	perKey bool
 	keyBst chunked[[maxAlgos]keyBest] // with perKey: each key's best intervals
 }
 
 // maxAlgos bounds the algorithms of one run: each has a bit in an entry's
-// mask and a sum in a key's slot.
-const maxAlgos = 8
+// mask. There are seven, and a run names each at most once.
+const maxAlgos = 7
 
 // maxCost bounds the cost an entry can hold beside its mask. Run refuses
 // policies whose limit or capacity could admit more in one request.
@@ -43,10 +45,24 @@ func (e burstEntry) cost() int64 { return int64(e.cm >> 8) }
 func (e burstEntry) mask() uint8 { return uint8(e.cm) }
 
 // burstSlot is one key's ring, entries arena[chunk][off+(head+i)%cap], and
-// the cost each algorithm allowed within it.
+// the cost each of the first algorithms allowed within it: one aligned
+// cache line, enough for the seed's five. The sums of further algorithms
+// are kept in burstTracker.extra.
 type burstSlot struct {
 	chunk, off, cap, head, n uint32
-	sums                     [maxAlgos]int64
+	_                        uint32
+	sums                     [inlineSums]int64
+}
+
+// inlineSums is how many algorithms' sums a burstSlot holds.
+const inlineSums = 5
+
+// sum returns the running sum of algorithm a in slot s of key id.
+func (bt *burstTracker) sum(s *burstSlot, id uint32, a int) *int64 {
+	if a < inlineSums {
+		return &s.sums[a]
+	}
+	return &bt.extra.at(id)[a-inlineSums]
 }
 
 // algoBest is an algorithm's worst interval so far.
@@ -106,7 +122,7 @@ func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8) {
 			}
 			for m, a := f.mask(), 0; m != 0; m, a = m>>1, a+1 {
 				if m&1 != 0 {
-					s.sums[a] -= f.cost()
+					*bt.sum(s, id, a) -= f.cost()
 				}
 			}
 			s.head++
@@ -125,17 +141,17 @@ func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8) {
 		if m&1 == 0 {
 			continue
 		}
-		s.sums[a] += c
-		sum := s.sums[a]
-		if b := &bt.best[a]; sum > b.Count {
-			b.Interval = Interval{Count: sum, From: bt.first(s, a), To: t} // Key: filled in by the worker
+		sum := bt.sum(s, id, a)
+		*sum += c
+		if b := &bt.best[a]; *sum > b.Count {
+			b.Interval = Interval{Count: *sum, From: bt.first(s, a), To: t} // Key: filled in by the worker
 			b.seq = seq
 			b.id = id
 		}
 		if bt.perKey {
 			k := &bt.keyBst.at(id)[a]
-			if sum > k.count {
-				*k = keyBest{count: sum, from: bt.first(s, a), to: t, seq: seq}
+			if *sum > k.count {
+				*k = keyBest{count: *sum, from: bt.first(s, a), to: t, seq: seq}
 			}
 		}
 	}

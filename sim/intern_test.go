@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 func TestInterner(t *testing.T) {
@@ -43,5 +44,12 @@ func TestInterner(t *testing.T) {
 	id := in.lookup(long, 7, nil)
 	if string(in.key(id)) != string(long) || in.lookup(long, 7, nil) != id {
 		t.Error("long key not kept")
+	}
+}
+
+func TestBurstSlotSize(t *testing.T) {
+	// One cache line: a request for the seed's five touches no more.
+	if n := unsafe.Sizeof(burstSlot{}); n != 64 {
+		t.Errorf("burstSlot is %d bytes, want 64", n)
 	}
 }
