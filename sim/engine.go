@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"runtime"
 	"sort"
@@ -46,7 +45,6 @@ type engine struct {
 	cfg     Config
 	nalg    int
 	workers []*worker
-	seed    maphash.Seed
 	name    string // the source's name, for errors
 	stop    atomic.Bool
 }
@@ -95,7 +93,7 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), seed: maphash.MakeSeed(), name: "trace"}
+	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), name: "trace"}
 	if n, ok := src.(interface{ Name() string }); ok {
 		e.name = n.Name()
 	}
@@ -237,7 +235,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 			}
 			t.time = e.appendText(b, ev.TimeText)
 			key := b.arena[t.key[0]:t.key[1]]
-			h := maphash.Bytes(e.seed, key)
+			h := hashKey(key)
 			i := int32(len(b.Requests))
 			b.Requests = append(b.Requests, Request{
 				Seq:  seq,

@@ -1,6 +1,10 @@
 package sim
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // interner maps keys to dense ids 0, 1, 2, ... for one worker.
 //
@@ -137,4 +141,31 @@ func (in *interner) grow() {
 		}
 		in.slots[p] = s
 	}
+}
+
+// hashKey hashes a key for sharding (low bits) and interning (high bits).
+// Keys are short, so a word-at-a-time multiply-mix beats a general hash's
+// call overhead; the result only places keys and never decides anything,
+// so a trace that collides many keys is slower, never wrong.
+func hashKey(b []byte) uint64 {
+	const (
+		m1 = 0xa0761d6478bd642f
+		m2 = 0xe7037ed1a0b428db
+	)
+	h := uint64(len(b)) * m1
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	if len(b) > 0 {
+		var tail uint64
+		for i, c := range b {
+			tail |= uint64(c) << (8 * i)
+		}
+		hi, lo := bits.Mul64(h^tail, m2)
+		h = hi ^ lo
+	}
+	hi, lo := bits.Mul64(h^m1, m2)
+	return hi ^ lo
 }

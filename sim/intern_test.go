@@ -53,3 +53,27 @@ func TestBurstSlotSize(t *testing.T) {
 		t.Errorf("burstSlot is %d bytes, want 64", n)
 	}
 }
+
+func TestHashKeySpreads(t *testing.T) {
+	// Keys that differ in one byte, anywhere, land on different homes and
+	// workers about evenly: count collisions of the high 16 bits and the
+	// parity of the low bits over many near-identical keys.
+	const n = 1 << 14
+	homes := map[uint64]int{}
+	odd := 0
+	for i := range n {
+		k := []byte(fmt.Sprintf("0000-%08d-0000", i))
+		h := hashKey(k)
+		homes[h>>48]++
+		odd += int(h & 1)
+	}
+	if len(homes) < n/4 {
+		t.Errorf("%d keys took only %d of 65536 high-16-bit homes", n, len(homes))
+	}
+	if odd < n*45/100 || odd > n*55/100 {
+		t.Errorf("%d of %d hashes odd: the workers would be unbalanced", odd, n)
+	}
+	if hashKey(nil) == hashKey([]byte{0}) {
+		t.Error("the empty key hashes like a zero byte")
+	}
+}
