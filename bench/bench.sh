@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/bench.sh measures ratesim against its two yardsticks on generated
+# traces, in one run on this machine, and prints the median of several runs.
+#
+#   bench/bench.sh [REQUESTS] [USERS] [RUNS]     (defaults 5000000 100000 5)
+#
+# Yardsticks (bench/baseline, bench/seedtb):
+#   baseline  a bare loop: ReadSlice, hand-parsed fields, one map update a row
+#   seedtb    the seed's token bucket behind bufio.Scanner + strings.Split,
+#             printing one bool per request
+# Targets: compare --summary -o json (five algorithms, burst, oracle) <= 1.0x
+# baseline (aim 0.5x); run --algo token-bucket -o csv <= 0.8x seedtb; peak
+# memory under 100 MB and flat between half and full trace length.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requests=${1:-5000000}
+users=${2:-100000}
+runs=${3:-5}
+work=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$work"
+
+go build -o "$work/ratesim" .
+go build -o "$work/baseline" ./bench/baseline
+go build -o "$work/seedtb" ./bench/seedtb
+
+gen() { # gen NAME REQUESTS KEYSTYLE
+	"$work/ratesim" gen --pattern steady --users "$users" --requests "$2" \
+		--seed 1 --unit ms --keys "$3" -o csv >"$work/$1.csv"
+}
+echo "generating traces in $work ($requests requests, $users users)"
+gen short "$requests" short
+gen uuid "$requests" uuid
+gen half $((requests / 2)) uuid
+
+# measure LABEL CMD...: wall seconds and peak RSS (KiB) of one run.
+measure() {
+	local label=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null
+	read -r secs kib <"$work/time.txt"
+	echo "$label $secs $kib" >>"$work/results.txt"
+}
+
+: >"$work/results.txt"
+for run in $(seq "$runs"); do
+	for keys in short uuid; do
+		trace="$work/$keys.csv"
+		measure "baseline/$keys" "$work/baseline" "$trace"
+		measure "compare/$keys" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$trace"
+		measure "seedtb/$keys" "$work/seedtb" "$trace"
+		measure "run-tb/$keys" "$work/ratesim" run --algo token-bucket -o csv --unit ms --window 10s "$trace"
+	done
+	measure "compare/half" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$work/half.csv"
+	echo "run $run done" >&2
+done
+
+awk '
+function median(arr, n,   i, j, t) {
+	for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j+1] = arr[j]; arr[j+1] = t }
+	return (n % 2) ? arr[(n+1)/2] : (arr[n/2] + arr[n/2+1]) / 2
+}
+{ n[$1]++; s[$1, n[$1]] = $2; m[$1, n[$1]] = $3 }
+END {
+	printf "%-16s %10s %12s\n", "command", "median s", "median MiB"
+	for (k in n) {
+		for (i = 1; i <= n[k]; i++) { a[i] = s[k, i]; b[i] = m[k, i] }
+		sec[k] = median(a, n[k]); mem[k] = median(b, n[k]) / 1024
+		printf "%-16s %10.3f %12.1f\n", k, sec[k], mem[k] | "sort"
+	}
+	close("sort")
+	printf "\nratios (median of each):\n"
+	for (keys in n) {}
+	split("short uuid", ks, " ")
+	for (i = 1; i <= 2; i++) {
+		k = ks[i]
+		printf "  compare --summary -o json / baseline (%s keys): %.2fx\n", k, sec["compare/" k] / sec["baseline/" k]
+		printf "  run --algo token-bucket -o csv / seed code (%s keys): %.2fx\n", k, sec["run-tb/" k] / sec["seedtb/" k]
+	}
+	printf "  peak memory, compare: %.1f MiB at half length, %.1f MiB at full length\n", mem["compare/half"], mem["compare/uuid"]
+}' "$work/results.txt"
