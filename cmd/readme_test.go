@@ -1,0 +1,44 @@
+package cmd
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestREADME runs every command the README shows in a console block
+// ("$ ratesim ..." on the first line, its output below) and checks that
+// the output is still what the README says.
+func TestREADME(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "```console\n")[1:]
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no console blocks")
+	}
+	for _, block := range blocks {
+		end := strings.Index(block, "```\n")
+		if end < 0 {
+			t.Fatalf("unterminated console block: %.40q", block)
+		}
+		command, want, _ := strings.Cut(block[:end], "\n")
+		args, ok := strings.CutPrefix(command, "$ ratesim ")
+		if !ok {
+			t.Errorf("console block starts with %q, not a ratesim command", command)
+			continue
+		}
+		t.Run(args, func(t *testing.T) {
+			got := ratesim(t, "", strings.Fields(args)...)
+			if got.code != 0 || got.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+			}
+			if got.stdout != want {
+				t.Errorf("README.md shows other output (-README +now):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.stdout, "\n")))
+			}
+		})
+	}
+}
