@@ -81,8 +81,8 @@ func runGen(o *genOptions, s streams) error {
 	if o.Users <= 0 {
 		return usageErrorf("--users must be positive, got %d", o.Users)
 	}
-	if o.Requests < 0 {
-		return usageErrorf("--requests must not be negative, got %d", o.Requests)
+	if o.Requests <= 0 {
+		return usageErrorf("--requests must be positive, got %d", o.Requests)
 	}
 	unit, err := parseUnit(o.Unit)
 	if err != nil {
