@@ -1,15 +1,19 @@
 package sim
 
+import "math/bits"
+
 // burstTracker finds, for every algorithm and the keys of one worker, the
 // largest allowed cost inside any closed interval of a fixed length.
 //
 // Each key has one ring of the requests that any algorithm allowed within
 // the last interval, each entry marked with the algorithms that allowed it,
-// and one running sum per algorithm. The interval is the same for every
-// algorithm, so one ring serves them all: a request costs one ring write and
-// one slot update however many algorithms run. Rings live in a chunked
-// arena of plain values, so the garbage collector has nothing to scan and
-// no huge slice is ever copied to grow.
+// and the total cost of the ring. The interval is the same for every
+// algorithm, so one ring serves them all. An algorithm's own sum is at most
+// the total, so it is only counted out of the ring when the total could
+// beat that algorithm's best so far, which after the first moments of a
+// trace is rare. A ring starts inside the key's slot and moves to a chunked
+// arena of plain values when it outgrows it, so the garbage collector has
+// nothing to scan and no huge slice is ever copied to grow.
 type burstTracker struct {
 	interval int64
 	nalg     int
@@ -19,8 +23,6 @@ type burstTracker struct {
 	used     int            // entries used in chunk cur
 
 	best []algoBest // per algorithm
-
-	extra chunked[[maxAlgos - inlineSums]int64] // sums past the slot's, with more algorithms
 
 	perKey bool
 	keyBst chunked[[maxAlgos]keyBest] // with perKey: each key's best intervals
@@ -44,26 +46,17 @@ type burstEntry struct {
 func (e burstEntry) cost() int64 { return int64(e.cm >> 8) }
 func (e burstEntry) mask() uint8 { return uint8(e.cm) }
 
-// burstSlot is one key's ring, entries arena[chunk][off+(head+i)%cap], and
-// the cost each of the first algorithms allowed within it: one aligned
-// cache line, enough for the seed's five. The sums of further algorithms
-// are kept in burstTracker.extra.
+// burstSlot is one key's ring and its total cost, in one aligned cache
+// line. With cap 0 the ring is the slot's inline entries; otherwise it is
+// arena[chunk][off:off+cap]. Entry i (0 the oldest) is at (head+i)%cap.
 type burstSlot struct {
 	chunk, off, cap, head, n uint32
-	_                        uint32
-	sums                     [inlineSums]int64
+	total                    int64
+	inline                   [inlineRing]burstEntry
 }
 
-// inlineSums is how many algorithms' sums a burstSlot holds.
-const inlineSums = 5
-
-// sum returns the running sum of algorithm a in slot s of key id.
-func (bt *burstTracker) sum(s *burstSlot, id uint32, a int) *int64 {
-	if a < inlineSums {
-		return &s.sums[a]
-	}
-	return &bt.extra.at(id)[a-inlineSums]
-}
+// inlineRing is how many entries a ring holds in its slot.
+const inlineRing = 2
 
 // algoBest is an algorithm's worst interval so far.
 type algoBest struct {
@@ -93,96 +86,105 @@ func newBurstTracker(interval int64, nalg int, perKey bool) *burstTracker {
 	return bt
 }
 
-// touch loads id's slot and its ring's newest entry so that record finds
-// both in cache.
+// ring returns s's entries' storage; its length is a power of two.
+func (bt *burstTracker) ring(s *burstSlot) []burstEntry {
+	if s.cap == 0 {
+		return s.inline[:]
+	}
+	return bt.arena[s.chunk][s.off : s.off+s.cap]
+}
+
+// touch loads id's slot and, for a ring outside it, the newest entry, so
+// that record finds both in cache.
 func (bt *burstTracker) touch(id uint32) uint64 {
 	s := bt.slots.peek(id)
-	if s == nil || s.n == 0 {
+	if s == nil || s.cap == 0 {
 		return 0
 	}
-	return uint64(bt.entry(s, s.n-1).time)
+	r := bt.ring(s)
+	return uint64(r[(s.head+s.n-1)&(s.cap-1)].time)
 }
 
 // record notes that the algorithms in mask allowed the seq-th request of
 // the trace, by key id at time t with cost c.
 func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8) {
 	s := bt.slots.at(id)
+	r := bt.ring(s)
+	wrap := uint32(len(r) - 1)
 	if s.n > 0 {
 		// Under the clamp clock policy a request may be earlier than the
 		// last one; the limiters treated it as the last.
-		if last := bt.entry(s, s.n-1).time; t < last {
+		if last := r[(s.head+s.n-1)&wrap].time; t < last {
 			t = last
 		}
 		// Drop entries older than t - interval (closed interval: an entry
 		// exactly at t - interval stays). Unsigned difference: t >= front.
 		for s.n > 0 {
-			f := *bt.entry(s, 0)
+			f := r[s.head]
 			if uint64(t)-uint64(f.time) <= uint64(bt.interval) {
 				break
 			}
-			for m, a := f.mask(), 0; m != 0; m, a = m>>1, a+1 {
-				if m&1 != 0 {
-					*bt.sum(s, id, a) -= f.cost()
-				}
-			}
-			s.head++
-			if s.head == s.cap {
-				s.head = 0
-			}
+			s.total -= f.cost()
+			s.head = (s.head + 1) & wrap
 			s.n--
 		}
 	}
-	if s.n == s.cap {
-		bt.grow(s)
+	if int(s.n) == len(r) {
+		r = bt.grow(s, r)
+		wrap = uint32(len(r) - 1)
 	}
-	*bt.entry(s, s.n) = burstEntry{time: t, cm: uint64(c)<<8 | uint64(mask)}
+	r[(s.head+s.n)&wrap] = burstEntry{time: t, cm: uint64(c)<<8 | uint64(mask)}
 	s.n++
-	for m, a := mask, 0; m != 0; m, a = m>>1, a+1 {
-		if m&1 == 0 {
-			continue
+	s.total += c
+	if !bt.perKey && !bt.mayBeat(mask, s.total) {
+		return
+	}
+	var sums [maxAlgos]int64
+	var from [maxAlgos]int64
+	var seen uint8
+	for i := uint32(0); i < s.n; i++ {
+		e := r[(s.head+i)&wrap]
+		m := e.mask() & mask
+		for first := m &^ seen; first != 0; first &= first - 1 {
+			from[bits.TrailingZeros8(first)] = e.time
 		}
-		sum := bt.sum(s, id, a)
-		*sum += c
-		if b := &bt.best[a]; *sum > b.Count {
-			b.Interval = Interval{Count: *sum, From: bt.first(s, a), To: t} // Key: filled in by the worker
+		seen |= m
+		for ; m != 0; m &= m - 1 {
+			sums[bits.TrailingZeros8(m)] += e.cost()
+		}
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		a := bits.TrailingZeros8(m)
+		if b := &bt.best[a]; sums[a] > b.Count {
+			b.Interval = Interval{Count: sums[a], From: from[a], To: t} // Key: filled in by the worker
 			b.seq = seq
 			b.id = id
 		}
 		if bt.perKey {
 			k := &bt.keyBst.at(id)[a]
-			if *sum > k.count {
-				*k = keyBest{count: *sum, from: bt.first(s, a), to: t, seq: seq}
+			if sums[a] > k.count {
+				*k = keyBest{count: sums[a], from: from[a], to: t, seq: seq}
 			}
 		}
 	}
 }
 
-// first returns the time of the oldest entry in s that algorithm a allowed.
-func (bt *burstTracker) first(s *burstSlot, a int) int64 {
-	for i := uint32(0); i < s.n; i++ {
-		if e := bt.entry(s, i); e.mask()&(1<<a) != 0 {
-			return e.time
+// mayBeat reports whether a ring of this total could hold more for some
+// algorithm in mask than that algorithm's best so far.
+func (bt *burstTracker) mayBeat(mask uint8, total int64) bool {
+	for m := mask; m != 0; m &= m - 1 {
+		if total > bt.best[bits.TrailingZeros8(m)].Count {
+			return true
 		}
 	}
-	return 0 // not reached: a allowed the newest entry
+	return false
 }
 
-func (bt *burstTracker) entry(s *burstSlot, i uint32) *burstEntry {
-	j := s.head + i
-	if j >= s.cap {
-		j -= s.cap
-	}
-	return &bt.arena[s.chunk][s.off+j]
-}
-
-// grow moves s to a region twice its size, entries in order from 0. The
-// old region is abandoned: rings only grow to the most a key ever held in
-// one interval.
-func (bt *burstTracker) grow(s *burstSlot) {
-	ncap := s.cap * 2
-	if ncap < 4 {
-		ncap = 4
-	}
+// grow moves s's ring r to a region twice its size in the arena, entries
+// in order from 0, and returns the new ring. An old arena region is
+// abandoned: rings only grow to the most a key ever held in one interval.
+func (bt *burstTracker) grow(s *burstSlot, r []burstEntry) []burstEntry {
+	ncap := uint32(2 * len(r))
 	var chunk, off uint32
 	if ncap > arenaChunk/4 {
 		// A large ring gets a chunk of its own.
@@ -199,10 +201,12 @@ func (bt *burstTracker) grow(s *burstSlot) {
 		bt.used += int(ncap)
 	}
 	dst := bt.arena[chunk][off : off+ncap]
+	wrap := uint32(len(r) - 1)
 	for i := uint32(0); i < s.n; i++ {
-		dst[i] = *bt.entry(s, i)
+		dst[i] = r[(s.head+i)&wrap]
 	}
 	s.chunk, s.off, s.cap, s.head = chunk, off, ncap, 0
+	return dst
 }
 
 // keyBests lists every key's best interval under algorithm a, for the
