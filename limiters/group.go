@@ -27,15 +27,15 @@ type Group struct {
 	bucketFace int
 }
 
-// groupState is one key's state under the seed's five algorithms: two
-// cache lines, aligned (chunks are allocated whole, so element i of a
-// chunk starts at a multiple of the element size).
+// groupState is one key's state under the seed's five algorithms, a small
+// sliding log included: three cache lines, aligned (chunks are allocated
+// whole, so element i of a chunk starts at a multiple of the element size).
 type groupState struct {
 	fw FixedWindowState
 	sc SlidingCounterState
 	bk bucket // token-bucket and leaky-bucket
 	sl SlidingLogState
-	_  [128 - 120]byte
+	_  [192 - 184]byte
 }
 
 // debtPair is one key's state under GCRA and LeakyQueue, kept apart so
@@ -93,8 +93,8 @@ func (g *Group) Touch(id uint32) uint64 {
 	if s == nil {
 		return 0
 	}
-	sum := uint64(s.fw.window) + uint64(s.sl.sum)
-	if s.sl.n > 0 {
+	sum := uint64(s.fw.window) + uint64(s.sl.sum) + uint64(s.sl.inline[inlineLog-1].t)
+	if s.sl.buf != nil && s.sl.n > 0 {
 		sum += uint64(s.sl.newest())
 	}
 	if g.debt {

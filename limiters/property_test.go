@@ -52,7 +52,9 @@ func (m *model) step(now, cost int64) (d Decision) {
 
 func (m *model) clone() *model {
 	c := *m
-	c.sl.buf = slices.Clone(m.sl.buf)
+	if m.sl.buf != nil {
+		c.sl.buf = slices.Clone(m.sl.buf)
+	}
 	return &c
 }
 

@@ -14,11 +14,13 @@ type logEntry struct {
 // zero value is the fresh state (an empty log).
 //
 // The entries live in a ring whose size follows the number of entries the
-// key holds, not the limit: it starts at 2, doubles when full and halves
-// when a quarter full (never below 8 once grown), and requests at the same
-// instant share one entry. A key with a limit of 10,000 that sends a
-// request a minute holds one or two entries. The ring is reused in place,
-// so in a steady state a decision allocates nothing.
+// key holds, not the limit, and requests at the same instant share one
+// entry. Up to four entries fit inside the state itself, so a small log
+// (the seed's limit of 3) needs no other memory; a longer one moves to a
+// ring of its own that doubles when full and halves when a quarter full
+// (never below 8). A key with a limit of 10,000 that sends a request a
+// minute holds one or two entries. The ring is reused in place, so in a
+// steady state a decision allocates nothing.
 //
 // The seed's log also drops expired entries when it refuses a request;
 // this one drops them only when it admits one. For cost-1 requests that
@@ -30,13 +32,26 @@ type logEntry struct {
 // Unlike the other state types, a SlidingLogState refers to storage: Step
 // may reuse s's ring, so s must not be used after Step returns.
 type SlidingLogState struct {
-	buf  []logEntry // ring; its length is 0 or a power of two
-	head int        // index of the oldest entry
-	n    int        // number of entries
-	sum  int64      // total cost of the entries
+	buf    []logEntry // the ring once it outgrows inline; a power of two long
+	head   int        // index of the oldest entry
+	n      int        // number of entries
+	sum    int64      // total cost of the entries
+	inline [inlineLog]logEntry
 }
 
-const minShrinkLog = 8
+const (
+	inlineLog    = 4 // entries held in the state itself; a power of two
+	minShrinkLog = 8
+)
+
+// ring returns the entries' storage: buf, or inline before it is needed.
+// Its length is a power of two.
+func (s *SlidingLogState) ring() []logEntry {
+	if s.buf != nil {
+		return s.buf
+	}
+	return s.inline[:]
+}
 
 // Step judges a request of cost at now for rule r (which must be a
 // SlidingLog rule) and returns the new state and the decision. The window
@@ -54,7 +69,8 @@ func (s SlidingLogState) Step(r *Rule, now, cost int64) (SlidingLogState, Decisi
 func (s *SlidingLogState) Len() int { return s.n }
 
 func (s *SlidingLogState) at(i int) *logEntry {
-	return &s.buf[(s.head+i)&(len(s.buf)-1)]
+	r := s.ring()
+	return &r[(s.head+i)&(len(r)-1)]
 }
 
 func (s *SlidingLogState) newest() int64 {
@@ -78,7 +94,8 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 	// was, so a later request that goes back in time (but not before the
 	// newest entry) still sees every entry of its own window.
 	head, n, sum := s.expire(r, now)
-	mask := len(s.buf) - 1
+	ring := s.ring()
+	mask := len(ring) - 1
 	var d Decision
 	if cost > r.limit-sum {
 		d.Reason = r.refusal
@@ -87,7 +104,7 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 		// window: an entry at t leaves it at t+W+1.
 		need := sum + cost - r.limit
 		for i := 0; i < n; i++ {
-			e := &s.buf[(head+i)&mask]
+			e := &ring[(head+i)&mask]
 			need -= e.cost
 			if need <= 0 {
 				d.RetryAfter = sat(w + 1 - since(now, e.t))
@@ -116,9 +133,10 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 func (s *SlidingLogState) expire(r *Rule, now int64) (head, n int, sum int64) {
 	w := uint64(r.window)
 	head, n, sum = s.head, s.n, s.sum
-	mask := len(s.buf) - 1
+	ring := s.ring()
+	mask := len(ring) - 1
 	for n > 0 {
-		e := &s.buf[head]
+		e := &ring[head]
 		if since(now, e.t) <= w {
 			break
 		}
@@ -164,8 +182,8 @@ func (s *SlidingLogState) push(now, cost int64) {
 			return
 		}
 	}
-	if s.n == len(s.buf) {
-		s.resize(max(2, 2*len(s.buf)))
+	if n := len(s.ring()); s.n == n {
+		s.resize(2 * n)
 	}
 	*s.at(s.n) = logEntry{t: now, cost: cost}
 	s.n++
