@@ -212,6 +212,9 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 	if pol.Window, err = traces.ParseDuration(p.window, unit); err != nil {
 		return pol, usageErrorf("%s: invalid window %q: %s", p.windowAt, p.window, ErrorText(err))
 	}
+	if pol.Window <= 0 {
+		return pol, usageErrorf("%s: window must be positive, got %s", p.windowAt, p.window)
+	}
 	pol.Capacity = pol.Limit
 	if p.capacity != "" {
 		if pol.Capacity, err = strconv.ParseInt(p.capacity, 10, 64); err != nil {
@@ -220,7 +223,7 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 	}
 	if p.rate != "" {
 		if pol.Rate, err = limiters.ParseRate(p.rate, unit); err != nil {
-			return pol, usageErrorf("%s: invalid rate %q: %s", p.rateAt, p.rate, ErrorText(err))
+			return pol, usageErrorf("%s: %s", p.rateAt, ErrorText(err)) // the error quotes the rate
 		}
 	} else {
 		pol.Rate = limiters.Rate{N: pol.Limit, Per: pol.Window}
