@@ -25,17 +25,14 @@ const inflight = 8
 // batch is a Batch plus the engine's bookkeeping for it.
 type batch struct {
 	Batch
-	arena  []byte    // user, key and timestamp texts of all requests
-	spans  []reqText // offsets into arena, turned into slices when full
-	hashes []uint64  // key hash per request
-	ids    []uint32  // per request: the key's id in its worker
+	arena  []byte   // user, key and timestamp texts of all requests
+	hashes []uint64 // key hash per request
+	ids    []uint32 // per request: the key's id in its worker
 	cands  []*internSlot
 	own    [][]int32 // per worker: the requests whose key it owns
 	left   atomic.Int32
 	done   chan struct{}
 }
-
-type reqText struct{ user, key, time [2]uint32 }
 
 // errStopped ends the reader when the consumer has failed.
 var errStopped = errors.New("sim: stopped")
@@ -163,7 +160,6 @@ func (e *engine) newBatch() *batch {
 	n := e.nalg
 	b := &batch{
 		arena:  make([]byte, 0, batchSize*32),
-		spans:  make([]reqText, 0, batchSize),
 		hashes: make([]uint64, 0, batchSize),
 		ids:    make([]uint32, batchSize),
 		cands:  make([]*internSlot, batchSize),
@@ -199,7 +195,6 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 		b := <-free
 		b.Requests = b.Requests[:0]
 		b.arena = b.arena[:0]
-		b.spans = b.spans[:0]
 		b.hashes = b.hashes[:0]
 		for w := range b.own {
 			b.own[w] = b.own[w][:0]
@@ -211,12 +206,10 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 				err = nerr
 				break
 			}
-			var t reqText
-			t.user = e.appendText(b, ev.User)
-			if len(e.cfg.KeyFields) == 0 {
-				t.key = t.user
-			} else {
-				start := uint32(len(b.arena))
+			user := e.appendText(b, ev.User)
+			key := user
+			if len(e.cfg.KeyFields) > 0 {
+				start := len(b.arena)
 				for i, name := range e.cfg.KeyFields {
 					v, ok := ev.Attr(name)
 					if !ok {
@@ -231,30 +224,25 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 				if err != nil {
 					break
 				}
-				t.key = [2]uint32{start, uint32(len(b.arena))}
+				key = b.arena[start:len(b.arena):len(b.arena)]
 			}
-			t.time = e.appendText(b, ev.TimeText)
-			key := b.arena[t.key[0]:t.key[1]]
 			h := hashKey(key)
 			i := int32(len(b.Requests))
+			// The slices stay valid if the arena grows: they keep the
+			// old array, which holds the same bytes.
 			b.Requests = append(b.Requests, Request{
-				Seq:  seq,
-				Line: ev.Line,
-				Time: ev.Time,
-				Cost: ev.Cost,
+				Seq:      seq,
+				Line:     ev.Line,
+				User:     user,
+				Key:      key,
+				Time:     ev.Time,
+				TimeText: e.appendText(b, ev.TimeText),
+				Cost:     ev.Cost,
 			})
-			b.spans = append(b.spans, t)
 			b.hashes = append(b.hashes, h)
-			w := h % nw
+			w := (h & 0xffffffff) * nw >> 32 // h's low half, scaled to [0, nw)
 			b.own[w] = append(b.own[w], i)
 			seq++
-		}
-		for i := range b.Requests {
-			t := b.spans[i]
-			r := &b.Requests[i]
-			r.User = b.arena[t.user[0]:t.user[1]:t.user[1]]
-			r.Key = b.arena[t.key[0]:t.key[1]:t.key[1]]
-			r.TimeText = b.arena[t.time[0]:t.time[1]:t.time[1]]
 		}
 		b.left.Store(int32(len(work)))
 		ordered <- b
@@ -270,10 +258,11 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 	}
 }
 
-func (e *engine) appendText(b *batch, s []byte) [2]uint32 {
-	start := uint32(len(b.arena))
+// appendText copies s into the batch's arena and returns the copy.
+func (e *engine) appendText(b *batch, s []byte) []byte {
+	start := len(b.arena)
 	b.arena = append(b.arena, s...)
-	return [2]uint32{start, uint32(len(b.arena))}
+	return b.arena[start:len(b.arena):len(b.arena)]
 }
 
 // report merges the workers' findings.
