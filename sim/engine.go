@@ -22,16 +22,54 @@ const batchSize = 512
 // parsed, some being stepped, one being emitted.
 const inflight = 8
 
-// batch is a Batch plus the engine's bookkeeping for it.
+// batch is a Batch plus the engine's bookkeeping for it. The reader fills
+// rows and texts; the workers read rows and write ids, masks and decisions;
+// the consumer turns rows and texts into Requests. Rows are kept small
+// because the batch moves between cores: every cache line the reader
+// writes, a worker must fetch from the reader's core.
 type batch struct {
 	Batch
-	arena  []byte   // user, key and timestamp texts of all requests
-	hashes []uint64 // key hash per request
-	ids    []uint32 // per request: the key's id in its worker
-	cands  []*internSlot
-	own    [][]int32 // per worker: the requests whose key it owns
-	left   atomic.Int32
-	done   chan struct{}
+	seq0  int64     // Seq of the first request
+	rows  []row     // what the workers need of each request
+	texts []rowText // what only reports need
+	arena []byte    // user, key and timestamp texts of all requests
+	ids   []uint32  // per request: the key's id in its worker
+	cands []*internSlot
+	own   [][]int32 // per worker: the requests whose key it owns
+	left  atomic.Int32
+	done  chan struct{}
+}
+
+// row is one request as a worker sees it: 32 bytes, two to a cache line.
+type row struct {
+	hash       uint64
+	time, cost int64
+	key        span
+}
+
+// rowText is the rest of a request: where its texts are, and its line.
+type rowText struct {
+	line       int
+	user, time span
+}
+
+// span locates bytes in a batch's arena.
+type span struct{ off, end uint32 }
+
+func (b *batch) slice(s span) []byte { return b.arena[s.off:s.end:s.end] }
+
+// request returns request i of the batch.
+func (b *batch) request(i int) Request {
+	r, t := &b.rows[i], &b.texts[i]
+	return Request{
+		Seq:      b.seq0 + int64(i),
+		Line:     t.line,
+		User:     b.slice(t.user),
+		Key:      b.slice(r.key),
+		Time:     r.time,
+		TimeText: b.slice(t.time),
+		Cost:     r.cost,
+	}
 }
 
 // errStopped ends the reader when the consumer has failed.
@@ -138,7 +176,11 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	var emitErr error
 	for b := range ordered {
 		<-b.done
-		if emitErr == nil && cfg.Rows && len(b.Requests) > 0 {
+		if emitErr == nil && cfg.Rows && len(b.rows) > 0 {
+			b.Requests = b.Requests[:0]
+			for i := range b.rows {
+				b.Requests = append(b.Requests, b.request(i))
+			}
 			if err := emit(&b.Batch); err != nil {
 				emitErr = err
 				e.stop.Store(true)
@@ -159,12 +201,13 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 func (e *engine) newBatch() *batch {
 	n := e.nalg
 	b := &batch{
-		arena:  make([]byte, 0, batchSize*32),
-		hashes: make([]uint64, 0, batchSize),
-		ids:    make([]uint32, batchSize),
-		cands:  make([]*internSlot, batchSize),
-		own:    make([][]int32, len(e.workers)),
-		done:   make(chan struct{}, 1),
+		arena: make([]byte, 0, batchSize*32),
+		rows:  make([]row, 0, batchSize),
+		texts: make([]rowText, 0, batchSize),
+		ids:   make([]uint32, batchSize),
+		cands: make([]*internSlot, batchSize),
+		own:   make([][]int32, len(e.workers)),
+		done:  make(chan struct{}, 1),
 	}
 	b.nalg = n
 	b.Requests = make([]Request, 0, batchSize)
@@ -193,14 +236,15 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 			return seq, errStopped
 		}
 		b := <-free
-		b.Requests = b.Requests[:0]
+		b.seq0 = seq
+		b.rows = b.rows[:0]
+		b.texts = b.texts[:0]
 		b.arena = b.arena[:0]
-		b.hashes = b.hashes[:0]
 		for w := range b.own {
 			b.own[w] = b.own[w][:0]
 		}
 		var err error
-		for len(b.Requests) < batchSize {
+		for len(b.rows) < batchSize {
 			ev, nerr := src.Next()
 			if nerr != nil {
 				err = nerr
@@ -209,7 +253,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 			user := e.appendText(b, ev.User)
 			key := user
 			if len(e.cfg.KeyFields) > 0 {
-				start := len(b.arena)
+				key.off = uint32(len(b.arena))
 				for i, name := range e.cfg.KeyFields {
 					v, ok := ev.Attr(name)
 					if !ok {
@@ -224,22 +268,12 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 				if err != nil {
 					break
 				}
-				key = b.arena[start:len(b.arena):len(b.arena)]
+				key.end = uint32(len(b.arena))
 			}
-			h := hashKey(key)
-			i := int32(len(b.Requests))
-			// The slices stay valid if the arena grows: they keep the
-			// old array, which holds the same bytes.
-			b.Requests = append(b.Requests, Request{
-				Seq:      seq,
-				Line:     ev.Line,
-				User:     user,
-				Key:      key,
-				Time:     ev.Time,
-				TimeText: e.appendText(b, ev.TimeText),
-				Cost:     ev.Cost,
-			})
-			b.hashes = append(b.hashes, h)
+			h := hashKey(b.slice(key))
+			i := int32(len(b.rows))
+			b.rows = append(b.rows, row{hash: h, time: ev.Time, cost: ev.Cost, key: key})
+			b.texts = append(b.texts, rowText{line: ev.Line, user: user, time: e.appendText(b, ev.TimeText)})
 			w := (h & 0xffffffff) * nw >> 32 // h's low half, scaled to [0, nw)
 			b.own[w] = append(b.own[w], i)
 			seq++
@@ -258,11 +292,11 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 	}
 }
 
-// appendText copies s into the batch's arena and returns the copy.
-func (e *engine) appendText(b *batch, s []byte) []byte {
+// appendText copies s into the batch's arena and returns where it is.
+func (e *engine) appendText(b *batch, s []byte) span {
 	start := len(b.arena)
 	b.arena = append(b.arena, s...)
-	return b.arena[start:len(b.arena):len(b.arena)]
+	return span{uint32(start), uint32(len(b.arena))}
 }
 
 // report merges the workers' findings.

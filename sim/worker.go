@@ -70,15 +70,16 @@ func (wk *worker) step(b *batch) {
 	in := wk.keys
 	var sink uint64
 	for _, i := range own {
-		sink += in.touch(b.hashes[i])
+		sink += in.touch(b.rows[i].hash)
 	}
 	for _, i := range own {
-		c, first := in.candidate(b.hashes[i])
+		c, first := in.candidate(b.rows[i].hash)
 		b.cands[i] = c
 		sink += uint64(first)
 	}
 	for _, i := range own {
-		b.ids[i] = in.lookup(b.Requests[i].Key, b.hashes[i], b.cands[i])
+		r := &b.rows[i]
+		b.ids[i] = in.lookup(b.slice(r.key), r.hash, b.cands[i])
 	}
 	for _, i := range own {
 		id := b.ids[i]
@@ -96,21 +97,21 @@ func (wk *worker) step(b *batch) {
 		text = b.text[wk.w][:0]
 	}
 	for _, i := range own {
-		r := &b.Requests[i]
+		r := &b.rows[i]
 		id := b.ids[i]
 		var all uint64 // the algorithms that allowed r, the oracle too
 		if explain {
 			start := len(text)
-			text, all = wk.group.AllowExplain(id, r.Time, r.Cost, wk.cfg.Unit, wk.scratch[:], text, wk.ends[:])
+			text, all = wk.group.AllowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch[:], text, wk.ends[:])
 			for a := 0; a < n; a++ {
 				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(start), end: uint32(wk.ends[a])}
 				start = wk.ends[a]
 			}
 			text = text[:start] // not the oracle's text
 		} else if wk.cfg.Detail {
-			all = wk.group.Allow(id, r.Time, r.Cost, wk.scratch[:])
+			all = wk.group.Allow(id, r.time, r.cost, wk.scratch[:])
 		} else {
-			all = wk.group.Admit(id, r.Time, r.Cost)
+			all = wk.group.Admit(id, r.time, r.cost)
 		}
 		if wk.cfg.Detail && wk.cfg.Rows {
 			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
@@ -121,10 +122,10 @@ func (wk *worker) step(b *batch) {
 		b.Oracle[i] = oracle
 		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 && wk.burst != nil {
-			wk.burst.record(id, r.Time, r.Cost, r.Seq, mask)
+			wk.burst.record(id, r.time, r.cost, b.seq0+int64(i), mask)
 		}
 		if first := ^mask & wk.unrejected; first != 0 {
-			wk.firstRejections(r, first)
+			wk.firstRejections(b, int(i), first)
 		}
 	}
 	if explain {
@@ -150,9 +151,10 @@ func outcome(mask uint8, oracle bool) int {
 	return o
 }
 
-// firstRejections records r as the first rejection of the algorithms in
-// set, which had none before.
-func (wk *worker) firstRejections(r *Request, set uint8) {
+// firstRejections records request i of b as the first rejection of the
+// algorithms in set, which had none before.
+func (wk *worker) firstRejections(b *batch, i int, set uint8) {
+	r := b.request(i)
 	rej := &Rejection{
 		Seq:      r.Seq,
 		Line:     r.Line,
