@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,10 +83,15 @@ func registerCompletions(c *cobra.Command) {
 	}
 }
 
-// algoCompletions lists the algorithms, each prefixed (for --algos lists).
+// algoCompletions lists the algorithms, each prefixed (for --algos lists),
+// leaving out those the prefix already names.
 func algoCompletions(prefix string) []cobra.Completion {
+	named := strings.Split(prefix, ",")
 	var out []cobra.Completion
 	for _, a := range limiters.AllAlgorithms() {
+		if slices.Contains(named, a.String()) {
+			continue
+		}
 		out = append(out, cobra.CompletionWithDesc(prefix+a.String(), a.Summary()))
 	}
 	return out
