@@ -6,7 +6,9 @@
 // per-key state value (FixedWindowState, SlidingLogState, ...) with a Step
 // method: the algorithm is state plus a time rule. Where the states live is
 // a separate matter: Table keeps them in a dense array for a single owner
-// that interns its keys, Keyed in sharded maps for concurrent callers.
+// that interns its keys, Group does the same for several algorithms at once
+// with a key's states side by side, and Keyed keeps them in sharded maps
+// for concurrent callers.
 //
 // Time is always passed in, as int64 nanoseconds on any clock, and nothing
 // here reads the system clock: the same requests give the same decisions.

@@ -75,3 +75,24 @@ func ExampleLeakyQueueState_Step() {
 	// allowed=true delay=1s reason=""
 	// allowed=false delay=0s reason="queue full"
 }
+
+// A Group decides under several algorithms at once; Admit reports only
+// which of them allowed each request, bit i for the i-th algorithm.
+func ExampleGroup_Admit() {
+	algs := []limiters.Algorithm{limiters.FixedWindow, limiters.SlidingLog}
+	g, err := limiters.NewGroup(algs, limiters.Policy{Limit: 3, Window: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range []int64{7, 8, 9, 10, 11, 12} {
+		mask := g.Admit(0, s*int64(time.Second), 1)
+		fmt.Printf("t=%d fixed-window %-5v sliding-log %v\n", s, mask&1 != 0, mask&2 != 0)
+	}
+	// Output:
+	// t=7 fixed-window true  sliding-log true
+	// t=8 fixed-window true  sliding-log true
+	// t=9 fixed-window true  sliding-log true
+	// t=10 fixed-window true  sliding-log false
+	// t=11 fixed-window true  sliding-log false
+	// t=12 fixed-window true  sliding-log false
+}

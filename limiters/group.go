@@ -25,6 +25,9 @@ type Group struct {
 	// bucketFace is the index of the first bucket algorithm (token or
 	// leaky) in algs, or -1: the other face reuses its decision.
 	bucketFace int
+	// single is the whole group when it has one algorithm: a Table keeps
+	// only that algorithm's state, so a key takes less memory.
+	single *Table
 }
 
 // groupState is one key's state under the seed's five algorithms, a small
@@ -69,6 +72,9 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 			g.debt = true
 		}
 	}
+	if len(algs) == 1 {
+		g.single = &Table{rule: g.rules[0]}
+	}
 	return g, nil
 }
 
@@ -89,6 +95,9 @@ func (g *Group) at(id uint32) (s *groupState, dp *debtPair) {
 // of a batch before their Allow calls brings their states into the cache
 // with loads that do not wait for one another. It creates nothing.
 func (g *Group) Touch(id uint32) uint64 {
+	if g.single != nil {
+		return g.single.Touch(id)
+	}
 	s := g.states.get(id)
 	if s == nil {
 		return 0
@@ -113,6 +122,10 @@ func (g *Group) Touch(id uint32) uint64 {
 // algorithm would decide. It allocates nothing, except when the group
 // grows or a sliding log's ring changes size.
 func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
+	if g.single != nil {
+		out[0] = g.single.Allow(id, now, cost)
+		return allowedBit(out[0])
+	}
 	s, dp := g.at(id)
 	var mask uint64
 	var face Decision
@@ -151,6 +164,9 @@ func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
 // to the key's states, but computes none of the other Decision fields,
 // which saves most of the arithmetic. It returns the allowed mask.
 func (g *Group) Admit(id uint32, now, cost int64) uint64 {
+	if g.single != nil {
+		return allowedBit(g.single.Allow(id, now, cost))
+	}
 	s, dp := g.at(id)
 	var mask uint64
 	var face bool
@@ -190,6 +206,11 @@ func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 // length of dst after algorithm i's text. It returns the extended dst and
 // the allowed mask.
 func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out []Decision, dst []byte, ends []int) ([]byte, uint64) {
+	if g.single != nil {
+		out[0], dst = g.single.AllowExplain(id, now, cost, unit, dst)
+		ends[0] = len(dst)
+		return dst, allowedBit(out[0])
+	}
 	s, dp := g.at(id)
 	var mask uint64
 	var face Decision
@@ -233,4 +254,12 @@ func otherFace(d Decision, r *Rule) Decision {
 		d.Reason = r.refusal
 	}
 	return d
+}
+
+// allowedBit is the allowed mask of a one-algorithm group.
+func allowedBit(d Decision) uint64 {
+	if d.Allowed {
+		return 1
+	}
+	return 0
 }

@@ -1,11 +1,11 @@
 // Package sim replays a trace of requests through rate limiters.
 //
-// One pass over the trace feeds every selected algorithm. Keys are interned
-// to dense ids and each algorithm keeps its per-key state in a
-// limiters.Table indexed by id. Keys are hashed to workers that own their
-// state; results come back in trace order, a batch at a time. Burst tracking
-// (the most allowed cost in any closed interval) and the oracle (a shadow
-// sliding log with the same limit and window) run alongside.
+// One pass over the trace feeds every selected algorithm. Keys are hashed
+// to workers that own their state; each worker interns its keys to dense
+// ids and keeps a key's states for every algorithm side by side in a
+// limiters.Group. Results come back in trace order, a batch at a time.
+// Burst tracking (the most allowed cost in any closed interval) and the
+// oracle (a sliding log with the same limit and window) run alongside.
 package sim
 
 import (
@@ -53,7 +53,7 @@ type Config struct {
 	Workers int
 	// DecisionsOnly skips the oracle and burst tracking, for callers that
 	// need only the decisions and the counts: the report's FalseAllows,
-	// FalseRejects, Burst and Top are then zero.
+	// FalseRejects, Burst and Top are then zero, and so is Batch.Oracle.
 	DecisionsOnly bool
 }
 

@@ -191,6 +191,23 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 		return dst
 	}
 	dst = append(dst, '.')
+	if width := pow10Digits(u); width > 0 {
+		// u is 10^width ns: the fraction is r written in width digits,
+		// without its trailing zeros.
+		start := len(dst)
+		for range width {
+			dst = append(dst, '0')
+		}
+		for i := len(dst) - 1; r != 0; i-- {
+			dst[i] = byte('0' + r%10)
+			r /= 10
+		}
+		end := len(dst)
+		for end > start && dst[end-1] == '0' {
+			end--
+		}
+		return dst[:end]
+	}
 	for digits := 0; r != 0 && digits < 30; digits++ {
 		hi, lo := bits.Mul64(r, 10)
 		var d uint64
@@ -198,6 +215,19 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 		dst = append(dst, byte('0'+d))
 	}
 	return dst
+}
+
+// pow10Digits returns k when u is 10^k (k >= 1), else 0.
+func pow10Digits(u uint64) int {
+	k := 0
+	for u >= 10 && u%10 == 0 {
+		u /= 10
+		k++
+	}
+	if u != 1 {
+		return 0
+	}
+	return k
 }
 
 func appendUint(dst []byte, v uint64) []byte {

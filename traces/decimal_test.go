@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -110,6 +111,9 @@ func TestDecimalRoundTrip(t *testing.T) {
 			got, err := parseDecimal(text, int64(unit))
 			if err != numOK || got != ns {
 				t.Fatalf("unit %v: %d -> %q -> %d, %d", unit, ns, text, got, err)
+			}
+			if i := bytes.IndexByte(text, '.'); i >= 0 && (text[len(text)-1] == '0' || i == len(text)-1) {
+				t.Fatalf("unit %v: %d -> %q has a trailing zero or point", unit, ns, text)
 			}
 		}
 	}
