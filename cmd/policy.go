@@ -209,6 +209,9 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 	if pol.Limit, err = strconv.ParseInt(p.limit, 10, 64); err != nil {
 		return pol, usageErrorf("%s: invalid limit %q: want a whole number", p.limitAt, p.limit)
 	}
+	if pol.Limit <= 0 {
+		return pol, usageErrorf("%s: limit must be positive, got %d", p.limitAt, pol.Limit)
+	}
 	if pol.Window, err = traces.ParseDuration(p.window, unit); err != nil {
 		return pol, usageErrorf("%s: invalid window %q: %s", p.windowAt, p.window, ErrorText(err))
 	}
@@ -219,6 +222,9 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 	if p.capacity != "" {
 		if pol.Capacity, err = strconv.ParseInt(p.capacity, 10, 64); err != nil {
 			return pol, usageErrorf("%s: invalid capacity %q: want a whole number", p.capacityAt, p.capacity)
+		}
+		if pol.Capacity <= 0 {
+			return pol, usageErrorf("%s: capacity must be positive, got %d", p.capacityAt, pol.Capacity)
 		}
 	}
 	if p.rate != "" {
