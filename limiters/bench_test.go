@@ -158,3 +158,64 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSeedFive decides each request under the seed's five algorithms:
+// with five Tables, with a Group's Allow, and with a Group's Admit (only
+// whether each allowed it). One op is one request under all five. Each
+// store first sees a warm-up stream, so that what is measured is the
+// steady state (every key's state created, the logs at their size).
+func BenchmarkSeedFive(b *testing.B) {
+	algs := SeedAlgorithms()
+	for _, keys := range []int{1, 100_000} {
+		ids := benchKeys(keys)
+		warm := func(step func(id uint32, now int64)) int64 {
+			now := int64(0)
+			for i := range warmSliding {
+				now += benchStep
+				step(ids[i&(benchStream-1)], now)
+			}
+			return now
+		}
+		b.Run(fmt.Sprintf("tables/keys=%d", keys), func(b *testing.B) {
+			var tabs []*Table
+			for _, a := range algs {
+				t, _ := NewTable(a, benchPolicy)
+				tabs = append(tabs, t)
+			}
+			now := warm(func(id uint32, now int64) {
+				for _, t := range tabs {
+					t.Allow(id, now, 1)
+				}
+			})
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				now += benchStep
+				id := ids[i&(benchStream-1)]
+				for _, t := range tabs {
+					if t.Allow(id, now, 1).Allowed {
+						benchSink++
+					}
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("group-allow/keys=%d", keys), func(b *testing.B) {
+			g, _ := NewGroup(algs, benchPolicy)
+			out := make([]Decision, len(algs))
+			now := warm(func(id uint32, now int64) { g.Allow(id, now, 1, out) })
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				now += benchStep
+				benchSink += int64(g.Allow(ids[i&(benchStream-1)], now, 1, out))
+			}
+		})
+		b.Run(fmt.Sprintf("group-admit/keys=%d", keys), func(b *testing.B) {
+			g, _ := NewGroup(algs, benchPolicy)
+			now := warm(func(id uint32, now int64) { g.Admit(id, now, 1) })
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				now += benchStep
+				benchSink += int64(g.Admit(ids[i&(benchStream-1)], now, 1))
+			}
+		})
+	}
+}
