@@ -154,3 +154,49 @@ func FuzzParseRate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGroup checks that a Group of all seven algorithms decides as seven
+// Tables do, through Allow and through Admit (which skips the arithmetic
+// of the other fields and so is a second implementation of every rule),
+// over traces with costs above the limit and clocks going backwards, with
+// the fuzzer's numbers as times, raw, too.
+func FuzzGroup(f *testing.F) {
+	seedCorpus(f, []int8{1, 1, 1, 1, 7, -7})
+	seedCorpus(f, []int8{7, 1, 1, 1, 1, 1})
+	f.Fuzz(func(t *testing.T, limit, window, n, per int64, clock uint8, base int64, data []byte) {
+		p, trace := fuzzInput(limit, window, n, per, clock, base, data)
+		check := func(p Policy, trace []request) {
+			algs := AllAlgorithms()
+			allow, err := NewGroup(algs, p)
+			if err != nil {
+				return
+			}
+			admit, _ := NewGroup(algs, p)
+			tabs := make([]*Table, len(algs))
+			for i, a := range algs {
+				tabs[i], _ = NewTable(a, p)
+			}
+			out := make([]Decision, len(algs))
+			for step, rq := range trace {
+				got := allow.Allow(0, rq.t, rq.cost, out)
+				fast := admit.Admit(0, rq.t, rq.cost)
+				for i, tab := range tabs {
+					want := tab.Allow(0, rq.t, rq.cost)
+					if out[i] != want || (got&(1<<i) != 0) != want.Allowed || (fast&(1<<i) != 0) != want.Allowed {
+						t.Fatalf("%v %+v step %d (t=%d cost=%d): group %+v (mask %b, admit %b), table %+v", algs[i], p, step, rq.t, rq.cost, out[i], got, fast, want)
+					}
+				}
+			}
+		}
+		check(p, trace)
+		// Raw: the fuzzer's own policy numbers and huge time steps.
+		raw := Policy{Limit: limit, Window: time.Duration(window), Capacity: limit, Rate: Rate{n, time.Duration(per)}, Clock: Clock(clock % 2)}
+		var rawTrace []request
+		ts := base
+		for i := 0; i+1 < len(data) && i < 200; i += 2 {
+			ts += int64(int8(data[i])) << (data[i+1] % 64)
+			rawTrace = append(rawTrace, request{t: ts, cost: int64(data[i+1]) - 2})
+		}
+		check(raw, rawTrace)
+	})
+}
