@@ -159,6 +159,60 @@ func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
 	return mask
 }
 
+// Idle reports whether id's states decide every request at or after now
+// exactly as fresh states would, under every algorithm of the group, so
+// that the id may be reset and reused.
+func (g *Group) Idle(id uint32, now int64) bool {
+	if g.single != nil {
+		return g.single.Idle(id, now)
+	}
+	s := g.states.get(id)
+	if s == nil {
+		return true
+	}
+	var dp *debtPair
+	if g.debt {
+		dp = g.debts.get(id)
+	}
+	for i := range g.rules {
+		r := &g.rules[i]
+		var idle bool
+		switch r.alg {
+		case FixedWindow:
+			idle = s.fw.idle(r, now)
+		case SlidingLog:
+			idle = s.sl.idle(r, now)
+		case SlidingCounter:
+			idle = s.sc.idle(r, now)
+		case TokenBucket, LeakyBucket:
+			idle = s.bk.idle(r, now)
+		case GCRA:
+			idle = dp == nil || dp.gc.idle(r, now)
+		default:
+			idle = dp == nil || dp.lq.idle(r, now)
+		}
+		if !idle {
+			return false
+		}
+	}
+	return true
+}
+
+// Reset puts id back in the fresh state under every algorithm and releases
+// any storage it holds.
+func (g *Group) Reset(id uint32) {
+	if g.single != nil {
+		g.single.Reset(id)
+		return
+	}
+	if s := g.states.get(id); s != nil {
+		*s = groupState{}
+	}
+	if d := g.debts.get(id); d != nil {
+		*d = debtPair{}
+	}
+}
+
 // Admit is Allow for callers that need only whether each algorithm
 // allowed the request: it makes the same decisions and the same changes
 // to the key's states, but computes none of the other Decision fields,

@@ -119,3 +119,37 @@ func TestGroupStateSize(t *testing.T) {
 		t.Errorf("groupState is %d bytes, want 192", n)
 	}
 }
+
+// TestGroupIdleReset checks Idle against what it promises: a key reported
+// idle, once reset, decides the rest of the trace exactly as the key that
+// kept its state.
+func TestGroupIdleReset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	resets := 0
+	for trial := range 300 {
+		tick := ticks[trial%len(ticks)]
+		p := randomPolicy(rng, tick)
+		algs := AllAlgorithms()
+		rng.Shuffle(len(algs), func(i, j int) { algs[i], algs[j] = algs[j], algs[i] })
+		algs = algs[:1+rng.IntN(len(algs))]
+		trace := randomTrace(rng, 80, tick, 3, false)
+		kept, _ := NewGroup(algs, p)
+		forgetful, _ := NewGroup(algs, p)
+		want := make([]Decision, len(algs))
+		got := make([]Decision, len(algs))
+		for step, rq := range trace {
+			if forgetful.Idle(0, rq.t) {
+				forgetful.Reset(0)
+				resets++
+			}
+			kept.Allow(0, rq.t, rq.cost, want)
+			forgetful.Allow(0, rq.t, rq.cost, got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("trial %d step %d %v %+v: after resets (-kept +reset)\n%s", trial, step, algs, p, diff)
+			}
+		}
+	}
+	if resets == 0 {
+		t.Fatal("no key was ever idle: the test checks nothing")
+	}
+}
