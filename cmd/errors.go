@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -62,6 +63,10 @@ func ErrorText(err error) string {
 	var pe *traces.ParseError
 	if errors.As(err, &pe) {
 		return parseErrorText(pe)
+	}
+	var fk *sim.ForgottenKeyError
+	if errors.As(err, &fk) {
+		return strings.TrimPrefix(fk.Error(), "sim: ") + "; rerun with --keep-keys"
 	}
 	msg := err.Error()
 	for _, p := range []string{"limiters: ", "traces: ", "sim: "} {

@@ -49,6 +49,9 @@ type traceOptions struct {
 	Format  string
 	Lenient bool
 	Key     []string
+	// KeepKeys keeps every key's state to the end instead of forgetting
+	// idle keys (sim.Config.KeepKeys).
+	KeepKeys bool
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
@@ -61,6 +64,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml or jsonl (default: from the extension, else the content)")
 	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report each on stderr and exit with status 3")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
+	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
 // units are the trace time units, in the order help texts list them.

@@ -15,9 +15,10 @@ import (
 
 // replay is a trace opened and a policy resolved, ready for sim.Run.
 type replay struct {
-	trace *trace
-	spec  *policySpec
-	keys  []string
+	trace    *trace
+	spec     *policySpec
+	keys     []string
+	keepKeys bool
 }
 
 // prepare checks every flag, then opens the trace. interval is the --interval
@@ -46,7 +47,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 		}
 	}
 	spec.rfc3339 = t.RFC3339()
-	return &replay{trace: t, spec: spec, keys: to.Key}, nil
+	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys}, nil
 }
 
 func resolveSpec(po *policyOptions, algos []limiters.Algorithm, interval string, unit time.Duration) (*policySpec, error) {
@@ -73,6 +74,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 		Algorithms: rp.spec.Algos,
 		Policy:     rp.spec.Policy,
 		KeyFields:  rp.keys,
+		KeepKeys:   rp.keepKeys,
 		Rows:       rows,
 		Explain:    explain,
 		Interval:   rp.spec.Interval,

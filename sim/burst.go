@@ -21,6 +21,7 @@ type burstTracker struct {
 	arena    [][]burstEntry // chunks of ring storage
 	cur      int            // the shared chunk new small rings go to; -1: none
 	used     int            // entries used in chunk cur
+	spare    [32][]region   // regions given up, by log2 of their size
 
 	best []algoBest // per algorithm
 
@@ -57,6 +58,9 @@ type burstSlot struct {
 
 // inlineRing is how many entries a ring holds in its slot.
 const inlineRing = 2
+
+// region is a ring's place in the arena.
+type region struct{ chunk, off uint32 }
 
 // algoBest is an algorithm's worst interval so far.
 type algoBest struct {
@@ -181,50 +185,102 @@ func (bt *burstTracker) mayBeat(mask uint8, total int64) bool {
 }
 
 // grow moves s's ring r to a region twice its size in the arena, entries
-// in order from 0, and returns the new ring. An old arena region is
-// abandoned: rings only grow to the most a key ever held in one interval.
+// in order from 0, and returns the new ring. The old region, if in the
+// arena, is kept for another ring of its size.
 func (bt *burstTracker) grow(s *burstSlot, r []burstEntry) []burstEntry {
 	ncap := uint32(2 * len(r))
-	var chunk, off uint32
-	if ncap > arenaChunk/4 {
-		// A large ring gets a chunk of its own.
-		bt.arena = append(bt.arena, make([]burstEntry, ncap))
-		chunk = uint32(len(bt.arena) - 1)
-	} else {
-		if bt.cur < 0 || bt.used+int(ncap) > arenaChunk {
-			bt.arena = append(bt.arena, make([]burstEntry, arenaChunk))
-			bt.cur = len(bt.arena) - 1
-			bt.used = 0
-		}
-		chunk = uint32(bt.cur)
-		off = uint32(bt.used)
-		bt.used += int(ncap)
-	}
+	chunk, off := bt.region(ncap)
 	dst := bt.arena[chunk][off : off+ncap]
 	wrap := uint32(len(r) - 1)
 	for i := uint32(0); i < s.n; i++ {
 		dst[i] = r[(s.head+i)&wrap]
 	}
+	bt.release(s)
 	s.chunk, s.off, s.cap, s.head = chunk, off, ncap, 0
 	return dst
 }
 
-// keyBests lists every key's best interval under algorithm a, for the
-// report's top list.
+// region returns room for a ring of size, a power of two: one given up
+// before, else new room in the arena.
+func (bt *burstTracker) region(size uint32) (chunk, off uint32) {
+	class := bits.TrailingZeros32(size)
+	if n := len(bt.spare[class]); n > 0 {
+		g := bt.spare[class][n-1]
+		bt.spare[class] = bt.spare[class][:n-1]
+		return g.chunk, g.off
+	}
+	if size > arenaChunk/4 {
+		// A large ring gets a chunk of its own.
+		bt.arena = append(bt.arena, make([]burstEntry, size))
+		return uint32(len(bt.arena) - 1), 0
+	}
+	if bt.cur < 0 || bt.used+int(size) > arenaChunk {
+		bt.arena = append(bt.arena, make([]burstEntry, arenaChunk))
+		bt.cur = len(bt.arena) - 1
+		bt.used = 0
+	}
+	off = uint32(bt.used)
+	bt.used += int(size)
+	return uint32(bt.cur), off
+}
+
+// release gives up s's arena region, if it has one.
+func (bt *burstTracker) release(s *burstSlot) {
+	if s.cap != 0 {
+		class := bits.TrailingZeros32(s.cap)
+		bt.spare[class] = append(bt.spare[class], region{s.chunk, s.off})
+	}
+}
+
+// keyBest returns id's best interval under algorithm a, if it has one.
+func (bt *burstTracker) keyBest(keys *interner, id uint32, a int) (scoredInterval, bool) {
+	k := bt.keyBst.peek(id)
+	if k == nil || k[a].count == 0 {
+		return scoredInterval{}, false
+	}
+	return scoredInterval{
+		Interval: Interval{Key: string(keys.key(id)), From: k[a].from, To: k[a].to, Count: k[a].count},
+		seq:      k[a].seq,
+		algo:     a,
+	}, true
+}
+
+// keyBests lists every held key's best interval under algorithm a, for
+// the report's top list.
 func (bt *burstTracker) keyBests(keys *interner, a int) []scoredInterval {
 	var out []scoredInterval
-	for id := range keys.Len() {
-		k := bt.keyBst.peek(uint32(id))
-		if k == nil || k[a].count == 0 {
+	for id := range uint32(keys.ids()) {
+		if !keys.held(id) {
 			continue
 		}
-		out = append(out, scoredInterval{
-			Interval: Interval{Key: string(keys.key(uint32(id))), From: k[a].from, To: k[a].to, Count: k[a].count},
-			seq:      k[a].seq,
-			algo:     a,
-		})
+		if k, ok := bt.keyBest(keys, id, a); ok {
+			out = append(out, k)
+		}
 	}
 	return out
+}
+
+// idle reports whether id's ring can hold nothing of an interval that
+// ends at or after now: every entry is older than now - interval.
+func (bt *burstTracker) idle(id uint32, now int64) bool {
+	s := bt.slots.peek(id)
+	if s == nil || s.n == 0 {
+		return true
+	}
+	r := bt.ring(s)
+	newest := r[(s.head+s.n-1)&uint32(len(r)-1)].time
+	return now > newest && uint64(now)-uint64(newest) > uint64(bt.interval)
+}
+
+// reset empties id's ring and forgets its best intervals.
+func (bt *burstTracker) reset(id uint32) {
+	if s := bt.slots.peek(id); s != nil {
+		bt.release(s)
+		*s = burstSlot{}
+	}
+	if k := bt.keyBst.peek(id); k != nil {
+		*k = [maxAlgos]keyBest{}
+	}
 }
 
 // chunked is a slice indexed by key id, grown a chunk at a time so that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type batch struct {
 	ids   []uint32  // per request: the key's id in its worker
 	cands []*internSlot
 	own   [][]int32 // per worker: the requests whose key it owns
+	errs  []error   // per worker: what went wrong in this batch
 	left  atomic.Int32
 	done  chan struct{}
 }
@@ -97,6 +99,12 @@ func (c *Config) normalize() error {
 	if c.Explain {
 		c.Detail = true
 	}
+	switch {
+	case c.KeepKeys:
+		c.sweepAt = 0
+	case c.sweepAt <= 0:
+		c.sweepAt = minSweep
+	}
 	if c.Policy.Limit > maxCost || c.Policy.Capacity > maxCost {
 		return fmt.Errorf("sim: limit and capacity above %d are not supported", int64(maxCost))
 	}
@@ -137,6 +145,7 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		wk.name = e.name
 		e.workers = append(e.workers, wk)
 	}
 
@@ -176,6 +185,17 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	var emitErr error
 	for b := range ordered {
 		<-b.done
+		if emitErr == nil {
+			// A worker's error stands for its whole batch: the rows of
+			// this batch and later ones are not emitted.
+			for _, err := range b.errs {
+				if err != nil {
+					emitErr = err
+					e.stop.Store(true)
+					break
+				}
+			}
+		}
 		if emitErr == nil && cfg.Rows && len(b.rows) > 0 {
 			b.Requests = b.Requests[:0]
 			for i := range b.rows {
@@ -207,6 +227,7 @@ func (e *engine) newBatch() *batch {
 		ids:   make([]uint32, batchSize),
 		cands: make([]*internSlot, batchSize),
 		own:   make([][]int32, len(e.workers)),
+		errs:  make([]error, len(e.workers)),
 		done:  make(chan struct{}, 1),
 	}
 	b.nalg = n
@@ -242,6 +263,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 		b.arena = b.arena[:0]
 		for w := range b.own {
 			b.own[w] = b.own[w][:0]
+			b.errs[w] = nil
 		}
 		var err error
 		for len(b.rows) < batchSize {
@@ -317,7 +339,8 @@ func (e *engine) report(requests int64) *Report {
 	}
 	var top []scoredInterval
 	for _, wk := range e.workers {
-		r.Keys += wk.keys.Len()
+		r.Keys += wk.distinct()
+		r.KeysHeld += wk.peak
 		for o, count := range wk.outcomes {
 			if count == 0 {
 				continue
@@ -362,6 +385,11 @@ func (e *engine) report(requests int64) *Report {
 			}
 			if e.cfg.Top > 0 {
 				top = append(top, wk.burst.keyBests(wk.keys, a)...)
+				for _, k := range wk.retired {
+					if k.algo == a {
+						top = append(top, k)
+					}
+				}
 			}
 		}
 	}
@@ -374,6 +402,21 @@ func (e *engine) report(requests int64) *Report {
 	}
 	if e.cfg.Top > 0 {
 		sortIntervals(top)
+		// A key forgotten and seen again has a best interval from each
+		// of its lives: keep the worse-ranked ones out.
+		type algoKey struct {
+			algo int
+			key  string
+		}
+		listed := map[algoKey]bool{}
+		top = slices.DeleteFunc(top, func(t scoredInterval) bool {
+			k := algoKey{t.algo, t.Key}
+			if listed[k] {
+				return true
+			}
+			listed[k] = true
+			return false
+		})
 		if len(top) > e.cfg.Top {
 			top = top[:e.cfg.Top]
 		}

@@ -13,13 +13,22 @@ import (
 // batches, in passes of independent loads (the slots of every row, then the
 // key bytes of every candidate), so that the cache misses of a batch
 // overlap instead of following one another as they would in a Go map.
+//
+// Keys can be removed: their ids are reused, and the arena is compacted
+// when most of it holds removed keys.
 type interner struct {
 	slots []internSlot // power-of-two length, at most half full
 	mask  uint64
 	n     int      // keys held
-	refs  []keyRef // per id: where its bytes are
+	refs  []keyRef // per id: where its bytes are; freeRef for a free id
+	free  []uint32 // ids to reuse
 	arena [][]byte // chunks of key bytes
+	bytes int      // key bytes in the arena
+	dead  int      // of which, bytes of removed keys
 }
+
+// freeRef marks an id with no key.
+var freeRef = keyRef{chunk: ^uint32(0)}
 
 // internSlot is one table entry: the high half of the key's hash and its
 // id plus one (0 marks an empty slot).
@@ -75,23 +84,71 @@ func (in *interner) candidate(h uint64) (*internSlot, byte) {
 	}
 }
 
-// lookup returns key's id, adding it when new. start is the candidate
-// found earlier for this hash, or nil.
-func (in *interner) lookup(key []byte, h uint64, start *internSlot) uint32 {
+// lookup returns key's id, adding it when new (added reports that). start
+// is the candidate found earlier for this hash, or nil.
+func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && bytes.Equal(in.at(start.ref), key) {
-		return start.id1 - 1
+	if start != nil && start.id1 != 0 && bytes.Equal(in.at(start.ref), key) {
+		return start.id1 - 1, false
 	}
 	p := in.home(tag)
 	for {
 		s := &in.slots[p]
 		if s.id1 == 0 {
-			return in.insert(p, tag, key)
+			return in.insert(p, tag, key), true
 		}
 		if s.tag == tag && bytes.Equal(in.at(s.ref), key) {
-			return s.id1 - 1
+			return s.id1 - 1, false
 		}
 		p = (p + 1) & in.mask
+	}
+}
+
+// held reports whether id has a key.
+func (in *interner) held(id uint32) bool { return in.refs[id] != freeRef }
+
+// ids returns one past the largest id ever given out.
+func (in *interner) ids() int { return len(in.refs) }
+
+// remove deletes id's key; id is reused by a later insert.
+func (in *interner) remove(id uint32) {
+	key := in.key(id)
+	p := in.home(tagOf(hashKey(key)))
+	for in.slots[p].id1 != id+1 {
+		p = (p + 1) & in.mask
+	}
+	// Backward-shift deletion: move up every later entry of the probe run
+	// whose home does not lie cyclically in (p, q].
+	in.slots[p] = internSlot{}
+	for q := (p + 1) & in.mask; in.slots[q].id1 != 0; q = (q + 1) & in.mask {
+		h := in.home(in.slots[q].tag)
+		if (q-h)&in.mask >= (q-p)&in.mask {
+			in.slots[p] = in.slots[q]
+			in.slots[q] = internSlot{}
+			p = q
+		}
+	}
+	in.dead += len(key)
+	in.refs[id] = freeRef
+	in.free = append(in.free, id)
+	in.n--
+	if in.dead > keyChunk && 2*in.dead > in.bytes {
+		in.compact()
+	}
+}
+
+// compact copies the held keys to a fresh arena.
+func (in *interner) compact() {
+	old := in.arena
+	in.arena, in.bytes, in.dead = nil, 0, 0
+	for i := range in.slots {
+		s := &in.slots[i]
+		if s.id1 == 0 {
+			continue
+		}
+		r := s.ref
+		s.ref = in.store(old[r.chunk][r.off : r.off+r.len])
+		in.refs[s.id1-1] = s.ref
 	}
 }
 
@@ -101,10 +158,17 @@ func (in *interner) at(r keyRef) []byte {
 
 // insert adds key at the empty slot p.
 func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
-	id := uint32(in.n)
 	ref := in.store(key)
+	var id uint32
+	if n := len(in.free); n > 0 {
+		id = in.free[n-1]
+		in.free = in.free[:n-1]
+		in.refs[id] = ref
+	} else {
+		id = uint32(len(in.refs))
+		in.refs = append(in.refs, ref)
+	}
 	in.slots[p] = internSlot{tag: tag, id1: id + 1, ref: ref}
-	in.refs = append(in.refs, ref)
 	in.n++
 	if 2*in.n > len(in.slots) {
 		in.grow()
@@ -123,6 +187,7 @@ func (in *interner) store(key []byte) keyRef {
 	c := in.arena[last]
 	off := len(c)
 	in.arena[last] = append(c, key...)
+	in.bytes += len(key)
 	return keyRef{chunk: uint32(last), off: uint32(off), len: uint32(len(key))}
 }
 

@@ -9,6 +9,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -51,6 +52,16 @@ type Config struct {
 	// Workers is the number of goroutines that own key state; 0 picks one
 	// per CPU, at most 4.
 	Workers int
+	// KeepKeys keeps every key's state to the end. Without it, a worker
+	// holding many keys forgets those whose state and burst ring are back
+	// to fresh, so memory follows the live keys rather than every key the
+	// trace names. Forgetting never changes a decision: should a forgotten
+	// key come back at a time for which that is not sure (the trace goes
+	// back in time too far), Run stops with an error.
+	KeepKeys bool
+	// sweepAt is the number of keys a worker holds before it first looks
+	// for idle ones; 0 means minSweep. Tests set it low.
+	sweepAt int
 	// DecisionsOnly skips the oracle and burst tracking, for callers that
 	// need only the decisions and the counts: the report's FalseAllows,
 	// FalseRejects, Burst and Top are then zero, and so is Batch.Oracle.
@@ -150,7 +161,13 @@ type Rejection struct {
 // Report is what a Run found over the whole trace.
 type Report struct {
 	Requests int64
-	Keys     int
+	// Keys is the number of different keys in the trace. Once idle keys
+	// are forgotten (see Config.KeepKeys) keys are told apart by a 64-bit
+	// hash of their bytes.
+	Keys int
+	// KeysHeld is the most keys whose state was kept at any time, summed
+	// over the workers' peaks; without forgetting it equals Keys.
+	KeysHeld int
 	Interval time.Duration
 	Algos    []AlgoStats
 	// Agree[a][b] is the number of requests algorithms a and b decided
@@ -167,4 +184,19 @@ type Report struct {
 // emit.
 func Run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	return run(src, cfg, emit)
+}
+
+// A ForgottenKeyError reports a request whose key had been forgotten as
+// idle (see Config.KeepKeys) from a time later than the request's: the
+// trace went back in time too far for the key's decision to be sure, so
+// Run stopped. Replaying with KeepKeys decides such a trace.
+type ForgottenKeyError struct {
+	File     string
+	Line     int
+	Key      string
+	TimeText string
+}
+
+func (e *ForgottenKeyError) Error() string {
+	return fmt.Sprintf("sim: %s:%d: key %q comes back at %s, earlier than the time from which it was forgotten as idle: the trace goes back in time too far to forget idle keys", e.File, e.Line, e.Key, e.TimeText)
 }

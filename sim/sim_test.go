@@ -237,6 +237,7 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 		keys[e.user] = true
 	}
 	rep.Keys = len(keys)
+	rep.KeysHeld = len(keys) // no key goes idle for long enough to be forgotten here
 	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window}
 	ok, err := limiters.NewKeyed(limiters.SlidingLog, op)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"slices"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -29,7 +30,22 @@ type worker struct {
 	first      []*Rejection // per algorithm, the first rejection seen
 	unrejected uint8        // algorithms with no rejection yet
 	sink       uint64       // keeps the touch pass from being optimised away
+
+	// Forgetting idle keys (see sweep).
+	latest    int64            // the latest time seen
+	disorder  int64            // the most a request came before latest
+	sweptAt   int64            // keys were forgotten if idle at this time
+	nextSweep int              // sweep when this many keys are held
+	seen      *hashSet         // every key's hash, once keys are forgotten
+	retired   []scoredInterval // forgotten keys' best intervals, for Top
+	name      string           // the source's name, for errors
+	peak      int              // the most keys held at once
+	err       error            // a forgotten key came back too early
 }
+
+// minSweep is the fewest keys a worker holds before it looks for idle
+// ones to forget: smaller traces never pay for it.
+const minSweep = 1 << 15
 
 func newWorker(w int, cfg *Config) (*worker, error) {
 	wk := &worker{
@@ -39,6 +55,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		first:      make([]*Rejection, len(cfg.Algorithms)),
 		oracleAlgo: -1,
 		unrejected: uint8(1<<len(cfg.Algorithms) - 1),
+		latest:     math.MinInt64,
+		sweptAt:    math.MinInt64,
+		nextSweep:  cfg.sweepAt,
 	}
 	if !cfg.DecisionsOnly {
 		wk.burst = newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0)
@@ -79,7 +98,11 @@ func (wk *worker) step(b *batch) {
 	}
 	for _, i := range own {
 		r := &b.rows[i]
-		b.ids[i] = in.lookup(b.slice(r.key), r.hash, b.cands[i])
+		id, added := in.lookup(b.slice(r.key), r.hash, b.cands[i])
+		b.ids[i] = id
+		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
+			b.errs[wk.w] = wk.cameBack(b, int(i))
+		}
 	}
 	for _, i := range own {
 		id := b.ids[i]
@@ -99,6 +122,11 @@ func (wk *worker) step(b *batch) {
 	for _, i := range own {
 		r := &b.rows[i]
 		id := b.ids[i]
+		if r.time > wk.latest {
+			wk.latest = r.time
+		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
+			wk.disorder = d
+		}
 		var all uint64 // the algorithms that allowed r, the oracle too
 		if explain {
 			start := len(text)
@@ -132,12 +160,129 @@ func (wk *worker) step(b *batch) {
 		b.text[wk.w] = text
 	}
 	// Intervals found in this batch need their key names.
-	if wk.burst == nil {
-		return
+	if wk.burst != nil {
+		for a := range wk.burst.best {
+			if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
+				b.Key = string(wk.keys.key(b.id))
+			}
+		}
 	}
-	for a := range wk.burst.best {
-		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
-			b.Key = string(wk.keys.key(b.id))
+	wk.peak = max(wk.peak, in.Len())
+	if wk.nextSweep > 0 && in.Len() >= wk.nextSweep {
+		wk.sweep()
+	}
+}
+
+// sweep forgets the keys that are idle: whose states decide every later
+// request exactly as fresh states would, and whose burst rings hold nothing
+// a later interval can reach. Memory then follows the live keys, not every
+// key the trace ever named. "Later" is judged at the latest time seen,
+// less twice the most the trace has gone back in time so far. Should a
+// forgotten key come back earlier than that, its decision could differ, so
+// the run stops with an error instead (see cameBack).
+func (wk *worker) sweep() {
+	in := wk.keys
+	now := wk.latest
+	// now - 2*disorder, not below MinInt64; unsigned, as it may not fit.
+	above := uint64(now) ^ 1<<63 // now's distance above MinInt64
+	if slack := 2 * uint64(wk.disorder); above > slack {
+		now = int64(uint64(now) - slack)
+	} else {
+		now = math.MinInt64
+	}
+	if wk.seen == nil {
+		wk.seen = newHashSet()
+		for id := range uint32(in.ids()) {
+			if in.held(id) {
+				wk.seen.add(hashKey(in.key(id)))
+			}
+		}
+	}
+	for id := range uint32(in.ids()) {
+		if !in.held(id) || !wk.group.Idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
+			continue
+		}
+		if wk.burst != nil {
+			if wk.cfg.Top > 0 {
+				wk.retire(id)
+			}
+			wk.burst.reset(id)
+		}
+		wk.group.Reset(id)
+		in.remove(id)
+	}
+	wk.sweptAt = max(wk.sweptAt, now)
+	wk.nextSweep = max(wk.cfg.sweepAt, 2*in.Len())
+}
+
+// retire keeps id's best intervals for the top list before id is
+// forgotten, and no more of the kept ones than the list can show.
+func (wk *worker) retire(id uint32) {
+	for a := range wk.nalg {
+		if k, ok := wk.burst.keyBest(wk.keys, id, a); ok {
+			wk.retired = append(wk.retired, k)
+		}
+	}
+	if len(wk.retired) > 2*wk.cfg.Top+2*maxAlgos {
+		sortIntervals(wk.retired)
+		wk.retired = slices.Clip(wk.retired[:wk.cfg.Top])
+	}
+}
+
+// cameBack is the error for request i of b, whose key was forgotten as
+// idle from a time later than the request's.
+func (wk *worker) cameBack(b *batch, i int) error {
+	r := b.request(i)
+	return &ForgottenKeyError{File: wk.name, Line: r.Line, Key: string(r.Key), TimeText: string(r.TimeText)}
+}
+
+// distinct returns the number of different keys the worker has seen.
+func (wk *worker) distinct() int {
+	if wk.seen != nil {
+		return wk.seen.len()
+	}
+	return wk.keys.Len()
+}
+
+// hashSet is a set of 64-bit key hashes: open addressing, at most half
+// full. Zero stands for an empty slot, so the hash 0 is kept as 1.
+type hashSet struct {
+	slots []uint64
+	n     int
+}
+
+func newHashSet() *hashSet { return &hashSet{slots: make([]uint64, 1<<10)} }
+
+func (hs *hashSet) len() int { return hs.n }
+
+// add adds h and reports whether it was new.
+func (hs *hashSet) add(h uint64) bool {
+	if h == 0 {
+		h = 1
+	}
+	mask := uint64(len(hs.slots) - 1)
+	for p := (h >> 32) & mask; ; p = (p + 1) & mask {
+		switch hs.slots[p] {
+		case h:
+			return false
+		case 0:
+			hs.slots[p] = h
+			hs.n++
+			if 2*hs.n > len(hs.slots) {
+				hs.grow()
+			}
+			return true
+		}
+	}
+}
+
+func (hs *hashSet) grow() {
+	old := hs.slots
+	hs.slots = make([]uint64, 2*len(old))
+	hs.n = 0
+	for _, h := range old {
+		if h != 0 {
+			hs.add(h)
 		}
 	}
 }
