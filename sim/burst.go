@@ -98,15 +98,15 @@ func (bt *burstTracker) ring(s *burstSlot) []burstEntry {
 	return bt.arena[s.chunk][s.off : s.off+s.cap]
 }
 
-// touch loads id's slot and, for a ring outside it, the newest entry, so
-// that record finds both in cache.
+// touch loads id's slot so that record finds it in cache. It does not
+// follow the slot to a ring in the arena: a branch on what a load brings
+// would wait for that load, and only busy keys, whose rings stay in
+// cache, have such rings.
 func (bt *burstTracker) touch(id uint32) uint64 {
-	s := bt.slots.peek(id)
-	if s == nil || s.cap == 0 {
-		return 0
+	if s := bt.slots.peek(id); s != nil {
+		return uint64(s.n)
 	}
-	r := bt.ring(s)
-	return uint64(r[(s.head+s.n-1)&(s.cap-1)].time)
+	return 0
 }
 
 // record notes that the algorithms in mask allowed the seq-th request of
