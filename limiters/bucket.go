@@ -7,14 +7,14 @@ import (
 
 // bucket is the shared state of TokenBucket and LeakyBucket, which are the
 // two faces of one meter: the token bucket's missing tokens are the leaky
-// bucket's level. The level is whole + frac/per tokens (per from the rule's
-// rate in lowest terms), so refills and leaks are exact: ten refills of 0.1
-// token make exactly one token.
+// bucket's level. The level is kept as level*per in 128 bits (per from the
+// rule's rate in lowest terms), so refills and leaks are exact (ten refills
+// of 0.1 token make exactly one token) and need no division: only the
+// fields of a full Decision do.
 type bucket struct {
-	last  int64  // time of the key's last request
-	whole uint64 // level, whole tokens, <= Capacity
-	frac  uint64 // level, fraction in 1/per tokens, < per
-	seen  bool   // false only in the fresh state
+	last   int64  // time of the key's last request
+	lh, ll uint64 // level*per, high and low words; the level is <= Capacity
+	seen   bool   // false only in the fresh state
 }
 
 func (b *bucket) boundary(r *Rule, now int64) (int64, bool) {
@@ -27,45 +27,63 @@ func (b *bucket) boundary(r *Rule, now int64) (int64, bool) {
 // drain brings the level forward to now >= b.last: it falls by
 // (now-last)*n/per, not below 0.
 func (b *bucket) drain(r *Rule, now int64) {
-	if b.seen && (b.whole|b.frac) != 0 {
-		lh, ll := bits.Mul64(since(now, b.last), r.n)
-		vh, vl := bits.Mul64(b.whole, r.per)
-		vh, vl = add128(vh, vl, 0, b.frac)
-		if !less128(lh, ll, vh, vl) {
-			b.whole, b.frac = 0, 0
+	if b.seen && (b.lh|b.ll) != 0 {
+		dh, dl := bits.Mul64(since(now, b.last), r.n)
+		if less128(dh, dl, b.lh, b.ll) {
+			b.lh, b.ll = sub128(b.lh, b.ll, dh, dl)
 		} else {
-			vh, vl = sub128(vh, vl, lh, ll)
-			b.whole, b.frac = bits.Div64(vh, vl, r.per) // quotient <= Capacity
+			b.lh, b.ll = 0, 0
 		}
 	}
 	b.last, b.seen = now, true
 }
 
+// fill returns (level+cost)*per and Capacity*per. The request fits when
+// the first is not above the second. Neither overflows: both are below
+// 2*2^63*2^63.
+func (b *bucket) fill(r *Rule, cost int64) (nh, nl, ch, cl uint64) {
+	kh, kl := bits.Mul64(uint64(cost), r.per)
+	nh, nl = add128(b.lh, b.ll, kh, kl)
+	ch, cl = bits.Mul64(uint64(r.limit), r.per)
+	return nh, nl, ch, cl
+}
+
 func (b *bucket) decide(r *Rule, now, cost int64, commit bool) Decision {
 	b.drain(r, now)
-	c := uint64(r.limit)
-	room := c - b.whole // whole tokens left, before the fraction
+	nh, nl, ch, cl := b.fill(r, cost)
 	var d Decision
-	if uint64(cost) < room || uint64(cost) == room && b.frac == 0 {
+	if !less128(ch, cl, nh, nl) {
 		d.Allowed = true
-		b.whole += uint64(cost)
+		b.lh, b.ll = nh, nl
 	} else {
 		d.Reason = r.refusal
-		// Wait until the level falls to Capacity-cost:
-		// ((whole-(C-cost))*per + frac) / n, rounded up.
-		over := b.whole - (c - uint64(cost))
-		hi, lo := bits.Mul64(over, r.per)
-		hi, lo = add128(hi, lo, 0, b.frac)
-		d.RetryAfter = sat(divCeil128(hi, lo, r.n))
+		// Wait until the level falls to Capacity-cost: the excess
+		// (level+cost-Capacity)*per drains at n per ns; round up.
+		oh, ol := sub128(nh, nl, ch, cl)
+		d.RetryAfter = sat(divCeil128(oh, ol, r.n))
 	}
-	d.Remaining = int64(c - b.whole)
-	if b.frac != 0 {
-		d.Remaining--
-	}
-	hi, lo := bits.Mul64(b.whole, r.per)
-	hi, lo = add128(hi, lo, 0, b.frac)
-	d.ResetAfter = sat(divCeil128(hi, lo, r.n))
+	// Remaining is floor(Capacity - level) = floor((C*per - level*per)/per);
+	// the quotient is at most Capacity, so the high word is below per.
+	rh, rl := sub128(ch, cl, b.lh, b.ll)
+	q, _ := bits.Div64(rh, rl, r.per)
+	d.Remaining = int64(q)
+	d.ResetAfter = sat(divCeil128(b.lh, b.ll, r.n))
 	return d
+}
+
+// admit is apply for a request of valid cost, reporting only whether it
+// was allowed; see Group.Admit.
+func (b *bucket) admit(r *Rule, now, cost int64) bool {
+	if b.seen && now < b.last {
+		return apply(b, r, now, cost).Allowed
+	}
+	b.drain(r, now)
+	nh, nl, ch, cl := b.fill(r, cost)
+	if less128(ch, cl, nh, nl) {
+		return false
+	}
+	b.lh, b.ll = nh, nl
+	return true
 }
 
 func (b *bucket) idle(r *Rule, now int64) bool {
@@ -77,13 +95,12 @@ func (b *bucket) idle(r *Rule, now int64) bool {
 	}
 	c := *b
 	c.drain(r, now)
-	return c.whole == 0 && c.frac == 0
+	return c.lh|c.ll == 0
 }
 
-// appendLevel appends the level (leaky) or the tokens (token bucket).
+// appendAmount appends the level (leaky) or the tokens (token bucket).
 func (b *bucket) appendAmount(r *Rule, tokens bool, dst []byte) []byte {
-	hi, lo := bits.Mul64(b.whole, r.per)
-	hi, lo = add128(hi, lo, 0, b.frac)
+	hi, lo := b.lh, b.ll
 	if tokens {
 		ch, cl := bits.Mul64(uint64(r.limit), r.per)
 		hi, lo = sub128(ch, cl, hi, lo)
@@ -299,21 +316,6 @@ func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
 		hi, lo = sub128(lh, ll, nh, nl)
 	}
 	return appendRat(dst, neg, hi, lo, dl)
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (b *bucket) admit(r *Rule, now, cost int64) bool {
-	if b.seen && now < b.last {
-		return apply(b, r, now, cost).Allowed
-	}
-	b.drain(r, now)
-	room := uint64(r.limit) - b.whole
-	if uint64(cost) < room || uint64(cost) == room && b.frac == 0 {
-		b.whole += uint64(cost)
-		return true
-	}
-	return false
 }
 
 // admit is apply for a request of valid cost, reporting only whether it
