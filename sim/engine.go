@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -18,6 +17,12 @@ import (
 // batchSize is the number of requests handled together. A few hundred rows
 // let the touch pass overlap enough cache misses; see PERF.md.
 const batchSize = 512
+
+// defaultWorkers is the number of workers when Config.Workers is 0. It is
+// a constant, not the number of CPUs: which keys a worker forgets as idle,
+// and so whether a trace that goes far back in time is refused, must not
+// depend on the machine.
+const defaultWorkers = 2
 
 // inflight is how many batches the pipeline holds at once: one being
 // parsed, some being stepped, one being emitted.
@@ -118,7 +123,7 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("sim: burst interval must be positive, got %v", c.Interval)
 	}
 	if c.Workers <= 0 {
-		c.Workers = min(runtime.GOMAXPROCS(0), 4)
+		c.Workers = defaultWorkers
 	}
 	if c.Workers > 64 {
 		c.Workers = 64

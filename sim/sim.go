@@ -49,8 +49,9 @@ type Config struct {
 	Unit time.Duration
 	// Top is how many of the worst intervals overall the report lists.
 	Top int
-	// Workers is the number of goroutines that own key state; 0 picks one
-	// per CPU, at most 4.
+	// Workers is the number of goroutines that own key state; 0 means 2.
+	// The results never depend on it, except that forgetting idle keys
+	// (see KeepKeys) happens per worker.
 	Workers int
 	// KeepKeys keeps every key's state to the end. Without it, a worker
 	// holding many keys forgets those whose state and burst ring are back
