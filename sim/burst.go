@@ -16,7 +16,6 @@ import "math/bits"
 // nothing to scan and no huge slice is ever copied to grow.
 type burstTracker struct {
 	interval int64
-	nalg     int
 	slots    chunked[burstSlot]
 	arena    [][]burstEntry // chunks of ring storage
 	cur      int            // the shared chunk new small rings go to; -1: none
@@ -83,7 +82,7 @@ type scoredInterval struct {
 const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 
 func newBurstTracker(interval int64, nalg int, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, nalg: nalg, cur: -1, perKey: perKey, best: make([]algoBest, nalg)}
+	bt := &burstTracker{interval: interval, cur: -1, perKey: perKey, best: make([]algoBest, nalg)}
 	for a := range bt.best {
 		bt.best[a].seq = -1
 	}
