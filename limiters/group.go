@@ -28,6 +28,11 @@ type Group struct {
 	// single is the whole group when it has one algorithm: a Table keeps
 	// only that algorithm's state, so a key takes less memory.
 	single *Table
+	// fw ... lq are, per kind of state, the index in algs of the algorithm
+	// that uses it (of the first bucket face for the bucket), or -1: Admit
+	// runs straight through them rather than looping over the rules.
+	fw, sl, sc, bk, gc, lq int
+	bucketBits             uint64 // the mask bits of both bucket faces
 }
 
 // groupState is one key's state under the seed's five algorithms, a small
@@ -53,7 +58,7 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 	if len(algs) == 0 {
 		return nil, errors.New("limiters: a group needs at least one algorithm")
 	}
-	g := &Group{algs: append([]Algorithm(nil), algs...), bucketFace: -1}
+	g := &Group{algs: append([]Algorithm(nil), algs...), bucketFace: -1, fw: -1, sl: -1, sc: -1, bk: -1, gc: -1, lq: -1}
 	seen := map[Algorithm]bool{}
 	for i, a := range algs {
 		if seen[a] {
@@ -67,6 +72,21 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 		g.rules = append(g.rules, *r)
 		if (a == TokenBucket || a == LeakyBucket) && g.bucketFace < 0 {
 			g.bucketFace = i
+		}
+		switch a {
+		case FixedWindow:
+			g.fw = i
+		case SlidingLog:
+			g.sl = i
+		case SlidingCounter:
+			g.sc = i
+		case TokenBucket, LeakyBucket:
+			g.bk = g.bucketFace
+			g.bucketBits |= 1 << i
+		case GCRA:
+			g.gc = i
+		default:
+			g.lq = i
 		}
 		if a == GCRA || a == LeakyQueue {
 			g.debt = true
@@ -222,36 +242,46 @@ func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 	}
 	s, dp := g.at(id)
 	var mask uint64
-	var face bool
-	for i := range g.rules {
-		r := &g.rules[i]
-		if uint64(cost-1) >= uint64(r.limit) {
-			// Zero, negative or above capacity: refused, nothing changes.
-			continue
+	// One branch per kind of state, each taken the same way for every
+	// request, and no dispatch on the algorithm.
+	if i := g.fw; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && s.fw.admit(r, now, cost) {
+			mask |= 1 << i
 		}
-		var ok bool
-		switch r.alg {
-		case FixedWindow:
-			ok = s.fw.admit(r, now, cost)
-		case SlidingLog:
-			ok = s.sl.admit(r, now, cost)
-		case SlidingCounter:
-			ok = s.sc.admit(r, now, cost)
-		case TokenBucket, LeakyBucket:
-			if i == g.bucketFace {
-				face = s.bk.admit(r, now, cost)
-			}
-			ok = face
-		case GCRA:
-			ok = dp.gc.admit(r, now, cost)
-		default:
-			ok = dp.lq.admit(r, now, cost)
+	}
+	if i := g.sc; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && s.sc.admit(r, now, cost) {
+			mask |= 1 << i
 		}
-		if ok {
+	}
+	if i := g.bk; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && s.bk.admit(r, now, cost) {
+			mask |= g.bucketBits
+		}
+	}
+	if i := g.sl; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && s.sl.admit(r, now, cost) {
+			mask |= 1 << i
+		}
+	}
+	if i := g.gc; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && dp.gc.admit(r, now, cost) {
+			mask |= 1 << i
+		}
+	}
+	if i := g.lq; i >= 0 {
+		if r := &g.rules[i]; validCost(r, cost) && dp.lq.admit(r, now, cost) {
 			mask |= 1 << i
 		}
 	}
 	return mask
+}
+
+// validCost reports whether a request of cost can ever pass rule r: a cost
+// of zero, below zero or above the limit (or capacity) is refused and
+// changes nothing.
+func validCost(r *Rule, cost int64) bool {
+	return uint64(cost-1) < uint64(r.limit)
 }
 
 // AllowExplain is Allow that also appends each algorithm's state text (as
