@@ -48,9 +48,18 @@ func TestInterner(t *testing.T) {
 }
 
 func TestBurstSlotSize(t *testing.T) {
-	// One cache line: a request for the seed's five touches no more.
-	if n := unsafe.Sizeof(burstSlot{}); n != 64 {
-		t.Errorf("burstSlot is %d bytes, want 64", n)
+	// Whole cache lines, so that a slot never shares one with another
+	// key's and touch reaches every line: the first entry, the third and
+	// the last lie on the three lines.
+	if n := unsafe.Sizeof(burstSlot{}); n != 192 {
+		t.Errorf("burstSlot is %d bytes, want 192", n)
+	}
+	var s burstSlot
+	base := uintptr(unsafe.Pointer(&s))
+	for i, off := range []uintptr{unsafe.Offsetof(s.n), uintptr(unsafe.Pointer(&s.inline[2])) - base, uintptr(unsafe.Pointer(&s.inline[inlineRing-1])) - base} {
+		if off/64 != uintptr(i) {
+			t.Errorf("touch load %d at offset %d, not on line %d", i, off, i)
+		}
 	}
 }
 

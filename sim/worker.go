@@ -83,9 +83,10 @@ func (wk *worker) step(b *batch) {
 	if len(own) == 0 {
 		return
 	}
-	// Interning and the touch pass: passes of independent loads (each
-	// row's hash slot, then its key bytes, then its state), so that the CPU
-	// overlaps the cache misses of a batch before the dependent work below.
+	// Interning and the touch passes: passes of independent loads (each
+	// row's hash slot; then its key bytes and the state of the id that slot
+	// holds, nearly always the key's), so that the CPU overlaps the cache
+	// misses of a batch before the dependent work below.
 	in := wk.keys
 	var sink uint64
 	for _, i := range own {
@@ -95,6 +96,15 @@ func (wk *worker) step(b *batch) {
 		c, first := in.candidate(b.rows[i].hash)
 		b.cands[i] = c
 		sink += uint64(first)
+		if c != nil {
+			// Most likely the key's id: touch its state now, in the
+			// same pass, rather than in one of its own after lookup.
+			id := c.id1 - 1
+			sink += wk.group.Touch(id)
+			if wk.burst != nil {
+				sink += wk.burst.touch(id)
+			}
+		}
 	}
 	for _, i := range own {
 		r := &b.rows[i]
@@ -102,13 +112,6 @@ func (wk *worker) step(b *batch) {
 		b.ids[i] = id
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
-		}
-	}
-	for _, i := range own {
-		id := b.ids[i]
-		sink += wk.group.Touch(id)
-		if wk.burst != nil {
-			sink += wk.burst.touch(id)
 		}
 	}
 	wk.sink += sink
