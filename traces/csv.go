@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -133,55 +134,53 @@ func (p *csvParser) record() (int, bool, error) {
 // splitPlain splits a line at its commas, dropping a final '\r', in one
 // pass that also notes non-ASCII bytes. It stops early, reporting quoted,
 // at a double quote: such a line needs splitQuoted. It looks at eight
-// bytes at a time, byte by byte only in words that hold a comma or quote.
+// bytes at a time and finds the commas in a word from its bits, with no
+// branch per byte, as the place of a comma differs from line to line.
 func (p *csvParser) splitPlain(line []byte, lineNo int) (quoted, ascii bool) {
 	if n := len(line); line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	const (
-		ones   = 0x0101010101010101
-		highs  = 0x8080808080808080
-		commas = ',' * ones
-		quotes = '"' * ones
-	)
 	fields := p.fields[:0]
 	start := 0
 	var high uint64
-	i := 0
-	for ; i+8 <= len(line); i += 8 {
-		w := binary.LittleEndian.Uint64(line[i:])
-		high |= w
-		// A zero byte in w^commas or w^quotes marks a comma or quote
-		// (possibly a false alarm after a real one: the bytes are checked).
-		c, q := w^commas, w^quotes
-		if ((c-ones)&^c|(q-ones)&^q)&highs == 0 {
-			continue
-		}
-		for j := i; j < i+8; j++ {
-			switch line[j] {
-			case ',':
-				fields = append(fields, csvField{val: line[start:j:j], line: lineNo, col: start + 1})
-				start = j + 1
-			case '"':
-				p.fields = fields
-				return true, false
+	for i := 0; i < len(line); i += 8 {
+		var w uint64
+		switch rest := len(line) - i; {
+		case rest >= 8:
+			w = binary.LittleEndian.Uint64(line[i:])
+		case len(line) >= 8:
+			// The last eight bytes, shifted so that line[i] is the low
+			// byte; the bytes shifted in are zero, neither comma nor quote.
+			w = binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
+		default:
+			for k := range rest {
+				w |= uint64(line[i+k]) << (8 * k)
 			}
 		}
-	}
-	for ; i < len(line); i++ {
-		c := line[i]
-		high |= uint64(c)
-		switch c {
-		case ',':
-			fields = append(fields, csvField{val: line[start:i:i], line: lineNo, col: start + 1})
-			start = i + 1
-		case '"':
+		high |= w
+		if zeroBytes(w^('"'*ones)) != 0 {
 			p.fields = fields
 			return true, false
 		}
+		for c := zeroBytes(w ^ (',' * ones)); c != 0; c &= c - 1 {
+			j := i + bits.TrailingZeros64(c)/8
+			fields = append(fields, csvField{val: line[start:j:j], line: lineNo, col: start + 1})
+			start = j + 1
+		}
 	}
 	p.fields = append(fields, csvField{val: line[start:len(line):len(line)], line: lineNo, col: start + 1})
-	return false, high&highs == 0
+	return false, high&(0x80*ones) == 0
+}
+
+// ones has a one in every byte.
+const ones = 0x0101010101010101
+
+// zeroBytes returns w with the high bit of each zero byte set and every
+// other bit clear. Unlike the usual (w-ones)&^w trick it is exact: no
+// borrow runs from one byte into the next.
+func zeroBytes(w uint64) uint64 {
+	const low7 = 0x7f * ones
+	return ^((w&low7 + low7) | w | low7)
 }
 
 // splitQuoted parses a record that has a quote, reading further lines for
