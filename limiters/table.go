@@ -1,6 +1,9 @@
 package limiters
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 const (
 	chunkBits = 10
@@ -27,7 +30,23 @@ func (c *chunks[S]) grow(i int) {
 	if i >= len(c.c) {
 		c.c = append(c.c, make([]*[chunkSize]S, i+1-len(c.c))...)
 	}
-	c.c[i] = new([chunkSize]S)
+	chunk := new([chunkSize]S)
+	prefault(chunk[:])
+	c.c[i] = chunk
+}
+
+// prefault writes a fresh state into every 4 KiB of a new chunk. The
+// chunk's memory is most likely new from the operating system, and the
+// first access to a state is often a read (Group.Touch). Reading a new
+// page maps the shared zero page; the write that follows then takes a
+// second, copy-on-write fault, whose TLB flush interrupts every other CPU
+// the process runs on. Writing first takes one plain fault a page.
+func prefault[S any](s []S) {
+	var fresh S
+	step := max(1, 4096/int(unsafe.Sizeof(fresh)))
+	for i := 0; i < len(s); i += step {
+		s[i] = fresh
+	}
 }
 
 // get returns the state of id, or nil if it was never created.

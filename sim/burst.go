@@ -1,6 +1,9 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // burstTracker finds, for every algorithm and the keys of one worker, the
 // largest allowed cost inside any closed interval of a fixed length.
@@ -297,7 +300,15 @@ const chunkBits = 12
 func (c *chunked[T]) at(id uint32) *T {
 	ci := int(id >> chunkBits)
 	for ci >= len(c.chunks) {
-		c.chunks = append(c.chunks, make([]T, 1<<chunkBits))
+		chunk := make([]T, 1<<chunkBits)
+		// Write before the touch pass reads: see limiters' prefault. A
+		// read of a new page maps the zero page, and the write after it
+		// takes a second fault that interrupts the other CPUs.
+		var zero T
+		for i, step := 0, max(1, 4096/int(unsafe.Sizeof(zero))); i < len(chunk); i += step {
+			chunk[i] = zero
+		}
+		c.chunks = append(c.chunks, chunk)
 	}
 	return &c.chunks[ci][id&(1<<chunkBits-1)]
 }
