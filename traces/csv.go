@@ -164,12 +164,27 @@ func (p *csvParser) splitPlain(line []byte, lineNo int) (quoted, ascii bool) {
 		}
 		for c := zeroBytes(w ^ (',' * ones)); c != 0; c &= c - 1 {
 			j := i + bits.TrailingZeros64(c)/8
-			fields = append(fields, csvField{val: line[start:j:j], line: lineNo, col: start + 1})
+			fields = addField(fields, line[start:j:j], lineNo, start+1)
 			start = j + 1
 		}
 	}
-	p.fields = append(fields, csvField{val: line[start:len(line):len(line)], line: lineNo, col: start + 1})
+	p.fields = addField(fields, line[start:len(line):len(line)], lineNo, start+1)
 	return false, high&(0x80*ones) == 0
+}
+
+// addField appends a field to fields. It sets the new element's fields one
+// by one: appending a composite literal builds it on the stack and copies
+// it with wider loads than the stores that built it, which stalls.
+func addField(fields []csvField, val []byte, line, col int) []csvField {
+	n := len(fields)
+	if n == cap(fields) {
+		fields = append(fields, csvField{})
+	} else {
+		fields = fields[:n+1]
+	}
+	f := &fields[n]
+	f.val, f.line, f.col = val, line, col
+	return fields
 }
 
 // ones has a one in every byte.
