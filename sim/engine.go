@@ -15,7 +15,8 @@ import (
 )
 
 // batchSize is the number of requests handled together. A few hundred rows
-// let the touch pass overlap enough cache misses; see PERF.md.
+// keep the workers' pipelines full and the handoffs between goroutines few;
+// see PERF.md.
 const batchSize = 512
 
 // defaultWorkers is the number of workers when Config.Workers is 0. It is
@@ -256,55 +257,15 @@ func (e *engine) newBatch() *batch {
 // order, to the emitter. It returns the number of requests read.
 func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordered chan<- *batch) (int64, error) {
 	var seq int64
-	nw := uint64(len(work))
 	for {
 		if e.stop.Load() {
 			return seq, errStopped
 		}
 		b := <-free
 		b.seq0 = seq
-		b.rows = b.rows[:0]
-		b.texts = b.texts[:0]
-		b.arena = b.arena[:0]
-		for w := range b.own {
-			b.own[w] = b.own[w][:0]
-			b.errs[w] = nil
-		}
-		var err error
-		for len(b.rows) < batchSize {
-			ev, nerr := src.Next()
-			if nerr != nil {
-				err = nerr
-				break
-			}
-			user := e.appendText(b, ev.User)
-			key := user
-			if len(e.cfg.KeyFields) > 0 {
-				key.off = uint32(len(b.arena))
-				for i, name := range e.cfg.KeyFields {
-					v, ok := ev.Attr(name)
-					if !ok {
-						err = &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
-						break
-					}
-					if i > 0 {
-						b.arena = append(b.arena, ':')
-					}
-					b.arena = append(b.arena, v...)
-				}
-				if err != nil {
-					break
-				}
-				key.end = uint32(len(b.arena))
-			}
-			h := hashKey(b.slice(key))
-			i := int32(len(b.rows))
-			b.rows = append(b.rows, row{hash: h, time: ev.Time, cost: ev.Cost, key: key})
-			b.texts = append(b.texts, rowText{line: ev.Line, user: user, time: e.appendText(b, ev.TimeText)})
-			w := (h & 0xffffffff) * nw >> 32 // h's low half, scaled to [0, nw)
-			b.own[w] = append(b.own[w], i)
-			seq++
-		}
+		err := e.fill(b, src)
+		e.route(b)
+		seq += int64(len(b.rows))
 		b.left.Store(int32(len(work)))
 		ordered <- b
 		for _, ch := range work {
@@ -316,6 +277,74 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 		if err != nil {
 			return seq, err
 		}
+	}
+}
+
+// fill reads up to batchSize requests from src into b. It returns src's
+// error, if it had one; the requests before it are in b.
+//
+// Rows are set field by field through a pointer: appending a composite
+// literal builds it on the stack and copies it with wider loads than the
+// stores that built it, a stall on every row.
+func (e *engine) fill(b *batch, src Source) error {
+	rows, texts := b.rows[:0], b.texts[:0]
+	b.arena = b.arena[:0]
+	defer func() { b.rows, b.texts = rows, texts }()
+	for len(rows) < batchSize {
+		ev, err := src.Next()
+		if err != nil {
+			return err
+		}
+		user := e.appendText(b, ev.User)
+		key := user
+		if len(e.cfg.KeyFields) > 0 {
+			if key, err = e.appendKey(b, ev); err != nil {
+				return err
+			}
+		}
+		n := len(rows)
+		rows, texts = rows[:n+1], texts[:n+1]
+		r, t := &rows[n], &texts[n]
+		r.time, r.cost, r.key = ev.Time, ev.Cost, key
+		t.line, t.user, t.time = ev.Line, user, e.appendText(b, ev.TimeText)
+	}
+	return nil
+}
+
+// appendKey copies the key fields of ev into b's arena, joined with ':',
+// and returns where they are.
+func (e *engine) appendKey(b *batch, ev *traces.Event) (span, error) {
+	key := span{off: uint32(len(b.arena))}
+	for i, name := range e.cfg.KeyFields {
+		v, ok := ev.Attr(name)
+		if !ok {
+			return key, &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
+		}
+		if i > 0 {
+			b.arena = append(b.arena, ':')
+		}
+		b.arena = append(b.arena, v...)
+	}
+	key.end = uint32(len(b.arena))
+	return key, nil
+}
+
+// route hashes the keys of b's rows and lists each row under the worker
+// that owns its key: the one the low half of the hash, scaled to the
+// number of workers, picks.
+func (e *engine) route(b *batch) {
+	own := b.own
+	for w := range own {
+		own[w] = own[w][:0]
+		b.errs[w] = nil
+	}
+	nw := uint64(len(own))
+	for i := range b.rows {
+		r := &b.rows[i]
+		h := hashKey(b.slice(r.key))
+		r.hash = h
+		w := (h & 0xffffffff) * nw >> 32
+		own[w] = append(own[w], int32(i))
 	}
 }
 
