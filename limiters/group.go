@@ -133,6 +133,19 @@ func (g *Group) Touch(id uint32) uint64 {
 	return sum
 }
 
+// Prefetch asks the CPU to start loading id's states into its caches and
+// returns at once; see Table.Prefetch. It creates nothing.
+func (g *Group) Prefetch(id uint32) {
+	if g.single != nil {
+		g.single.Prefetch(id)
+		return
+	}
+	prefetchState(g.states.get(id))
+	if g.debt {
+		prefetchState(g.debts.get(id))
+	}
+}
+
 // Allow judges a request of cost at time now (in nanoseconds) for key id
 // under every algorithm of the group, writing algorithm i's decision to
 // out[i] (out must hold one per algorithm), and updates the key's states.

@@ -113,6 +113,31 @@ func TestGroupErrors(t *testing.T) {
 	}
 }
 
+// TestPrefetch checks that prefetching, a hint, changes nothing: not the
+// decisions that follow, and not what ids exist.
+func TestPrefetch(t *testing.T) {
+	p := seedPolicy
+	p.Limit, p.Capacity = 2, 2
+	all := AllAlgorithms()
+	for _, algs := range [][]Algorithm{all, all[:1], {GCRA}, {SlidingLog, LeakyQueue}} {
+		plain, _ := NewGroup(algs, p)
+		hinted, _ := NewGroup(algs, p)
+		out := make([]Decision, len(algs))
+		for i := range 300 {
+			id, now := uint32(i%7)*900, int64(i)*int64(time.Second)/3
+			hinted.Prefetch(id)
+			hinted.Prefetch(id + 5000) // never used
+			want := plain.Allow(id, now, 1, out)
+			if got := hinted.Allow(id, now, 1, out); got != want {
+				t.Fatalf("%v, request %d: allowed %b after Prefetch, %b without", algs, i, got, want)
+			}
+		}
+		if hinted.Touch(5000) != 0 || hinted.Touch(100_000) != 0 {
+			t.Errorf("%v: Prefetch made an id", algs)
+		}
+	}
+}
+
 func TestGroupStateSize(t *testing.T) {
 	// Three cache lines: a request for the seed's five touches no more.
 	if n := unsafe.Sizeof(groupState{}); n != 192 {
