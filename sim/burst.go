@@ -3,6 +3,8 @@ package sim
 import (
 	"math/bits"
 	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
 // burstTracker finds, for every algorithm and the keys of one worker, the
@@ -60,7 +62,7 @@ type burstSlot struct {
 }
 
 // inlineRing is how many entries a ring holds in its slot. Rings that
-// outgrow the slot cost a cache miss a request, as the touch pass does not
+// outgrow the slot cost a cache miss a request, as the prefetch does not
 // reach them; with the seed's policies a key seldom allows more than eight
 // requests in a window under all algorithms together.
 const inlineRing = 8
@@ -104,14 +106,12 @@ func (bt *burstTracker) ring(s *burstSlot) []burstEntry {
 	return bt.arena[s.chunk][s.off : s.off+s.cap]
 }
 
-// touch loads id's slot so that record finds it in cache: each of its
-// cache lines, with no branch on what they hold (a branch on a value being
-// loaded would wait for it).
-func (bt *burstTracker) touch(id uint32) uint64 {
+// prefetch starts loading id's slot into the cache. It does not follow
+// the slot to a ring in the arena, which would mean waiting for the slot.
+func (bt *burstTracker) prefetch(id uint32) {
 	if s := bt.slots.peek(id); s != nil {
-		return uint64(s.n) + uint64(s.inline[2].time) + uint64(s.inline[inlineRing-1].time)
+		prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
 	}
-	return 0
 }
 
 // record notes that the algorithms in mask allowed the seq-th request of
@@ -301,7 +301,7 @@ func (c *chunked[T]) at(id uint32) *T {
 	ci := int(id >> chunkBits)
 	for ci >= len(c.chunks) {
 		chunk := make([]T, 1<<chunkBits)
-		// Write before the touch pass reads: see limiters' prefault. A
+		// Write before record first reads: see limiters' prefault. A
 		// read of a new page maps the zero page, and the write after it
 		// takes a second fault that interrupts the other CPUs.
 		var zero T

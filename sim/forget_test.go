@@ -138,7 +138,7 @@ func TestInternerRemove(t *testing.T) {
 	lookup := func(i int) (uint32, bool) {
 		k := key(i)
 		h := hashKey(k)
-		c, _ := in.candidate(h)
+		c := in.candidate(h)
 		return in.lookup(k, h, c)
 	}
 	compacted := false

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
 // interner maps keys to dense ids 0, 1, 2, ... for one worker.
@@ -63,25 +66,30 @@ func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
 func (in *interner) home(tag uint32) uint64 { return uint64(tag) & in.mask }
 
-// touch loads the home slot of hash h.
-func (in *interner) touch(h uint64) uint64 {
-	return uint64(in.slots[in.home(tagOf(h))].id1)
+// prefetchHome starts loading the home slot of hash h into the cache.
+func (in *interner) prefetchHome(h uint64) {
+	prefetch.Range(unsafe.Pointer(&in.slots[in.home(tagOf(h))]), unsafe.Sizeof(internSlot{}))
 }
 
 // candidate returns the first slot at or after h's home whose tag matches
-// h, or nil at an empty slot, and loads its key's first byte.
-func (in *interner) candidate(h uint64) (*internSlot, byte) {
+// h, or nil at an empty slot: nearly always the key's own slot.
+func (in *interner) candidate(h uint64) *internSlot {
 	tag := tagOf(h)
 	for p := in.home(tag); ; p = (p + 1) & in.mask {
 		s := &in.slots[p]
 		if s.id1 == 0 {
-			return nil, 0
+			return nil
 		}
 		if s.tag == tag {
-			r := s.ref
-			return s, in.arena[r.chunk][r.off]
+			return s
 		}
 	}
+}
+
+// prefetchKey starts loading the key bytes of slot s into the cache.
+func (in *interner) prefetchKey(s *internSlot) {
+	r := s.ref
+	prefetch.Range(unsafe.Pointer(&in.arena[r.chunk][r.off]), uintptr(r.len))
 }
 
 // lookup returns key's id, adding it when new (added reports that). start

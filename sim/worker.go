@@ -29,7 +29,6 @@ type worker struct {
 	outcomes   [2 << maxAlgos]int64
 	first      []*Rejection // per algorithm, the first rejection seen
 	unrejected uint8        // algorithms with no rejection yet
-	sink       uint64       // keeps the touch pass from being optimised away
 
 	// Forgetting idle keys (see sweep).
 	latest    int64            // the latest time seen
@@ -83,48 +82,92 @@ func (wk *worker) step(b *batch) {
 	if len(own) == 0 {
 		return
 	}
-	// Interning and the touch passes: passes of independent loads (each
-	// row's hash slot; then its key bytes and the state of the id that slot
-	// holds, nearly always the key's), so that the CPU overlaps the cache
-	// misses of a batch before the dependent work below.
-	in := wk.keys
-	var sink uint64
-	for _, i := range own {
-		sink += in.touch(b.rows[i].hash)
+	// A software pipeline over parts of the batch: while the rows of one
+	// part are decided, the key states of the next part and the hash slots
+	// of the one after are on their way into the cache. Prefetches do not
+	// wait, so these cache misses overlap with the work instead of taking
+	// turns with it.
+	explain := wk.cfg.Explain
+	var text []byte
+	if explain {
+		text = b.text[wk.w][:0]
 	}
-	for _, i := range own {
-		c, first := in.candidate(b.rows[i].hash)
-		b.cands[i] = c
-		sink += uint64(first)
-		if c != nil {
-			// Most likely the key's id: touch its state now, in the
-			// same pass, rather than in one of its own after lookup.
-			id := c.id1 - 1
-			sink += wk.group.Touch(id)
-			if wk.burst != nil {
-				sink += wk.burst.touch(id)
+	part := func(k int) []int32 {
+		lo := k * pipePart
+		if lo >= len(own) {
+			return nil
+		}
+		return own[lo:min(lo+pipePart, len(own))]
+	}
+	wk.prefetchSlots(b, part(0))
+	wk.prefetchSlots(b, part(1))
+	wk.prefetchStates(b, part(0))
+	for k := 0; k*pipePart < len(own); k++ {
+		wk.prefetchSlots(b, part(k+2))
+		wk.prefetchStates(b, part(k+1))
+		text = wk.decide(b, part(k), text)
+	}
+	if explain {
+		b.text[wk.w] = text
+	}
+	// Intervals found in this batch need their key names.
+	if wk.burst != nil {
+		for a := range wk.burst.best {
+			if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
+				b.Key = string(wk.keys.key(b.id))
 			}
 		}
 	}
-	for _, i := range own {
+	wk.peak = max(wk.peak, wk.keys.Len())
+	if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
+		wk.sweep()
+	}
+}
+
+// pipePart is the number of rows in a part of the pipeline in step:
+// enough that a part's prefetches have arrived by the time it is decided,
+// few enough that they are still in the cache then.
+const pipePart = 32
+
+// prefetchSlots starts loading the hash slots of the keys of rows.
+func (wk *worker) prefetchSlots(b *batch, rows []int32) {
+	for _, i := range rows {
+		wk.keys.prefetchHome(b.rows[i].hash)
+	}
+}
+
+// prefetchStates finds the slot that most likely holds each row's key
+// (its hash slot, prefetched a part earlier) and starts loading that key's
+// bytes and its states. decide checks the guess.
+func (wk *worker) prefetchStates(b *batch, rows []int32) {
+	in := wk.keys
+	for _, i := range rows {
+		c := in.candidate(b.rows[i].hash)
+		b.cands[i] = c
+		if c == nil {
+			continue // a new key
+		}
+		in.prefetchKey(c)
+		id := c.id1 - 1
+		wk.group.Prefetch(id)
+		if wk.burst != nil {
+			wk.burst.prefetch(id)
+		}
+	}
+}
+
+// decide interns the keys of rows and decides each under every algorithm,
+// in order. It returns text extended by the rows' state texts when
+// explaining.
+func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
+	in, n, explain := wk.keys, wk.nalg, wk.cfg.Explain
+	for _, i := range rows {
 		r := &b.rows[i]
 		id, added := in.lookup(b.slice(r.key), r.hash, b.cands[i])
 		b.ids[i] = id
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
-	}
-	wk.sink += sink
-
-	n := wk.nalg
-	explain := wk.cfg.Explain
-	var text []byte
-	if explain {
-		text = b.text[wk.w][:0]
-	}
-	for _, i := range own {
-		r := &b.rows[i]
-		id := b.ids[i]
 		if r.time > wk.latest {
 			wk.latest = r.time
 		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
@@ -159,21 +202,7 @@ func (wk *worker) step(b *batch) {
 			wk.firstRejections(b, int(i), first)
 		}
 	}
-	if explain {
-		b.text[wk.w] = text
-	}
-	// Intervals found in this batch need their key names.
-	if wk.burst != nil {
-		for a := range wk.burst.best {
-			if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
-				b.Key = string(wk.keys.key(b.id))
-			}
-		}
-	}
-	wk.peak = max(wk.peak, in.Len())
-	if wk.nextSweep > 0 && in.Len() >= wk.nextSweep {
-		wk.sweep()
-	}
+	return text
 }
 
 // sweep forgets the keys that are idle: whose states decide every later
