@@ -300,17 +300,24 @@ const chunkBits = 12
 func (c *chunked[T]) at(id uint32) *T {
 	ci := int(id >> chunkBits)
 	for ci >= len(c.chunks) {
-		chunk := make([]T, 1<<chunkBits)
-		// Write before record first reads: see limiters' prefault. A
-		// read of a new page maps the zero page, and the write after it
-		// takes a second fault that interrupts the other CPUs.
-		var zero T
-		for i, step := 0, max(1, 4096/int(unsafe.Sizeof(zero))); i < len(chunk); i += step {
-			chunk[i] = zero
-		}
-		c.chunks = append(c.chunks, chunk)
+		c.chunks = append(c.chunks, makeWritten[T](1<<chunkBits))
 	}
 	return &c.chunks[ci][id&(1<<chunkBits-1)]
+}
+
+// makeWritten returns make([]T, n) with a zero value written into every
+// 4 KiB of it, for memory that is read before it is written. Reading a
+// page fresh from the operating system maps the shared zero page, and the
+// write after it then takes a second, copy-on-write fault whose TLB flush
+// interrupts every other CPU the process runs on; writing first takes one
+// plain fault a page.
+func makeWritten[T any](n int) []T {
+	s := make([]T, n)
+	var zero T
+	for i, step := 0, max(1, 4096/int(unsafe.Sizeof(zero))); i < n; i += step {
+		s[i] = zero
+	}
+	return s
 }
 
 // peek returns the element for id, or nil when it was never grown to.

@@ -202,7 +202,7 @@ func (in *interner) store(key []byte) keyRef {
 // grow doubles the table.
 func (in *interner) grow() {
 	old := in.slots
-	in.slots = make([]internSlot, 2*len(old))
+	in.slots = makeWritten[internSlot](2 * len(old)) // probed before written
 	in.mask = uint64(len(in.slots) - 1)
 	for _, s := range old {
 		if s.id1 == 0 {

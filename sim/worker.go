@@ -310,7 +310,7 @@ func (hs *hashSet) add(h uint64) bool {
 
 func (hs *hashSet) grow() {
 	old := hs.slots
-	hs.slots = make([]uint64, 2*len(old))
+	hs.slots = makeWritten[uint64](2 * len(old)) // probed before written
 	hs.n = 0
 	for _, h := range old {
 		if h != 0 {
