@@ -12,10 +12,11 @@ import (
 // interner maps keys to dense ids 0, 1, 2, ... for one worker.
 //
 // It is an open-addressing hash table over the 64-bit hashes the reader
-// already computed, with the key bytes in a chunked arena. Lookups come in
-// batches, in passes of independent loads (the slots of every row, then the
-// key bytes of every candidate), so that the cache misses of a batch
-// overlap instead of following one another as they would in a Go map.
+// already computed, with the key bytes in a chunked arena and, for short
+// keys, in the slot too, so that checking a short key costs no more cache
+// misses than finding its slot. The caller prefetches slots and key bytes
+// well before it looks a key up (see worker.step), so that the misses of a
+// batch overlap instead of following one another as in a Go map.
 //
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
@@ -33,13 +34,19 @@ type interner struct {
 // freeRef marks an id with no key.
 var freeRef = keyRef{chunk: ^uint32(0)}
 
-// internSlot is one table entry: the high half of the key's hash and its
-// id plus one (0 marks an empty slot).
+// internSlot is one table entry: the high half of the key's hash, its id
+// plus one (0 marks an empty slot), where its bytes are, and the bytes
+// themselves when they fit. Two slots fill a cache line.
 type internSlot struct {
-	tag uint32
-	id1 uint32
-	ref keyRef
+	tag   uint32
+	id1   uint32
+	ref   keyRef
+	short [shortKey]byte // the key, when ref.len <= shortKey
 }
+
+// shortKey is the longest key a slot holds: room enough for user ids like
+// "u123" or "user-1234567", while two slots still fill a cache line.
+const shortKey = 12
 
 // keyRef locates a key's bytes: arena[chunk][off:off+len].
 type keyRef struct {
@@ -86,17 +93,30 @@ func (in *interner) candidate(h uint64) *internSlot {
 	}
 }
 
-// prefetchKey starts loading the key bytes of slot s into the cache.
+// prefetchKey starts loading the key bytes of slot s into the cache,
+// unless the slot holds them.
 func (in *interner) prefetchKey(s *internSlot) {
-	r := s.ref
-	prefetch.Range(unsafe.Pointer(&in.arena[r.chunk][r.off]), uintptr(r.len))
+	if r := s.ref; r.len > shortKey {
+		prefetch.Range(unsafe.Pointer(&in.arena[r.chunk][r.off]), uintptr(r.len))
+	}
+}
+
+// holds reports whether slot s holds key.
+func (in *interner) holds(s *internSlot, key []byte) bool {
+	if len(key) != int(s.ref.len) {
+		return false
+	}
+	if len(key) <= shortKey {
+		return string(s.short[:len(key)]) == string(key)
+	}
+	return bytes.Equal(in.at(s.ref), key)
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
 // is the candidate found earlier for this hash, or nil.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && start.id1 != 0 && bytes.Equal(in.at(start.ref), key) {
+	if start != nil && start.id1 != 0 && in.holds(start, key) {
 		return start.id1 - 1, false
 	}
 	p := in.home(tag)
@@ -105,7 +125,7 @@ func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, 
 		if s.id1 == 0 {
 			return in.insert(p, tag, key), true
 		}
-		if s.tag == tag && bytes.Equal(in.at(s.ref), key) {
+		if s.tag == tag && in.holds(s, key) {
 			return s.id1 - 1, false
 		}
 		p = (p + 1) & in.mask
@@ -176,7 +196,12 @@ func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
 		id = uint32(len(in.refs))
 		in.refs = append(in.refs, ref)
 	}
-	in.slots[p] = internSlot{tag: tag, id1: id + 1, ref: ref}
+	s := &in.slots[p]
+	s.tag, s.id1, s.ref = tag, id+1, ref
+	s.short = [shortKey]byte{}
+	if len(key) <= shortKey {
+		copy(s.short[:], key)
+	}
 	in.n++
 	if 2*in.n > len(in.slots) {
 		in.grow()

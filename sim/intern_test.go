@@ -17,7 +17,14 @@ func TestInterner(t *testing.T) {
 	}
 	in := newInterner()
 	const n = 5000 // several doublings of the table
-	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d", i)) }
+	// Short keys, held in their slots, and long ones, only in the arena,
+	// both among the keys that share a hash.
+	key := func(i int) []byte {
+		if i%3 == 0 {
+			return []byte(fmt.Sprintf("a-longer-key-%d", i))
+		}
+		return []byte(fmt.Sprintf("key-%d", i))
+	}
 	for round := range 3 {
 		for i := range n {
 			h := hash(i)
@@ -44,6 +51,13 @@ func TestInterner(t *testing.T) {
 	id, _ := in.lookup(long, 7, nil)
 	if again, added := in.lookup(long, 7, nil); string(in.key(id)) != string(long) || again != id || added {
 		t.Error("long key not kept")
+	}
+}
+
+func TestInternSlotSize(t *testing.T) {
+	// Two to a cache line, so that no slot straddles two.
+	if n := unsafe.Sizeof(internSlot{}); n != 32 {
+		t.Errorf("internSlot is %d bytes, want 32", n)
 	}
 }
 
