@@ -250,16 +250,25 @@ func hashKey(b []byte) uint64 {
 		m1 = 0xa0761d6478bd642f
 		m2 = 0xe7037ed1a0b428db
 	)
-	h := uint64(len(b)) * m1
+	key, n := b, len(b)
+	h := uint64(n) * m1
 	for len(b) >= 8 {
 		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
 		h = hi ^ lo
 		b = b[8:]
 	}
 	if len(b) > 0 {
+		// The last 1 to 7 bytes, read without a loop: for a given length
+		// (mixed in above) each read covers every byte, so keys that differ
+		// anywhere still differ here.
 		var tail uint64
-		for i, c := range b {
-			tail |= uint64(c) << (8 * i)
+		switch r := len(b); {
+		case n >= 8:
+			tail = binary.LittleEndian.Uint64(key[n-8:]) // overlaps the last word
+		case r >= 4:
+			tail = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[r-4:]))<<32
+		default:
+			tail = uint64(b[0]) | uint64(b[r/2])<<8 | uint64(b[r-1])<<16
 		}
 		hi, lo := bits.Mul64(h^tail, m2)
 		h = hi ^ lo

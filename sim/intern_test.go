@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"unsafe"
@@ -90,5 +91,25 @@ func TestHashKeySpreads(t *testing.T) {
 	}
 	if hashKey(nil) == hashKey([]byte{0}) {
 		t.Error("the empty key hashes like a zero byte")
+	}
+}
+
+// TestHashKeyTails checks that keys of every length up to 40 that differ
+// in one byte hash differently: the tail is read without a loop, in
+// overlapping words, and must still cover every byte.
+func TestHashKeyTails(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		base := make([]byte, n)
+		for i := range base {
+			base[i] = byte('a' + i)
+		}
+		h := hashKey(base)
+		for i := range n {
+			k := bytes.Clone(base)
+			k[i] ^= 0x20
+			if hashKey(k) == h {
+				t.Errorf("length %d: changing byte %d leaves the hash %x", n, i, h)
+			}
+		}
 	}
 }
