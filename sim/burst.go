@@ -106,11 +106,13 @@ func (bt *burstTracker) ring(s *burstSlot) []burstEntry {
 	return bt.arena[s.chunk][s.off : s.off+s.cap]
 }
 
-// prefetch starts loading id's slot into the cache. It does not follow
-// the slot to a ring in the arena, which would mean waiting for the slot.
+// prefetch starts loading the first two cache lines of id's slot: its
+// header and, since an inline ring starts at the first entry, the first
+// six entries, which hold most rings. It does not follow the slot to a
+// ring in the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
 	if s := bt.slots.peek(id); s != nil {
-		prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
+		prefetch.Range(unsafe.Pointer(s), 128)
 	}
 }
 
@@ -137,6 +139,13 @@ func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8) {
 			s.head = (s.head + 1) & wrap
 			s.n--
 		}
+	}
+	if s.cap == 0 && s.head != 0 {
+		// An inline ring is kept from the slot's first entry on, so that
+		// a short one stays in the slot's first two cache lines: the only
+		// ones prefetched.
+		copy(s.inline[:s.n], s.inline[s.head:s.head+s.n])
+		s.head = 0
 	}
 	if int(s.n) == len(r) {
 		r = bt.grow(s, r)
