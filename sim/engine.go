@@ -30,7 +30,7 @@ const defaultWorkers = 2
 const inflight = 8
 
 // batch is a Batch plus the engine's bookkeeping for it. The reader fills
-// rows and texts; the workers read rows and write ids, masks and decisions;
+// rows and texts; the workers read rows and write masks and decisions;
 // the consumer turns rows and texts into Requests. Rows are kept small
 // because the batch moves between cores: every cache line the reader
 // writes, a worker must fetch from the reader's core.
@@ -40,8 +40,6 @@ type batch struct {
 	rows  []row     // what the workers need of each request
 	texts []rowText // what only reports need
 	arena []byte    // user, key and timestamp texts of all requests
-	ids   []uint32  // per request: the key's id in its worker
-	cands []*internSlot
 	own   [][]int32 // per worker: the requests whose key it owns
 	errs  []error   // per worker: what went wrong in this batch
 	left  atomic.Int32
@@ -230,8 +228,6 @@ func (e *engine) newBatch() *batch {
 		arena: make([]byte, 0, batchSize*32),
 		rows:  make([]row, 0, batchSize),
 		texts: make([]rowText, 0, batchSize),
-		ids:   make([]uint32, batchSize),
-		cands: make([]*internSlot, batchSize),
 		own:   make([][]int32, len(e.workers)),
 		errs:  make([]error, len(e.workers)),
 		done:  make(chan struct{}, 1),

@@ -19,6 +19,11 @@ type worker struct {
 	keys    *interner
 	burst   *burstTracker
 	scratch [maxAlgos + 1]limiters.Decision
+	// cands holds, per row of the batch, the interner slot prefetchStates
+	// found for its key. It is the worker's own, not the batch's: the
+	// other worker writes its rows' entries at the same time, and sharing
+	// cache lines between cores that both write them is slow.
+	cands [batchSize]*internSlot
 	ends    [maxAlgos + 1]int
 	// oracleAlgo is the group's sliding-log, the exact rolling policy:
 	// the run's own when it has one, else one added after the others.
@@ -143,7 +148,7 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 	in := wk.keys
 	for _, i := range rows {
 		c := in.candidate(b.rows[i].hash)
-		b.cands[i] = c
+		wk.cands[i] = c
 		if c == nil {
 			continue // a new key
 		}
@@ -163,8 +168,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 	in, n, explain := wk.keys, wk.nalg, wk.cfg.Explain
 	for _, i := range rows {
 		r := &b.rows[i]
-		id, added := in.lookup(b.slice(r.key), r.hash, b.cands[i])
-		b.ids[i] = id
+		id, added := in.lookup(b.slice(r.key), r.hash, wk.cands[i])
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
@@ -191,9 +195,13 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
 		}
 		mask := uint8(all) & (1<<n - 1)
-		b.masks[i] = mask
 		oracle := wk.oracleAlgo >= 0 && all&(1<<wk.oracleAlgo) != 0
-		b.Oracle[i] = oracle
+		if wk.cfg.Rows {
+			// Only the emitter reads these. Both workers write them, for
+			// rows side by side, so a line of them moves between cores.
+			b.masks[i] = mask
+			b.Oracle[i] = oracle
+		}
 		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 && wk.burst != nil {
 			wk.burst.record(id, r.time, r.cost, b.seq0+int64(i), mask)
