@@ -24,6 +24,11 @@ type csvParser struct {
 	attrCols   []int
 	attrNames  []string
 
+	// fast: nextFast may read records (the header is read, there is no
+	// cost column nor more than maxFastCols, and timestamps are numbers).
+	fast   bool
+	noFast bool // tests: read every record the general way
+
 	fields []csvField
 	rec    []byte    // the unquoted fields of a record read by the slow path
 	spans  []recSpan // where they are in rec
@@ -86,8 +91,97 @@ func (p *csvParser) next(ev *Event) error {
 	for j, ci := range p.attrCols {
 		ev.attrs = append(ev.attrs, attr{name: p.attrNames[j], value: f[ci].val})
 	}
+	p.fast = p.costCol < 0 && p.ncols <= maxFastCols && p.c.mode == modeNumeric
 	return nil
 }
+
+// nextFast reads the next record straight into ev when it has the common
+// shape: a whole line already buffered, no quote, only ASCII bytes, the
+// header's number of fields, a non-empty user, a timestamp of at most 18
+// digits after earlier numeric ones, and no cost column. It
+// reports whether it did; otherwise it has read nothing, and next, which
+// handles every case, reads the record instead. Doing the common case in
+// one function, without building the fields, roughly halves the time a
+// record takes to read.
+func (p *csvParser) nextFast(ev *Event) bool {
+	if !p.fast || p.noFast {
+		return false
+	}
+	lr := p.lr
+	buf := lr.buf[lr.pos:lr.end]
+	nl := bytes.IndexByte(buf, '\n')
+	if nl <= 0 || nl > MaxLineBytes {
+		return false // a refill, a blank or an overlong line: the general path
+	}
+	line := buf[:nl]
+	if line[nl-1] == '\r' {
+		line = line[:nl-1]
+	}
+	// Field boundaries: ends[i] is the index of the comma after field i.
+	var ends [maxFastCols]int
+	cols, high := 0, uint64(0)
+	for i := 0; i < len(line); i += 8 {
+		var w uint64
+		switch rest := len(line) - i; {
+		case rest >= 8:
+			w = binary.LittleEndian.Uint64(line[i:])
+		case len(line) >= 8:
+			w = binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
+		default:
+			for k := range rest {
+				w |= uint64(line[i+k]) << (8 * k)
+			}
+		}
+		high |= w
+		if zeroBytes(w^('"'*ones)) != 0 {
+			return false
+		}
+		for c := zeroBytes(w ^ (',' * ones)); c != 0; c &= c - 1 {
+			if cols == p.ncols-1 {
+				return false // too many fields
+			}
+			ends[cols] = i + bits.TrailingZeros64(c)/8
+			cols++
+		}
+	}
+	if cols != p.ncols-1 || high&(0x80*ones) != 0 {
+		return false
+	}
+	ends[cols] = len(line)
+	field := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1] + 1
+		}
+		return line[start:ends[i]:ends[i]]
+	}
+	user, ts := field(p.userCol), field(p.timeCol)
+	if len(user) == 0 || len(ts) == 0 || len(ts) > 18 {
+		return false
+	}
+	var v int64
+	for _, c := range ts {
+		d := c - '0'
+		if d > 9 {
+			return false
+		}
+		v = v*10 + int64(d)
+	}
+	if v > p.c.fastMax {
+		return false
+	}
+	lr.pos += nl + 1
+	lr.line++
+	ev.Line, ev.User, ev.TimeText, ev.Time, ev.Cost = lr.line, user, ts, v*p.c.unit, 1
+	ev.costText, ev.attrs = nil, ev.attrs[:0]
+	for j, ci := range p.attrCols {
+		ev.attrs = append(ev.attrs, attr{name: p.attrNames[j], value: field(ci)})
+	}
+	return true
+}
+
+// maxFastCols is the most columns a trace can have for nextFast to read it.
+const maxFastCols = 8
 
 // columnName names column i for an error message.
 func (p *csvParser) columnName(i int) string {

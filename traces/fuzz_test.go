@@ -3,12 +3,15 @@ package traces
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ratesim/ratesim/traces/examples"
 )
@@ -62,6 +65,14 @@ func fuzzReader(f *testing.F, format Format, ext string) {
 		unit := []time.Duration{time.Second, time.Millisecond, time.Microsecond, time.Nanosecond}[unitSel%4]
 		opts := Options{Format: format, Unit: unit, MaxYAMLBytes: 1 << 20}
 		strict, strictErr := fuzzRead(t, data, opts)
+		if format == CSV {
+			// The fast path for plain records reads exactly what the
+			// general one does: every field, line and error.
+			slow, slowErr := fuzzReadSlow(t, data, opts)
+			if fmt.Sprint(slowErr) != fmt.Sprint(strictErr) || !cmp.Equal(slow, strict, cmp.AllowUnexported(Event{}, attr{}, fuzzResult{})) {
+				t.Fatalf("fast path differs:\n%v\n%+v\ngeneral path:\n%v\n%+v", strictErr, strict, slowErr, slow)
+			}
+		}
 
 		var skips []error
 		opts.Lenient = true
@@ -141,10 +152,22 @@ type fuzzResult struct {
 // fuzzRead reads all events, deep copies, and the error that ended the
 // read (nil at io.EOF).
 func fuzzRead(t *testing.T, data []byte, opts Options) (fuzzResult, error) {
+	return fuzzReadWith(t, data, opts, false)
+}
+
+// fuzzReadSlow is fuzzRead with the CSV fast path off.
+func fuzzReadSlow(t *testing.T, data []byte, opts Options) (fuzzResult, error) {
+	return fuzzReadWith(t, data, opts, true)
+}
+
+func fuzzReadWith(t *testing.T, data []byte, opts Options, noFast bool) (fuzzResult, error) {
 	var res fuzzResult
 	r, err := NewReader(bytes.NewReader(data), "fuzz", opts)
 	if err != nil {
 		return res, err
+	}
+	if r.csv != nil {
+		r.csv.noFast = noFast
 	}
 	defer r.Close()
 	for {

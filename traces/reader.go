@@ -50,6 +50,7 @@ type Reader struct {
 	format  Format
 	opts    Options
 	p       parser
+	csv     *csvParser // p, when the trace is CSV
 	ev      Event
 	skipped int
 	err     error // sticky: returned by every Next after it
@@ -118,7 +119,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	}
 	switch rd.format {
 	case CSV:
-		rd.p = &csvParser{c: &rd.c, lr: lr}
+		rd.csv = &csvParser{c: &rd.c, lr: lr}
+		rd.p = rd.csv
 	case JSONL:
 		rd.p = newJSONLParser(&rd.c, lr)
 	case YAML:
@@ -162,6 +164,9 @@ func Open(path string, stdin io.Reader, opts Options) (*Reader, error) {
 func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.csv != nil && r.csv.nextFast(&r.ev) {
+		return &r.ev, nil
 	}
 	for {
 		err := r.p.next(&r.ev)
