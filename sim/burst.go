@@ -117,16 +117,20 @@ func (bt *burstTracker) prefetch(id uint32) {
 }
 
 // record notes that the algorithms in mask allowed the seq-th request of
-// the trace, by key id at time t with cost c.
-func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8) {
+// the trace, by key id at time t with cost c. inOrder says that no earlier
+// request of any key came later than t, which saves looking at the ring's
+// newest entry (often a cache miss for a ring in the arena).
+func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8, inOrder bool) {
 	s := bt.slots.at(id)
 	r := bt.ring(s)
 	wrap := uint32(len(r) - 1)
 	if s.n > 0 {
 		// Under the clamp clock policy a request may be earlier than the
 		// last one; the limiters treated it as the last.
-		if last := r[(s.head+s.n-1)&wrap].time; t < last {
-			t = last
+		if !inOrder {
+			if last := r[(s.head+s.n-1)&wrap].time; t < last {
+				t = last
+			}
 		}
 		// Drop entries older than t - interval (closed interval: an entry
 		// exactly at t - interval stays). Unsigned difference: t >= front.

@@ -172,6 +172,9 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
+		// inOrder: no request of this worker's keys came later than r, so
+		// the burst ring needs no look at its newest entry.
+		inOrder := r.time >= wk.latest
 		if r.time > wk.latest {
 			wk.latest = r.time
 		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
@@ -204,7 +207,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 && wk.burst != nil {
-			wk.burst.record(id, r.time, r.cost, b.seq0+int64(i), mask)
+			wk.burst.record(id, r.time, r.cost, b.seq0+int64(i), mask, inOrder)
 		}
 		if first := ^mask & wk.unrejected; first != 0 {
 			wk.firstRejections(b, int(i), first)
