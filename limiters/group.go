@@ -111,9 +111,10 @@ func (g *Group) at(id uint32) (s *groupState, dp *debtPair) {
 }
 
 // Touch reads a word from each cache line of id's state and returns their
-// sum. Calling it for the ids
-// of a batch before their Allow calls brings their states into the cache
-// with loads that do not wait for one another. It creates nothing.
+// sum. Calling it for the ids of a batch before their Allow calls brings
+// their states into the cache with loads that do not wait for one another.
+// It creates nothing. Prefetch, which does not wait at all, is usually the
+// better choice.
 func (g *Group) Touch(id uint32) uint64 {
 	if g.single != nil {
 		return g.single.Touch(id)

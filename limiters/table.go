@@ -229,7 +229,8 @@ func explainDebt(s *debt, r *Rule, now, cost int64, unit time.Duration, dst []by
 
 // Touch reads the first word of id's state and returns it. Calling it for
 // the ids of a batch before their Allow calls brings their states into the
-// cache. It creates nothing: an id never used reads as 0.
+// cache. It creates nothing: an id never used reads as 0. Prefetch, which
+// does not wait for the load, is usually the better choice.
 func (t *Table) Touch(id uint32) uint64 {
 	switch t.rule.alg {
 	case FixedWindow:
