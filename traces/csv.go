@@ -121,17 +121,7 @@ func (p *csvParser) nextFast(ev *Event) bool {
 	var ends [maxFastCols]int
 	cols, high := 0, uint64(0)
 	for i := 0; i < len(line); i += 8 {
-		var w uint64
-		switch rest := len(line) - i; {
-		case rest >= 8:
-			w = binary.LittleEndian.Uint64(line[i:])
-		case len(line) >= 8:
-			w = binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
-		default:
-			for k := range rest {
-				w |= uint64(line[i+k]) << (8 * k)
-			}
-		}
+		w := wordAt(line, i)
 		high |= w
 		if zeroBytes(w^('"'*ones)) != 0 {
 			return false
@@ -238,19 +228,7 @@ func (p *csvParser) splitPlain(line []byte, lineNo int) (quoted, ascii bool) {
 	start := 0
 	var high uint64
 	for i := 0; i < len(line); i += 8 {
-		var w uint64
-		switch rest := len(line) - i; {
-		case rest >= 8:
-			w = binary.LittleEndian.Uint64(line[i:])
-		case len(line) >= 8:
-			// The last eight bytes, shifted so that line[i] is the low
-			// byte; the bytes shifted in are zero, neither comma nor quote.
-			w = binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
-		default:
-			for k := range rest {
-				w |= uint64(line[i+k]) << (8 * k)
-			}
-		}
+		w := wordAt(line, i)
 		high |= w
 		if zeroBytes(w^('"'*ones)) != 0 {
 			p.fields = fields
@@ -279,6 +257,24 @@ func addField(fields []csvField, val []byte, line, col int) []csvField {
 	f := &fields[n]
 	f.val, f.line, f.col = val, line, col
 	return fields
+}
+
+// wordAt returns the eight bytes of line from i on as a little-endian word,
+// with zero bytes (neither comma nor quote) past the end of line.
+func wordAt(line []byte, i int) uint64 {
+	switch rest := len(line) - i; {
+	case rest >= 8:
+		return binary.LittleEndian.Uint64(line[i:])
+	case len(line) >= 8:
+		// The last eight bytes, shifted so that line[i] is the low byte.
+		return binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
+	default:
+		var w uint64
+		for k := range rest {
+			w |= uint64(line[i+k]) << (8 * k)
+		}
+		return w
+	}
 }
 
 // ones has a one in every byte.
