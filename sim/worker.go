@@ -24,7 +24,7 @@ type worker struct {
 	// other worker writes its rows' entries at the same time, and sharing
 	// cache lines between cores that both write them is slow.
 	cands [batchSize]*internSlot
-	ends    [maxAlgos + 1]int
+	ends  [maxAlgos + 1]int
 	// oracleAlgo is the group's sliding-log, the exact rolling policy:
 	// the run's own when it has one, else one added after the others.
 	// -1 with DecisionsOnly.
