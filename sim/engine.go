@@ -14,10 +14,11 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-// batchSize is the number of requests handled together. A few hundred rows
-// keep the workers' pipelines full and the handoffs between goroutines few;
-// see PERF.md.
-const batchSize = 512
+// batchSize is the number of requests handled together. A worker's
+// prefetch pipeline (see worker.step) starts cold on every batch, its first
+// rows decided with nothing fetched ahead, so a batch of a few thousand rows
+// wastes less of it than one of a few hundred; memory grows with the size.
+const batchSize = 4096
 
 // defaultWorkers is the number of workers when Config.Workers is 0. It is
 // a constant, not the number of CPUs: which keys a worker forgets as idle,

@@ -111,21 +111,32 @@ func (wk *worker) step(b *batch) {
 		wk.prefetchSlots(b, part(k+2))
 		wk.prefetchStates(b, part(k+1))
 		text = wk.decide(b, part(k), text)
+		wk.peak = max(wk.peak, wk.keys.Len())
+		if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
+			// Between parts, not only between batches, so that the keys
+			// held grow by a part at most past the sweep threshold. A
+			// sweep can leave the slots found for the next parts out of
+			// date; lookup checks them, so that costs only the prefetches.
+			wk.nameBests()
+			wk.sweep()
+		}
 	}
 	if explain {
 		b.text[wk.w] = text
 	}
-	// Intervals found in this batch need their key names.
-	if wk.burst != nil {
-		for a := range wk.burst.best {
-			if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
-				b.Key = string(wk.keys.key(b.id))
-			}
-		}
+	wk.nameBests()
+}
+
+// nameBests gives the worst intervals found since the last call their key
+// names, while their ids still stand for those keys.
+func (wk *worker) nameBests() {
+	if wk.burst == nil {
+		return
 	}
-	wk.peak = max(wk.peak, wk.keys.Len())
-	if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
-		wk.sweep()
+	for a := range wk.burst.best {
+		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
+			b.Key = string(wk.keys.key(b.id))
+		}
 	}
 }
 
