@@ -20,6 +20,11 @@ import (
 // wastes less of it than one of a few hundred; memory grows with the size.
 const batchSize = 4096
 
+// maxBatchBytes ends a batch early when its texts grow this large: a trace
+// of long keys (a line may hold a MiB) must not make a batch huge, nor its
+// arena offsets, which are 32-bit, overflow.
+const maxBatchBytes = 16 << 20
+
 // defaultWorkers is the number of workers when Config.Workers is 0. It is
 // a constant, not the number of CPUs: which keys a worker forgets as idle,
 // and so whether a trace that goes far back in time is refused, must not
@@ -277,8 +282,9 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 	}
 }
 
-// fill reads up to batchSize requests from src into b. It returns src's
-// error, if it had one; the requests before it are in b.
+// fill reads up to batchSize requests from src into b, fewer once their
+// texts take maxBatchBytes. It returns src's error, if it had one; the
+// requests before it are in b.
 //
 // Rows are set field by field through a pointer: appending a composite
 // literal builds it on the stack and copies it with wider loads than the
@@ -287,7 +293,7 @@ func (e *engine) fill(b *batch, src Source) error {
 	rows, texts := b.rows[:0], b.texts[:0]
 	b.arena = b.arena[:0]
 	defer func() { b.rows, b.texts = rows, texts }()
-	for len(rows) < batchSize {
+	for len(rows) < batchSize && len(b.arena) < maxBatchBytes {
 		ev, err := src.Next()
 		if err != nil {
 			return err

@@ -516,3 +516,31 @@ func TestBurstBackwards(t *testing.T) {
 		}
 	}
 }
+
+// TestLongKeys replays keys long enough that a batch fills its text limit
+// before its row limit, and checks that each request keeps its own user
+// and key (collect compares them) and that the rows came in several
+// batches.
+func TestLongKeys(t *testing.T) {
+	var events []event
+	for i := range 60 {
+		user := strings.Repeat(string(rune('a'+i%5)), 512<<10) + strconv.Itoa(i%7)
+		events = append(events, event{user: user, time: int64(i) * int64(time.Second), cost: 1})
+	}
+	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	batches := 0
+	if _, err := Run(&sliceSource{events: events}, cfg, func(*Batch) error { batches++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if batches < 2 {
+		t.Errorf("%d MiB of keys came in %d batch", 60*512>>10, batches)
+	}
+	decisions, _, rep := collect(t, events, cfg)
+	want := reference(t, events, Config{Algorithms: cfg.Algorithms, Policy: seedPolicy})
+	if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+		t.Errorf("decisions (-keyed +sim):\n%s", diff)
+	}
+	if rep.Keys != 35 {
+		t.Errorf("Keys = %d, want 35", rep.Keys)
+	}
+}
