@@ -77,6 +77,34 @@ func TestForgetsIdleKeys(t *testing.T) {
 	}
 }
 
+// TestForgetsLongKeys is TestForgetsIdleKeys with keys long enough to live
+// in the interner's arena, which sweeps compact while a batch is being
+// decided: the decisions and the report must still be those of keeping
+// every key.
+func TestForgetsLongKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	events := churnTrace(rng, 20000, true)
+	prefix := strings.Repeat("tenant-with-a-long-name/", 40)
+	for i := range events {
+		events[i].user = prefix + events[i].user
+	}
+	for _, workers := range []int{1, 2} {
+		keep := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, KeepKeys: true}
+		forget := keep
+		forget.KeepKeys = false
+		forget.sweepAt = 64
+		wantD, _, want := collect(t, events, keep)
+		gotD, _, got := collect(t, events, forget)
+		if diff := cmp.Diff(wantD, gotD); diff != "" {
+			t.Fatalf("%d workers: decisions (-kept +forgetting):\n%s", workers, diff)
+		}
+		got.KeysHeld = want.KeysHeld
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%d workers: report (-kept +forgetting):\n%s", workers, diff)
+		}
+	}
+}
+
 // explainTexts returns every state text of a run, in order.
 func explainTexts(t *testing.T, events []event, cfg Config) string {
 	t.Helper()
@@ -175,5 +203,50 @@ func TestInternerRemove(t *testing.T) {
 	}
 	if !compacted {
 		t.Errorf("the arena was never compacted (%d dead bytes of %d now)", in.dead, in.bytes)
+	}
+}
+
+// TestInternerStaleCandidate looks a key up with a candidate slot found
+// before the table grew and before removals compacted the key bytes: the
+// stale slot still says the key lives far into an arena that compaction
+// has since shrunk, and must not be trusted.
+func TestInternerStaleCandidate(t *testing.T) {
+	in := newInterner()
+	key := func(i int) []byte {
+		return append(bytes.Repeat([]byte{'y'}, 2000), fmt.Sprint(i)...) // in the arena
+	}
+	var ids []uint32
+	add := func(i int) uint32 {
+		k := key(i)
+		id, _ := in.lookup(k, hashKey(k), nil)
+		return id
+	}
+	for i := range 1500 { // about 3 MiB: the key below lands in a later chunk
+		ids = append(ids, add(i))
+	}
+	target := key(1500)
+	h := hashKey(target)
+	id := add(1500)
+	stale := in.candidate(h)
+	if stale == nil || stale.ref.chunk == 0 {
+		t.Fatal("the key should be in a later arena chunk")
+	}
+	for i := 1501; i < 2100; i++ { // the table grows at 2049 keys
+		ids = append(ids, add(i))
+	}
+	if in.owns(stale) {
+		t.Fatal("the table did not grow")
+	}
+	compacted := false
+	for _, i := range ids {
+		before := in.dead
+		in.remove(i)
+		compacted = compacted || in.dead < before
+	}
+	if !compacted || len(in.arena) > int(stale.ref.chunk) {
+		t.Fatalf("the arena should have compacted below chunk %d; it has %d", stale.ref.chunk, len(in.arena))
+	}
+	if got, added := in.lookup(target, h, stale); got != id || added {
+		t.Errorf("with a stale candidate: id %d (added %v), want %d", got, added, id)
 	}
 }

@@ -101,6 +101,13 @@ func (in *interner) prefetchKey(s *internSlot) {
 	}
 }
 
+// owns reports whether s is a slot of the current table.
+func (in *interner) owns(s *internSlot) bool {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(in.slots)))
+	off := uintptr(unsafe.Pointer(s)) - base // wraps around below base
+	return off < uintptr(len(in.slots))*unsafe.Sizeof(internSlot{})
+}
+
 // holds reports whether slot s holds key.
 func (in *interner) holds(s *internSlot, key []byte) bool {
 	if len(key) != int(s.ref.len) {
@@ -113,10 +120,13 @@ func (in *interner) holds(s *internSlot, key []byte) bool {
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
-// is the candidate found earlier for this hash, or nil.
+// is the candidate found earlier for this hash, or nil. It may be out of
+// date: a slot since moved or emptied, or one of a table since grown out
+// of, whose key bytes may since have been compacted away; only a slot of
+// the current table is trusted, and only once its key is checked.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && start.id1 != 0 && in.holds(start, key) {
+	if start != nil && in.owns(start) && start.id1 != 0 && in.holds(start, key) {
 		return start.id1 - 1, false
 	}
 	p := in.home(tag)
