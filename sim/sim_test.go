@@ -180,7 +180,11 @@ func TestMatchesKeyed(t *testing.T) {
 		if trial == 5 {
 			users = 2500 // the interners grow in the middle of batches
 		}
-		events := randomTrace(rng, 3000, users, trial%2 == 1)
+		n := 3000
+		if trial == 4 {
+			n = 2*batchSize + 1000 // several batches, the last one short
+		}
+		events := randomTrace(rng, n, users, trial%2 == 1)
 		for _, workers := range []int{1, 2, 3} {
 			algos := limiters.AllAlgorithms()
 			if trial%3 == 2 {
