@@ -28,11 +28,11 @@ type Group struct {
 	// single is the whole group when it has one algorithm: a Table keeps
 	// only that algorithm's state, so a key takes less memory.
 	single *Table
-	// fw ... lq are, per kind of state, the index in algs of the algorithm
-	// that uses it (of the first bucket face for the bucket), or -1: Admit
+	// fw, sl, sc, gc and lq are, per kind of state, the index in algs of
+	// the algorithm that uses it, or -1 (bucketFace is the bucket's): Admit
 	// runs straight through them rather than looping over the rules.
-	fw, sl, sc, bk, gc, lq int
-	bucketBits             uint64 // the mask bits of both bucket faces
+	fw, sl, sc, gc, lq int
+	bucketBits         uint64 // the mask bits of both bucket faces
 }
 
 // groupState is one key's state under the seed's five algorithms, a small
@@ -58,7 +58,7 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 	if len(algs) == 0 {
 		return nil, errors.New("limiters: a group needs at least one algorithm")
 	}
-	g := &Group{algs: append([]Algorithm(nil), algs...), bucketFace: -1, fw: -1, sl: -1, sc: -1, bk: -1, gc: -1, lq: -1}
+	g := &Group{algs: append([]Algorithm(nil), algs...), bucketFace: -1, fw: -1, sl: -1, sc: -1, gc: -1, lq: -1}
 	seen := map[Algorithm]bool{}
 	for i, a := range algs {
 		if seen[a] {
@@ -81,7 +81,6 @@ func NewGroup(algs []Algorithm, p Policy) (*Group, error) {
 		case SlidingCounter:
 			g.sc = i
 		case TokenBucket, LeakyBucket:
-			g.bk = g.bucketFace
 			g.bucketBits |= 1 << i
 		case GCRA:
 			g.gc = i
@@ -268,7 +267,7 @@ func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 			mask |= 1 << i
 		}
 	}
-	if i := g.bk; i >= 0 {
+	if i := g.bucketFace; i >= 0 {
 		if r := &g.rules[i]; validCost(r, cost) && s.bk.admit(r, now, cost) {
 			mask |= g.bucketBits
 		}
