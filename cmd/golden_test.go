@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +15,14 @@ import (
 
 var update = flag.Bool("update", false, "update golden files")
 
-// goldenDir is relative to the repository root, where the tests run (see
-// TestMain).
+// goldenDir is where the golden files are, relative to the repository
+// root. They are opened through goldenPath, by an absolute path, so that
+// the go command sees which files a cached result depends on (see
+// fromRoot).
 const goldenDir = "testdata/golden"
+
+// goldenPath is the absolute path of the named golden file.
+func goldenPath(name string) string { return inRepo(goldenDir + "/" + name + ".golden") }
 
 // result is what one ratesim invocation produced.
 type result struct {
@@ -50,7 +56,7 @@ func (r result) golden() string {
 // the file with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name+".golden")
+	path := goldenPath(name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -62,7 +68,7 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Fatalf("%v (run go test ./cmd/ -update to create it)", err)
 	}
 	if string(want) != got {
-		t.Errorf("%s differs (-want +got):\n%s", path, cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")))
+		t.Errorf("%s differs (-want +got):\n%s", goldenDir+"/"+name+".golden", cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")))
 	}
 }
 
@@ -167,7 +173,7 @@ func TestGoldenFilesUsed(t *testing.T) {
 		}
 		names[tc.name] = true
 	}
-	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden"))
+	files, err := filepath.Glob(inRepo(goldenDir + "/*.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +184,60 @@ func TestGoldenFilesUsed(t *testing.T) {
 				os.Remove(f)
 				continue
 			}
-			t.Errorf("%s: no test case writes it", f)
+			t.Errorf("%s/%s: no test case writes it", goldenDir, filepath.Base(f))
+		}
+	}
+}
+
+// TestInputsSeenByGoCommand runs one golden case and one script in a child
+// test process with a test log, the record the go command keeps of the
+// files a test opened, and resolves the log as the go command does:
+// relative paths against the package directory until a logged change of
+// directory. The golden file and the script must come out as the files
+// the tests really read; otherwise editing them would not invalidate a
+// cached "ok".
+func TestInputsSeenByGoCommand(t *testing.T) {
+	t.Parallel()
+	logFile := filepath.Join(t.TempDir(), "testlog")
+	child := exec.Command(os.Args[0], "-test.run=^(TestGolden|TestScripts)$/^(demo|help)$", "-test.testlogfile="+logFile)
+	child.Dir = pkgDir
+	// A failing case still logs what it read, and fails on its own in this
+	// run too: only a missing log is this test's failure.
+	out, runErr := child.CombinedOutput()
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatalf("child test run: %v, %v\n%s", runErr, err, out)
+	}
+	opened := map[string]bool{}
+	pwd := pkgDir
+	for _, line := range strings.Split(string(data), "\n") {
+		op, name, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		switch op {
+		case "chdir":
+			pwd = name
+		case "open", "stat":
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(pwd, name)
+			}
+			opened[filepath.Clean(name)] = true
+		}
+	}
+	for _, rel := range []string{"testdata/golden/demo.golden", "cmd/testdata/script/help.txtar"} {
+		want, err := filepath.Abs(rel) // the tests run in the repository root
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !opened[want] {
+			var seen []string
+			for name := range opened {
+				if filepath.Base(name) == filepath.Base(want) {
+					seen = append(seen, name)
+				}
+			}
+			t.Errorf("the go command would not see that the tests read %s (it resolves the test log to %q)", want, seen)
 		}
 	}
 }

@@ -38,15 +38,35 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// pkgDir is the package directory, where the test binary starts; repoRoot
+// is the repository root, where the tests run. Both are absolute.
+var pkgDir, repoRoot string
+
 // fromRoot runs the tests in the repository root.
+//
+// The change of directory happens before m.Run starts the test log, so the
+// go command never learns of it: it resolves every relative path a test
+// opens against pkgDir when it decides whether a cached result still holds.
+// Test inputs (golden files, scripts) are therefore opened by absolute
+// paths built with inRepo, or editing them would leave "ok (cached)" in
+// place.
 type fromRoot struct{ m *testing.M }
 
 func (r fromRoot) Run() int {
-	if err := os.Chdir(".."); err != nil {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	pkgDir, repoRoot = wd, filepath.Dir(wd)
+	if err := os.Chdir(repoRoot); err != nil {
 		panic(err)
 	}
 	return r.m.Run()
 }
+
+// inRepo is the absolute path of a file given relative to the repository
+// root.
+func inRepo(rel string) string { return filepath.Join(repoRoot, filepath.FromSlash(rel)) }
 
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("traces/examples")
@@ -54,7 +74,7 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "cmd/testdata/script",
+		Dir: inRepo("cmd/testdata/script"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			// A race-enabled binary sleeps a second at exit by default;
