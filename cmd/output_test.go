@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -79,12 +80,23 @@ func TestPctRatio(t *testing.T) {
 		{1, 8, "12.5", "0.13"},
 		{5, 3, "166.7", "1.67"},
 		{1, 200, "0.5", "0.01"},
+		{7, 0, "0.0", "0.00"},
+		// Past the range of num*1000 in int64.
+		{math.MaxInt64, 1, "922337203685477580700.0", "9223372036854775807.00"},
+		{math.MaxInt64, math.MaxInt64, "100.0", "1.00"},
+		{math.MaxInt64 - 1, math.MaxInt64, "100.0", "1.00"},
+		{math.MaxInt64 / 3, math.MaxInt64, "33.3", "0.33"},
+		{1, math.MaxInt64, "0.0", "0.00"},
+		{math.MaxInt64, 3, "307445734561825860233.3", "3074457345618258602.33"},
+		{math.MaxInt64, 2, "461168601842738790350.0", "4611686018427387903.50"},
 	} {
 		if got := pct(tc.part, tc.whole); got != tc.pct {
 			t.Errorf("pct(%d, %d) = %s, want %s", tc.part, tc.whole, got, tc.pct)
 		}
 		if got := ratio(tc.part, tc.whole); got != tc.ratio {
 			t.Errorf("ratio(%d, %d) = %s, want %s", tc.part, tc.whole, got, tc.ratio)
+		} else if !isJSONNumber([]byte(got)) {
+			t.Errorf("ratio(%d, %d) = %s, not a JSON number", tc.part, tc.whole, got)
 		}
 	}
 }
@@ -101,6 +113,48 @@ func TestShorten(t *testing.T) {
 	} {
 		if got := shorten(tc.in, tc.n); got != tc.want {
 			t.Errorf("shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestCostSum(t *testing.T) {
+	for _, tc := range []struct {
+		costs []int64
+		want  string
+	}{
+		{nil, "0"},
+		{[]int64{1, 2, 3}, "6"},
+		{[]int64{math.MaxInt64, math.MaxInt64, 5, 1}, "18446744073709551620"},
+		{[]int64{math.MaxInt64, 1, -1}, "9223372036854775807"},
+		{[]int64{math.MinInt64, math.MinInt64}, "-18446744073709551616"},
+		{[]int64{math.MinInt64, math.MaxInt64}, "-1"},
+	} {
+		var s costSum
+		for _, c := range tc.costs {
+			s.add(c)
+		}
+		if got := s.String(); got != tc.want {
+			t.Errorf("sum of %d = %s, want %s", tc.costs, got, tc.want)
+		}
+	}
+}
+
+// TestRunFooterHugeCost checks that the footer's total cost is exact when
+// it passes int64.
+func TestRunFooterHugeCost(t *testing.T) {
+	trace := "user,timestamp,cost\nu1,1,9223372036854775807\nu1,2,9223372036854775807\nu1,3,5\nu1,4,1\n"
+	for _, format := range []string{"table", "markdown"} {
+		r := ratesim(t, trace, "run", "--algo", "token-bucket", "-o", format, "-")
+		if r.code != 0 {
+			t.Fatalf("-o %s: exit status %d\n%s", format, r.code, r.stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		footer := lines[len(lines)-1]
+		if format == "table" {
+			footer = lines[len(lines)-2]
+		}
+		if !strings.Contains(footer, "| 18446744073709551620 |") {
+			t.Errorf("-o %s: footer %q does not show the total cost 18446744073709551620", format, footer)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"io"
+	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/traces"
@@ -158,24 +160,33 @@ func writeRecords(w io.Writer, format outputFormat, fields []field, rows [][]cel
 
 // pct renders part of whole as a percentage with one decimal, rounded half
 // up in integers so that output never depends on float formatting.
-func pct(part, whole int64) string {
-	if whole <= 0 {
-		return "0.0"
-	}
-	tenths := (part*1000 + whole/2) / whole
-	return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10)
-}
+func pct(part, whole int64) string { return decimalQuotient(part, whole, 2, 1) }
 
 // ratio renders num/den with two decimals, rounded half up.
-func ratio(num, den int64) string {
+func ratio(num, den int64) string { return decimalQuotient(num, den, 0, 2) }
+
+// decimalQuotient renders num/den × 10^shift rounded half up to places
+// decimals, exactly; zero when den is not positive. The scaled numerator
+// passes int64 long before num does, so it is computed in big integers.
+func decimalQuotient(num, den int64, shift, places int) string {
 	if den <= 0 {
-		return "0.00"
+		num = 0
+		den = 1
 	}
-	hundredths := (num*100 + den/2) / den
-	frac := hundredths % 100
-	s := strconv.FormatInt(hundredths/100, 10) + "."
-	if frac < 10 {
-		s += "0"
+	n := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(shift+places)), nil)
+	n.Mul(n, big.NewInt(num))
+	neg := n.Sign() < 0
+	n.Abs(n)
+	d := big.NewInt(den)
+	n.Add(n, new(big.Int).Rsh(d, 1))
+	n.Quo(n, d)
+	digits := n.String()
+	if len(digits) <= places {
+		digits = strings.Repeat("0", places+1-len(digits)) + digits
 	}
-	return s + strconv.FormatInt(frac, 10)
+	s := digits[:len(digits)-places] + "." + digits[len(digits)-places:]
+	if neg && n.Sign() != 0 {
+		s = "-" + s
+	}
+	return s
 }

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"math/big"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -111,12 +113,12 @@ func runRun(o *runOptions, s streams) error {
 		cols = append(cols, column{"state", false})
 	}
 	rw := newRecordWriter(s.out, format, cols)
-	var totalCost int64
+	var totalCost costSum
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
 			r := &b.Requests[i]
 			d := b.Decision(i, 0)
-			totalCost += r.Cost
+			totalCost.add(r.Cost)
 			if d.Allowed {
 				if !keepAllowed {
 					continue
@@ -177,7 +179,7 @@ func runRun(o *runOptions, s streams) error {
 		footer := make([]string, len(cols))
 		footer[0] = "total"
 		footer[1] = plural(rep.Requests, "request")
-		footer[2] = formatInt(totalCost)
+		footer[2] = totalCost.String()
 		footer[3] = formatInt(st.Allowed) + " allowed"
 		footer[7] = formatInt(st.Rejected) + " rejected"
 		if rep.Requests == 0 {
@@ -198,6 +200,25 @@ func runRun(o *runOptions, s streams) error {
 		}
 	}
 	return rp.trace.finish()
+}
+
+// costSum is a sum of costs in 128 bits, two's complement: a few huge
+// costs pass int64, and the footer shows the exact total.
+type costSum struct {
+	hi int64
+	lo uint64
+}
+
+func (s *costSum) add(cost int64) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, uint64(cost), 0)
+	s.hi += cost>>63 + int64(carry)
+}
+
+func (s costSum) String() string {
+	n := big.NewInt(s.hi)
+	n.Lsh(n, 64)
+	return n.Add(n, new(big.Int).SetUint64(s.lo)).String()
 }
 
 // dur writes a duration as an exact number in unit.
