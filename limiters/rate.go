@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -21,11 +22,13 @@ func (r Rate) Valid() bool {
 }
 
 // ParseRate parses a rate. The forms are "X", X tokens per unit, and "X/D",
-// X tokens per D, where X is a positive decimal ("0.2", "3", "2.5") and D is
-// a positive decimal number of units ("5", "2.5") or a Go duration ("10s",
-// "1m", "1ms"). Decimal text is converted exactly, never through a
-// floating-point number: ParseRate("0.2", time.Second) is 1 token per 5s.
-// A unit of 0 or less means time.Second. The result is in lowest terms.
+// X tokens per D, where X is a positive decimal number ("0.2", "3", "2.5",
+// "1e3") and D is a positive decimal number of units ("5", "2.5") or a Go
+// duration ("10s", "1m30s", "1ms"). Text is converted exactly, never
+// through a floating-point number: ParseRate("0.2", time.Second) is 1 token
+// per 5s. A unit of 0 or less means time.Second. The result is in lowest
+// terms; a rate that does not reduce to N tokens per D nanoseconds with N
+// and D below 2^63 is out of range.
 func ParseRate(s string, unit time.Duration) (Rate, error) {
 	if unit <= 0 {
 		unit = time.Second
@@ -34,26 +37,25 @@ func ParseRate(s string, unit time.Duration) (Rate, error) {
 	numText, denText, hasDen := strings.Cut(text, "/")
 	num, numScale, err := parseDecimal(numText)
 	if err != nil {
-		return Rate{}, fmt.Errorf("limiters: bad rate %q: %v", s, err)
+		return Rate{}, rateError(s, err)
 	}
-	// The rate is num/numScale tokens per period.
+	// The rate is num/numScale tokens per period: n tokens per "per" ns.
 	n := num
 	per := new(big.Int).Mul(numScale, big.NewInt(int64(unit)))
 	if hasDen {
 		denText = strings.TrimSpace(denText)
 		if denText != "" && isLetter(denText[len(denText)-1]) {
-			d, err := time.ParseDuration(denText)
+			// num/numScale per pNum/pScale ns.
+			pNum, pScale, err := parsePeriod(denText)
 			if err != nil {
-				return Rate{}, fmt.Errorf("limiters: bad rate %q: bad period %q: want a number of units or a duration like 10s", s, denText)
+				return Rate{}, rateError(s, err)
 			}
-			if d <= 0 {
-				return Rate{}, fmt.Errorf("limiters: bad rate %q: period must be positive", s)
-			}
-			per = new(big.Int).Mul(numScale, big.NewInt(int64(d)))
+			n = new(big.Int).Mul(num, pScale)
+			per = new(big.Int).Mul(numScale, pNum)
 		} else {
 			den, denScale, err := parseDecimal(denText)
 			if err != nil {
-				return Rate{}, fmt.Errorf("limiters: bad rate %q: period: %v", s, err)
+				return Rate{}, rateError(s, fmt.Errorf("period: %w", err))
 			}
 			// num/numScale per den/denScale units.
 			n = new(big.Int).Mul(num, denScale)
@@ -65,16 +67,34 @@ func ParseRate(s string, unit time.Duration) (Rate, error) {
 	n.Quo(n, g)
 	per.Quo(per, g)
 	if !n.IsInt64() || !per.IsInt64() {
-		return Rate{}, fmt.Errorf("limiters: bad rate %q: out of range (it must reduce to N per D nanoseconds with N and D below 2^63)", s)
+		return Rate{}, rateError(s, errRange)
 	}
 	return Rate{N: n.Int64(), Per: time.Duration(per.Int64())}, nil
+}
+
+// errRange reports a number or rate too large or too small to represent.
+var errRange = errors.New("out of range (it must reduce to N per D nanoseconds with N and D below 2^63)")
+
+// rateError is the error of ParseRate for the text s. Every out-of-range
+// value, the whole rate's or a part's, gets the same message.
+func rateError(s string, err error) error {
+	if errors.Is(err, errRange) {
+		err = errRange
+	}
+	return fmt.Errorf("limiters: bad rate %q: %v", s, err)
 }
 
 func isLetter(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == 0xb5 // µ
 }
 
-// parseDecimal parses a positive decimal "123" or "1.25" into 125 and 100.
+// maxExponent bounds the exponent of a decimal ("1e1000"), so that no text
+// makes ParseRate compute with huge numbers; anything past it is out of
+// range anyway.
+const maxExponent = 1000
+
+// parseDecimal parses a positive decimal number, "123", "1.25" or "1.5e3",
+// into num/scale: 123/1, 125/100, 1500/1.
 func parseDecimal(s string) (num, scale *big.Int, err error) {
 	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
 	case "nan", "inf", "infinity":
@@ -86,26 +106,54 @@ func parseDecimal(s string) (num, scale *big.Int, err error) {
 	if s[0] == '-' {
 		return nil, nil, fmt.Errorf("must be positive, got %s", s)
 	}
+	notNumber := fmt.Errorf("%q is not a decimal number (want digits with an optional fraction and exponent, like 0.2, 3 or 1e3)", s)
 	digits := 0
-	frac := -1
+	frac := -1 // digits after the point, once there is one
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
+		if c >= '0' && c <= '9' {
 			b.WriteByte(c)
 			digits++
 			if frac >= 0 {
 				frac++
 			}
-		case c == '.' && frac < 0:
+		} else if c == '.' && frac < 0 {
 			frac = 0
-		default:
-			return nil, nil, fmt.Errorf("%q is not a decimal number (want digits with an optional fraction, like 0.2 or 3)", s)
+		} else {
+			break
 		}
 	}
 	if digits == 0 {
-		return nil, nil, fmt.Errorf("%q is not a decimal number", s)
+		return nil, nil, notNumber
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
+			i++
+		}
+		start := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			if exp <= maxExponent {
+				exp = exp*10 + int(s[i]-'0')
+			}
+		}
+		if i == start {
+			return nil, nil, notNumber
+		}
+		if exp > maxExponent {
+			return nil, nil, errRange
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return nil, nil, notNumber
 	}
 	if digits > 60 {
 		return nil, nil, fmt.Errorf("%q has too many digits", s)
@@ -114,11 +162,78 @@ func parseDecimal(s string) (num, scale *big.Int, err error) {
 	if num.Sign() == 0 {
 		return nil, nil, fmt.Errorf("must be positive, got %s", s)
 	}
-	if frac < 0 {
-		frac = 0
+	if frac > 0 {
+		exp -= frac
 	}
-	scale = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(frac)), nil)
+	scale = big.NewInt(1)
+	if exp > 0 {
+		num.Mul(num, pow10(exp))
+	} else if exp < 0 {
+		scale = pow10(-exp)
+	}
 	return num, scale, nil
+}
+
+func pow10(n int) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+}
+
+// periodUnits are the units of a Go duration, in nanoseconds.
+var periodUnits = map[string]int64{
+	"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9,
+}
+
+// parsePeriod parses a Go duration ("10s", "1m30s", "1.5ms") into
+// num/scale nanoseconds. It reads what time.ParseDuration reads, but
+// exactly and without its bound of 2^63ns: "1000/1000000000000s" is a
+// rate in range, one token per 10^9 s.
+func parsePeriod(s string) (num, scale *big.Int, err error) {
+	bad := fmt.Errorf("bad period %q: want a number of units or a duration like 10s", s)
+	t := s
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		if t[0] == '-' {
+			return nil, nil, fmt.Errorf("period must be positive")
+		}
+		t = t[1:]
+	}
+	total := new(big.Rat)
+	for t != "" {
+		i := 0
+		for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+			i++
+		}
+		j := i
+		for j < len(t) && !(t[j] >= '0' && t[j] <= '9' || t[j] == '.') {
+			j++
+		}
+		unit, ok := periodUnits[t[i:j]]
+		if i == 0 || !ok {
+			return nil, nil, bad
+		}
+		v, err := parsePeriodNumber(t[:i])
+		if err != nil {
+			return nil, nil, bad
+		}
+		total.Add(total, v.Mul(v, new(big.Rat).SetInt64(unit)))
+		t = t[j:]
+	}
+	if total.Sign() == 0 {
+		return nil, nil, fmt.Errorf("period must be positive")
+	}
+	return new(big.Int).Set(total.Num()), new(big.Int).Set(total.Denom()), nil
+}
+
+// parsePeriodNumber parses the number of one part of a Go duration: digits
+// with an optional fraction, possibly zero ("0s", "1.5h", ".5m").
+func parsePeriodNumber(s string) (*big.Rat, error) {
+	if strings.Count(s, ".") > 1 || s == "." || len(s) > 60 {
+		return nil, errors.New("not a number")
+	}
+	v, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, errors.New("not a number")
+	}
+	return v, nil
 }
 
 // Format renders the rate in tokens per unit: an exact decimal when one

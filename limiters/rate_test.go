@@ -26,6 +26,16 @@ func TestParseRate(t *testing.T) {
 		{"2/3", time.Nanosecond, Rate{2, 3}, "2/3"},
 		{"0.000000001", time.Second, Rate{1, time.Second * 1_000_000_000}, "0.000000001"},
 		{"7/1h", time.Minute, Rate{7, time.Hour}, "7/60"},
+		// Exponents, as timestamps and durations take them.
+		{"1e3", time.Second, Rate{1, time.Millisecond}, "1000"},
+		{"2.5e-1", time.Second, Rate{1, 4 * time.Second}, "0.25"},
+		{"1E+2/1e1", time.Second, Rate{1, 100 * time.Millisecond}, "10"},
+		{"3/1.5e1", time.Second, Rate{1, 5 * time.Second}, "0.2"},
+		// Periods are read exactly, past what time.ParseDuration holds.
+		{"1000/1000000000000s", time.Second, Rate{1, time.Second * 1_000_000_000}, "0.000000001"},
+		{"1/1.5ns", time.Nanosecond, Rate{2, 3}, "2/3"},
+		{"3/1h30m", time.Second, Rate{1, 30 * time.Minute}, "1/1800"},
+		{"1/5µs", time.Second, Rate{1, 5 * time.Microsecond}, "200000"},
 	}
 	for _, tt := range tests {
 		got, err := ParseRate(tt.in, tt.unit)
@@ -51,7 +61,14 @@ func TestParseRateErrors(t *testing.T) {
 		{"NaN", "not a finite number"},
 		{"Inf", "not a finite number"},
 		{"-inf", "not a finite number"},
-		{"1e3", "not a decimal number"},
+		{"1e", "not a decimal number"},
+		{"e3", "not a decimal number"},
+		{"1e+", "not a decimal number"},
+		{"1e5000", "out of range"},
+		{"1e-5000", "out of range"},
+		{"1/1e3s", "bad period"},
+		{"1/1..5s", "bad period"},
+		{"1/0.0s", "period must be positive"},
 		{"abc", "not a decimal number"},
 		{"", "empty number"},
 		{".", "not a decimal number"},
@@ -62,7 +79,8 @@ func TestParseRateErrors(t *testing.T) {
 		{"1/", "empty number"},
 		{"1/2/3", "not a decimal number"},
 		{"99999999999999999999", "out of range"},
-		{"1/99999999999s", "bad period"},
+		{"1/99999999999s", "out of range"},
+		{"1/1000000000000s", "out of range"},
 		{"1/9999999999999999999", "out of range"},
 		{strings.Repeat("9", 80), "too many digits"},
 	}
@@ -70,6 +88,22 @@ func TestParseRateErrors(t *testing.T) {
 		_, err := ParseRate(tt.in, time.Second)
 		if err == nil || !strings.Contains(err.Error(), tt.msg) || !strings.HasPrefix(err.Error(), "limiters: bad rate") {
 			t.Errorf("ParseRate(%q) error %v, want %q", tt.in, err, tt.msg)
+		}
+	}
+}
+
+// TestParsePeriodMatchesTime: a period with a unit means what
+// time.ParseDuration says it means, wherever that is a whole number of
+// nanoseconds.
+func TestParsePeriodMatchesTime(t *testing.T) {
+	for _, s := range []string{"1ns", "10s", "1m30s", "1.5h", ".5m", "5.s", "2h45m10.5s", "1us", "3µs", "3μs", "250ms", "+7s", "010s", "2562047h47m16.854775807s"} {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("time.ParseDuration(%q): %v", s, err)
+		}
+		r, err := ParseRate("1/"+s, time.Second)
+		if err != nil || r != (Rate{1, d}) {
+			t.Errorf("ParseRate(%q) = %v, %v; want 1 per %v", "1/"+s, r, err, d)
 		}
 	}
 }
