@@ -167,6 +167,21 @@ func (rw *recordWriter) int(n int64) {
 	}
 }
 
+// null writes a field with no value: null in JSON, empty in CSV, and the
+// given text in tables.
+func (rw *recordWriter) null(text string) {
+	rw.next()
+	switch rw.format {
+	case outCSV:
+	case outJSON, outJSONL:
+		rw.buf = append(rw.buf, "null"...)
+	default:
+		if rw.row != nil {
+			rw.row = append(rw.row, text)
+		}
+	}
+}
+
 // bool writes true or false.
 func (rw *recordWriter) bool(v bool) {
 	rw.next()

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,6 +156,55 @@ func TestRunFooterHugeCost(t *testing.T) {
 		}
 		if !strings.Contains(footer, "| 18446744073709551620 |") {
 			t.Errorf("-o %s: footer %q does not show the total cost 18446744073709551620", format, footer)
+		}
+	}
+}
+
+// TestRunCostNeverPasses checks the retry_after of a request whose cost
+// exceeds the capacity: no retry passes, so there is no time to show.
+func TestRunCostNeverPasses(t *testing.T) {
+	trace := "user,timestamp,cost\nu1,1,5\nu1,2,1\n"
+	for _, algo := range []string{"fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra", "leaky-queue"} {
+		run := func(format string) string {
+			t.Helper()
+			r := ratesim(t, trace, "run", "--algo", algo, "--explain", "-o", format, "-")
+			if r.code != 0 {
+				t.Fatalf("%s -o %s: exit status %d\n%s", algo, format, r.code, r.stderr)
+			}
+			return r.stdout
+		}
+		rows, err := csv.NewReader(strings.NewReader(run("csv"))).ReadAll()
+		if err != nil {
+			t.Fatalf("%s -o csv: %v", algo, err)
+		}
+		col := slices.Index(rows[0], "retry_after")
+		if got := rows[1][col]; got != "" {
+			t.Errorf("%s -o csv: retry_after %q, want empty", algo, got)
+		}
+		if got := rows[2][col]; got != "0" {
+			t.Errorf("%s -o csv: retry_after of an allowed request %q, want 0", algo, got)
+		}
+		var objs []map[string]any
+		if err := json.Unmarshal([]byte(run("json")), &objs); err != nil {
+			t.Fatalf("%s -o json: %v", algo, err)
+		}
+		if v, ok := objs[0]["retry_after"]; !ok || v != nil {
+			t.Errorf("%s -o json: retry_after %v (present %v), want null", algo, v, ok)
+		}
+		line, _, _ := strings.Cut(run("jsonl"), "\n")
+		if !strings.Contains(line, `"retry_after":null,`) {
+			t.Errorf("%s -o jsonl: %s, want retry_after null", algo, line)
+		}
+		for _, format := range []string{"table", "markdown"} {
+			out := run(format)
+			i := strings.Index(out, "cost exceeds capacity")
+			if i < 0 {
+				t.Fatalf("%s -o %s: no rejected row:\n%s", algo, format, out)
+			}
+			row := out[strings.LastIndex(out[:i], "\n")+1 : i]
+			if cells := strings.Fields(row); !slices.Contains(cells, "never") {
+				t.Errorf("%s -o %s: row %q has no retry_after never", algo, format, row)
+			}
 		}
 	}
 }

@@ -146,7 +146,11 @@ func runRun(o *runOptions, s streams) error {
 			rw.int(r.Cost)
 			rw.bool(d.Allowed)
 			rw.int(d.Remaining)
-			rw.dur(int64(d.RetryAfter), unit)
+			if d.Reason == limiters.ReasonCost {
+				rw.null("never")
+			} else {
+				rw.dur(int64(d.RetryAfter), unit)
+			}
 			rw.dur(int64(d.ResetAfter), unit)
 			rw.text(string(d.Reason))
 			if queue {
@@ -282,7 +286,9 @@ func (rw *recordWriter) runCSV(r *sim.Request, d *limiters.Decision, unit time.D
 	}
 	b = strconv.AppendInt(b, d.Remaining, 10)
 	b = append(b, ',')
-	b = appendDuration(b, int64(d.RetryAfter), unit)
+	if d.Reason != limiters.ReasonCost {
+		b = appendDuration(b, int64(d.RetryAfter), unit)
+	}
 	b = append(b, ',')
 	b = appendDuration(b, int64(d.ResetAfter), unit)
 	b = append(b, ',')
