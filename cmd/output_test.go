@@ -208,3 +208,33 @@ func TestRunCostNeverPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOnlyFooter checks that with --only the footer still counts the
+// whole trace and says how many rows the table shows.
+func TestRunOnlyFooter(t *testing.T) {
+	for _, tc := range []struct {
+		only, want string
+	}{
+		{"rejected", "| total | 6 requests, 3 rejected shown | 6 | 3 allowed | | | | 3 rejected |"},
+		{"allowed", "| total | 6 requests, 3 allowed shown | 6 | 3 allowed | | | | 3 rejected |"},
+	} {
+		for _, format := range []string{"table", "markdown"} {
+			r := ratesim(t, "", "run", "--algo", "sliding-log", "--only", tc.only, "-o", format, ex+"boundary.csv")
+			if r.code != 0 {
+				t.Fatalf("--only %s -o %s: exit status %d\n%s", tc.only, format, r.code, r.stderr)
+			}
+			var footer string
+			for _, line := range strings.Split(r.stdout, "\n") {
+				if strings.HasPrefix(line, "| total ") {
+					footer = strings.Join(strings.Fields(line), " ")
+				}
+			}
+			if footer != tc.want {
+				t.Errorf("--only %s -o %s: footer %q, want %q\n%s", tc.only, format, footer, tc.want, r.stdout)
+			}
+			if rows := strings.Count(r.stdout, "| u1 "); rows != 3 {
+				t.Errorf("--only %s -o %s: %d rows, want 3", tc.only, format, rows)
+			}
+		}
+	}
+}

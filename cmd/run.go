@@ -182,7 +182,16 @@ func runRun(o *runOptions, s streams) error {
 		st := rep.Algos[0]
 		footer := make([]string, len(cols))
 		footer[0] = "total"
+		// The footer counts the whole trace; when the table lists fewer
+		// rows (--only, or past maxTableRows) it says how many it shows.
 		footer[1] = plural(rep.Requests, "request")
+		if shown := int64(len(rw.cells)); shown != rep.Requests {
+			which := ""
+			if o.Only != "" {
+				which = o.Only + " "
+			}
+			footer[1] += ", " + formatInt(shown) + " " + which + "shown"
+		}
 		footer[2] = totalCost.String()
 		footer[3] = formatInt(st.Allowed) + " allowed"
 		footer[7] = formatInt(st.Rejected) + " rejected"
