@@ -224,15 +224,19 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVarP(p, "output", "o", "table", "output format: table, csv, json, jsonl or markdown")
 }
 
-// parseAlgorithms parses --algos: a comma-separated list, or "all".
-// An empty list means the seed's five.
+// parseAlgorithms parses --algos: a comma-separated list of names, or
+// "all". A nil list (the flag not given) means the five classic
+// algorithms; a list given with no name in it ("", ",") is an error.
 func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
-	if len(list) == 0 {
+	if list == nil {
 		return limiters.SeedAlgorithms(), nil
 	}
 	var algos []limiters.Algorithm
 	for _, name := range list {
 		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
 		if name == "all" {
 			for _, a := range limiters.AllAlgorithms() {
 				if !slices.Contains(algos, a) {
@@ -241,14 +245,17 @@ func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
 			}
 			continue
 		}
-		a, err := parseAlgorithm(name)
+		a, err := limiters.ParseAlgorithm(name)
 		if err != nil {
-			return nil, err
+			return nil, usageErrorf("unknown algorithm %q in --algos (valid: %s, all)", name, algorithmNames())
 		}
 		if slices.Contains(algos, a) {
 			return nil, usageErrorf("algorithm %s listed twice in --algos", a)
 		}
 		algos = append(algos, a)
+	}
+	if len(algos) == 0 {
+		return nil, usageErrorf("--algos lists no algorithm (valid: %s, all)", algorithmNames())
 	}
 	return algos, nil
 }

@@ -4,11 +4,14 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const rootLong = `ratesim replays a trace of requests through rate-limiting algorithms and
@@ -66,6 +69,10 @@ func NewRootCmd(version string) *cobra.Command {
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("ratesim version {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		var bad *pflag.InvalidValueError
+		if errors.As(err, &bad) {
+			return &usageError{flagValueError(bad)}
+		}
 		return &usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(
@@ -95,22 +102,63 @@ func unknownCommand(root *cobra.Command, name string) error {
 	return usageErrorf("%s", msg)
 }
 
+// flagValueError says why a flag's value was refused in the user's terms,
+// naming the flag: "--limit: 99999999999999999999 is out of range (at most
+// 9223372036854775807)", not strconv's text.
+func flagValueError(e *pflag.InvalidValueError) error {
+	f, value := e.GetFlag(), e.GetValue()
+	name := "--" + f.Name
+	var ne *strconv.NumError
+	if !errors.As(e, &ne) {
+		return fmt.Errorf("%s: invalid value %q: %v", name, value, e.Unwrap())
+	}
+	typ := f.Value.Type()
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		bits := 64
+		if typ == "int" {
+			bits = strconv.IntSize
+		}
+		switch {
+		case typ != "int" && typ != "int64":
+			return fmt.Errorf("%s: %s is out of range", name, value)
+		case strings.HasPrefix(value, "-"):
+			return fmt.Errorf("%s: %s is out of range (at least %d)", name, value, int64(-1)<<(bits-1))
+		default:
+			return fmt.Errorf("%s: %s is out of range (at most %d)", name, value, uint64(1)<<(bits-1)-1)
+		}
+	}
+	want := "a number"
+	switch typ {
+	case "int", "int64":
+		want = "a whole number"
+	case "bool":
+		want = "true or false"
+	}
+	return fmt.Errorf("%s: invalid value %q: want %s", name, value, want)
+}
+
+// commandName is c's path without the program's name ("run", "completion
+// bash"): messages are printed after "ratesim: " already.
+func commandName(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
 // exactTrace is the Args check of the commands that read one trace.
 func exactTrace(c *cobra.Command, args []string) error {
 	switch len(args) {
 	case 1:
 		return nil
 	case 0:
-		return usageErrorf("%s needs a trace file (or - for standard input)", c.CommandPath())
+		return usageErrorf("%s needs a trace file (or - for standard input)", commandName(c))
 	default:
-		return usageErrorf("%s takes one trace file, got %d arguments", c.CommandPath(), len(args))
+		return usageErrorf("%s takes one trace file, got %d arguments", commandName(c), len(args))
 	}
 }
 
 // noArgs is the Args check of the commands that read no trace.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usageErrorf("%s takes no arguments, got %q", c.CommandPath(), args[0])
+		return usageErrorf("%s takes no arguments, got %q", commandName(c), args[0])
 	}
 	return nil
 }
