@@ -109,3 +109,31 @@ func completeAlgoList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
+
+// addCompletionCmd adds cobra's "completion SHELL" command, with
+// ratesim's usage errors: an unknown shell, no shell or an extra argument
+// exits with status 2, where cobra's would show help (status 0) or fail
+// with status 1.
+func addCompletionCmd(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	comp, _, err := root.Find([]string{"completion"})
+	if err != nil || comp == root {
+		return
+	}
+	var shells []string
+	for _, sh := range comp.Commands() {
+		shells = append(shells, sh.Name())
+		sh.Args = noArgs
+	}
+	valid := strings.Join(shells, ", ")
+	comp.Use = "completion SHELL"
+	comp.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("unknown shell %q for completion (valid: %s)", args[0], valid)
+		}
+		return nil
+	}
+	comp.RunE = func(c *cobra.Command, args []string) error {
+		return usageErrorf("completion needs a shell (valid: %s)", valid)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,7 +143,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 			return nil, err
 		}
 		if err := pol.Validate(a); err != nil {
-			return nil, usageErrorf("%s: %s", a, ErrorText(err))
+			return nil, usageErrorf("%s: %s: %s", p.sources(a), a, ErrorText(err))
 		}
 		if !havePolicy {
 			spec.Policy, havePolicy = pol, true
@@ -243,6 +244,39 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 		return pol, usageErrorf("%s: invalid clock %q (valid: reject, clamp)", p.clockAt, p.clock)
 	}
 	return pol, nil
+}
+
+// sources names where the parameters that a uses came from, for an error
+// about them together: "--capacity and --rate", "--limit and
+// policy.yaml:3".
+func (p params) sources(a limiters.Algorithm) string {
+	var from []string
+	add := func(at string) {
+		if at != "default" && !slices.Contains(from, at) {
+			from = append(from, at)
+		}
+	}
+	switch {
+	case a.Windowed():
+		add(p.limitAt)
+		add(p.windowAt)
+	default:
+		if p.capacity != "" {
+			add(p.capacityAt)
+		} else {
+			add(p.limitAt) // the capacity defaults to the limit
+		}
+		if p.rate != "" {
+			add(p.rateAt)
+		} else {
+			add(p.limitAt)
+			add(p.windowAt)
+		}
+	}
+	if len(from) == 0 {
+		return "the default policy"
+	}
+	return strings.Join(from, " and ")
 }
 
 // sameRate reports whether a and b are the same rate: a.N/a.Per == b.N/b.Per.

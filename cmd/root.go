@@ -83,23 +83,63 @@ func NewRootCmd(version string) *cobra.Command {
 		newAlgosCmd(),
 		newGenCmd(),
 	)
+	root.SetHelpCommand(newHelpCmd())
+	addCompletionCmd(root)
 	return root
+}
+
+// newHelpCmd is "ratesim help [command]". Unlike cobra's, it refuses a
+// topic it does not know with a usage error instead of showing the
+// root's help and exiting with status 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  `Show the help of a command, as "ratesim COMMAND --help" does: "ratesim help run", "ratesim help completion bash".`,
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			parent, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var topics []cobra.Completion
+			for _, sub := range parent.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					topics = append(topics, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return topics, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageErrorf("unknown help topic %q (valid: %s)", strings.Join(args, " "), strings.Join(commandNames(c.Root()), ", "))
+			}
+			target.InitDefaultHelpFlag()
+			target.InitDefaultVersionFlag()
+			return target.Help()
+		},
+	}
 }
 
 // unknownCommand reports a subcommand name that does not exist, listing the
 // ones that do.
 func unknownCommand(root *cobra.Command, name string) error {
-	var names []string
-	for _, c := range root.Commands() {
-		if c.IsAvailableCommand() {
-			names = append(names, c.Name())
-		}
-	}
-	msg := fmt.Sprintf("unknown command %q (valid: %s)", name, strings.Join(names, ", "))
+	msg := fmt.Sprintf("unknown command %q (valid: %s)", name, strings.Join(commandNames(root), ", "))
 	if s := root.SuggestionsFor(name); len(s) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
 	}
 	return usageErrorf("%s", msg)
+}
+
+// commandNames lists the subcommands of c a user may call.
+func commandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
 }
 
 // flagValueError says why a flag's value was refused in the user's terms,
