@@ -22,7 +22,8 @@ type replay struct {
 }
 
 // prepare checks every flag, then opens the trace. interval is the --interval
-// text ("" for the window). Usage errors come before the trace is touched.
+// text ("" for the window). Usage errors come before the trace is touched,
+// except those that depend on whether its times are RFC 3339.
 func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, interval string, s streams) (*replay, error) {
 	unit, err := parseUnit(to.Unit)
 	if err != nil {
@@ -32,19 +33,34 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 		return nil, err
 	}
 	spec, err := resolveSpec(po, algos, interval, unit)
+	// Durations of RFC 3339 traces are in seconds, whatever --unit says.
+	// A duration refused in --unit but good in seconds ("1.5" with --unit
+	// ns) is refused only once the trace turns out to be numeric.
+	var unitErr error
+	if err != nil && unit != time.Second {
+		if _, errSeconds := resolveSpec(po, algos, interval, time.Second); errSeconds == nil {
+			unitErr, err = err, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	t, err := openTrace(to, s)
 	if err != nil {
+		if unitErr != nil {
+			return nil, unitErr
+		}
 		return nil, err
 	}
-	if t.RFC3339() && unit != time.Second {
-		// Durations of RFC 3339 traces are in seconds, whatever --unit says.
+	switch {
+	case t.RFC3339() && unit != time.Second:
 		if spec, err = resolveSpec(po, algos, interval, time.Second); err != nil {
 			t.Close()
 			return nil, err
 		}
+	case unitErr != nil:
+		t.Close()
+		return nil, unitErr
 	}
 	spec.rfc3339 = t.RFC3339()
 	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys}, nil
