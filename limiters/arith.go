@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// maxDuration is the largest time.Duration. Waits longer than that (more
-// than 292 years) are reported as maxDuration.
-const maxDuration = time.Duration(math.MaxInt64)
+// InfDuration is the largest time.Duration, a little over 292 years. A
+// Decision reports a RetryAfter, ResetAfter or Delay that does not fit a
+// Duration as InfDuration, and the RetryAfter of a request that can never
+// pass (ReasonCost) too: either way, no retry within InfDuration succeeds.
+const InfDuration = time.Duration(math.MaxInt64)
 
 // since returns now-then for now >= then as an unsigned count of
 // nanoseconds; the difference of two int64 values always fits in a uint64.
@@ -20,15 +22,15 @@ func since(now, then int64) uint64 {
 // sat converts an unsigned nanosecond count to a Duration, saturating.
 func sat(ns uint64) time.Duration {
 	if ns > math.MaxInt64 {
-		return maxDuration
+		return InfDuration
 	}
 	return time.Duration(ns)
 }
 
 // addSat adds two non-negative durations, saturating.
 func addSat(a, b time.Duration) time.Duration {
-	if a > maxDuration-b {
-		return maxDuration
+	if a > InfDuration-b {
+		return InfDuration
 	}
 	return a + b
 }

@@ -230,6 +230,38 @@ func (g *Group) Idle(id uint32, now int64) bool {
 	return true
 }
 
+// DecidedAt returns the time at which id's state under algorithm i of the
+// group takes a request at now; see Table.DecidedAt.
+func (g *Group) DecidedAt(id uint32, i int, now int64) int64 {
+	if g.single != nil {
+		return g.single.DecidedAt(id, now)
+	}
+	s := g.states.get(id)
+	if s == nil {
+		return now
+	}
+	r := &g.rules[i]
+	switch r.alg {
+	case FixedWindow:
+		return decidedAt(&s.fw, r, now)
+	case SlidingLog:
+		return decidedAt(&s.sl, r, now)
+	case SlidingCounter:
+		return decidedAt(&s.sc, r, now)
+	case TokenBucket, LeakyBucket:
+		return decidedAt(&s.bk, r, now)
+	}
+	dp := g.debts.get(id)
+	switch {
+	case dp == nil:
+		return now
+	case r.alg == GCRA:
+		return decidedAt(&dp.gc, r, now)
+	default:
+		return decidedAt(&dp.lq, r, now)
+	}
+}
+
 // Reset puts id back in the fresh state under every algorithm and releases
 // any storage it holds.
 func (g *Group) Reset(id uint32) {

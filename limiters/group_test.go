@@ -178,3 +178,43 @@ func TestGroupIdleReset(t *testing.T) {
 		t.Fatal("no key was ever idle: the test checks nothing")
 	}
 }
+
+// TestDecidedAt checks the time a request is taken at: its own, unless the
+// clock went backwards for its key, when the clamp clock moves it to the
+// earliest time the state accepts.
+func TestDecidedAt(t *testing.T) {
+	p := seedPolicy
+	p.Clock = ClockClamp
+	want := map[Algorithm]int64{
+		FixedWindow:    10 * sec, // the start of the window of 12
+		SlidingLog:     12 * sec, // the newest logged request
+		SlidingCounter: 10 * sec,
+		TokenBucket:    12 * sec, // the last request
+		LeakyBucket:    12 * sec,
+		GCRA:           12 * sec,
+		LeakyQueue:     12 * sec,
+	}
+	g, err := NewGroup(AllAlgorithms(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Allow(0, 12*sec, 1, make([]Decision, len(AllAlgorithms())))
+	for i, a := range AllAlgorithms() {
+		tab, _ := NewTable(a, p)
+		tab.Allow(0, 12*sec, 1)
+		for _, c := range []struct {
+			name     string
+			at, want int64
+		}{{"later", 15 * sec, 15 * sec}, {"same", 12 * sec, 12 * sec}, {"earlier", 7 * sec, want[a]}} {
+			if got := tab.DecidedAt(0, c.at); got != c.want {
+				t.Errorf("%v: Table.DecidedAt(%s) = %d, want %d", a, c.name, got, c.want)
+			}
+			if got := g.DecidedAt(0, i, c.at); got != c.want {
+				t.Errorf("%v: Group.DecidedAt(%s) = %d, want %d", a, c.name, got, c.want)
+			}
+		}
+		if got := tab.DecidedAt(1, 7*sec); got != 7*sec {
+			t.Errorf("%v: fresh key taken at %d, want its own time", a, got)
+		}
+	}
+}

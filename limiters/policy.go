@@ -121,11 +121,12 @@ type Decision struct {
 	// RetryAfter is how long after this request the same request would be
 	// allowed if nothing else arrived in between: a retry at
 	// now+RetryAfter is allowed, one a nanosecond earlier is not. It is 0
-	// when the request is allowed, and 0 with ReasonCost, which no wait
-	// cures.
+	// when the request is allowed, and InfDuration with ReasonCost, which
+	// no wait cures, or when the wait is longer than a Duration holds.
 	RetryAfter time.Duration
 	// ResetAfter is how long until the key is back to its fresh state if
-	// nothing else arrives.
+	// nothing else arrives; InfDuration when that is longer than a
+	// Duration holds.
 	ResetAfter time.Duration
 	// Delay is, for LeakyQueue, how long an admitted request waits in the
 	// queue before its release; 0 otherwise.

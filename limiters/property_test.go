@@ -150,8 +150,8 @@ func checkExact(t *testing.T, alg Algorithm, p Policy, trace []request) {
 			t.Fatalf("%s: remaining out of range", where())
 		}
 		if d.Reason == ReasonCost {
-			if d.RetryAfter != 0 {
-				t.Fatalf("%s: retry after with cost above the limit", where())
+			if d.RetryAfter != InfDuration {
+				t.Fatalf("%s: cost above the limit, retry after %v, want InfDuration", where(), d.RetryAfter)
 			}
 		} else if !d.Allowed {
 			ra := int64(d.RetryAfter)

@@ -248,7 +248,7 @@ func TestLeakyQueueDelays(t *testing.T) {
 func TestCostAndClock(t *testing.T) {
 	for _, alg := range AllAlgorithms() {
 		tab, _ := NewTable(alg, seedPolicy)
-		if d := tab.Allow(0, 100*sec, 4); d.Allowed || d.Reason != ReasonCost || d.RetryAfter != 0 || d.Remaining != 3 {
+		if d := tab.Allow(0, 100*sec, 4); d.Allowed || d.Reason != ReasonCost || d.RetryAfter != InfDuration || d.Remaining != 3 {
 			t.Errorf("%s: cost 4 > 3: %+v", alg, d)
 		}
 		if d := tab.Allow(0, 100*sec, 0); d.Allowed || d.Reason != ReasonBadCost {

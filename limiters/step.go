@@ -54,6 +54,16 @@ func apply[S any, P stateOps[S]](p P, r *Rule, now, cost int64) Decision {
 	return d
 }
 
+// decidedAt returns the time at which the state *p takes a request at now:
+// now itself, or the boundary when the clock went backwards for the key,
+// which is where ClockClamp judges it.
+func decidedAt[S any, P stateOps[S]](p P, r *Rule, now int64) int64 {
+	if b, back := p.boundary(r, now); back {
+		return b
+	}
+	return now
+}
+
 // refuse builds a refusal that leaves *p unchanged. Remaining and
 // ResetAfter describe the state as it stands at the time at (the request's
 // time, or the boundary when the clock went backwards).
@@ -61,6 +71,9 @@ func refuse[S any, P stateOps[S]](p P, r *Rule, at int64, off time.Duration, cos
 	c := *p
 	base := P(&c).decide(r, at, 0, false)
 	d := Decision{Reason: reason, Remaining: base.Remaining, ResetAfter: addSat(base.ResetAfter, off)}
+	if reason == ReasonCost {
+		d.RetryAfter = InfDuration // no wait makes it fit
+	}
 	if reason == ReasonClock {
 		c = *p
 		try := P(&c).decide(r, at, cost, false)

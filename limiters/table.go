@@ -314,6 +314,39 @@ func (t *Table) Idle(id uint32, now int64) bool {
 	return true
 }
 
+// DecidedAt returns the time at which id's state takes a request at now:
+// now itself, unless the clock went backwards for the key, when it is the
+// earliest time the state accepts (the start of its window, its newest
+// logged request, its last request). Asked right after Allow admitted a
+// request at now, it tells the time the request was judged at, which
+// under ClockClamp may be later than now.
+func (t *Table) DecidedAt(id uint32, now int64) int64 {
+	r := &t.rule
+	switch r.alg {
+	case FixedWindow:
+		if s := t.fw.get(id); s != nil {
+			return decidedAt(s, r, now)
+		}
+	case SlidingLog:
+		if s := t.sl.get(id); s != nil {
+			return decidedAt(s, r, now)
+		}
+	case SlidingCounter:
+		if s := t.sc.get(id); s != nil {
+			return decidedAt(s, r, now)
+		}
+	case TokenBucket, LeakyBucket:
+		if s := t.bk.get(id); s != nil {
+			return decidedAt(s, r, now)
+		}
+	default:
+		if s := t.db.get(id); s != nil {
+			return decidedAt(s, r, now)
+		}
+	}
+	return now
+}
+
 // Reset puts id back in the fresh state and releases any storage it holds.
 func (t *Table) Reset(id uint32) {
 	switch t.rule.alg {
