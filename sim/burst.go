@@ -1,82 +1,88 @@
 package sim
 
 import (
+	"math"
 	"math/bits"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
-// burstTracker finds, for every algorithm and the keys of one worker, the
-// largest allowed cost inside any closed interval of a fixed length.
+// burstTracker finds, for every lane (algorithm) and the keys of one
+// worker, the largest allowed cost inside any closed interval of a fixed
+// length.
 //
-// Each key has one ring of the requests that any algorithm allowed within
-// the last interval, each entry marked with the algorithms that allowed it,
-// and the total cost of the ring. The interval is the same for every
-// algorithm, so one ring serves them all. An algorithm's own sum is at most
-// the total, so it is only counted out of the ring when the total could
-// beat that algorithm's best so far, which after the first moments of a
-// trace is rare. A ring starts inside the key's slot and moves to a chunked
-// arena of plain values when it outgrows it, so the garbage collector has
-// nothing to scan and no huge slice is ever copied to grow.
+// Each key has one ring per lane: the requests that lane allowed, at the
+// times the lane took them, oldest first. A lane's burst is computed from
+// its own requests only, so what other lanes allow, or how far back in
+// time they accept requests, never changes it. The ring holds the
+// requests of the interval that ends at its newest entry, whose cost it
+// keeps as a running total, and before them those that a request still to
+// come may reach back to: a fixed window or sliding counter admits a
+// request earlier than its newest one as long as it falls in the current
+// window. A request in time order (the common case) then needs no scan:
+// the interval it closes holds the running total. Only a request that
+// lands before the newest entry is placed by a scan of the intervals that
+// contain it.
+//
+// A ring starts inside its lane slot and moves to a chunked arena of plain
+// values when it outgrows it, so the garbage collector has nothing to scan
+// and no huge slice is ever copied to grow.
 type burstTracker struct {
 	interval int64
-	slots    chunked[burstSlot]
-	arena    [][]burstEntry // chunks of ring storage
-	cur      int            // the shared chunk new small rings go to; -1: none
-	used     int            // entries used in chunk cur
-	spare    [32][]region   // regions given up, by log2 of their size
+	nlanes   int
+	// align is, per lane, the window of a lane that admits requests
+	// earlier than its newest one within the same window, else 0.
+	align []int64
+	slots chunked[laneRing] // lane l of key id at id*nlanes+l
+	arena [][]burstEntry    // chunks of ring storage
+	cur   int               // the shared chunk new small rings go to; -1: none
+	used  int               // entries used in chunk cur
+	spare [32][]region      // regions given up, by log2 of their size
 
-	best []algoBest // per algorithm
+	best []algoBest // per lane
 
 	perKey bool
-	keyBst chunked[[maxAlgos]keyBest] // with perKey: each key's best intervals
+	keyBst chunked[keyBest] // with perKey: lane l of key id at id*nlanes+l
 }
 
-// maxAlgos bounds the algorithms of one run: each has a bit in an entry's
-// mask. There are seven, and a run names each at most once.
-const maxAlgos = 7
+// maxLanes bounds the lanes of one run: each has a bit in the masks the
+// engine passes around.
+const maxLanes = 64
 
-// maxCost bounds the cost an entry can hold beside its mask. Run refuses
-// policies whose limit or capacity could admit more in one request.
-const maxCost = 1<<56 - 1
-
-// burstEntry is one allowed request: its time, and its cost with, in the low
-// byte, the algorithms that allowed it.
+// burstEntry is one allowed request: its time and its cost.
 type burstEntry struct {
-	time int64
-	cm   uint64
+	time, cost int64
 }
 
-func (e burstEntry) cost() int64 { return int64(e.cm >> 8) }
-func (e burstEntry) mask() uint8 { return uint8(e.cm) }
-
-// burstSlot is one key's ring and its total cost, in three aligned cache
-// lines. With cap 0 the ring is the slot's inline entries; otherwise it is
+// laneRing is one key's ring under one lane, in two aligned cache lines.
+// With cap 0 the ring is the inline entries; otherwise it is
 // arena[chunk][off:off+cap]. Entry i (0 the oldest) is at (head+i)%cap.
-type burstSlot struct {
-	chunk, off, cap, head, n uint32
-	total                    int64
-	inline                   [inlineRing]burstEntry
-	_                        [32]byte
+// The oldest out entries lie before the interval that ends at the newest
+// one; total is the cost of the others.
+type laneRing struct {
+	total                         int64
+	n, head, out, cap, chunk, off uint32
+	inline                        [inlineRing]burstEntry
 }
 
 // inlineRing is how many entries a ring holds in its slot. Rings that
 // outgrow the slot cost a cache miss a request, as the prefetch does not
-// reach them; with the seed's policies a key seldom allows more than eight
-// requests in a window under all algorithms together.
-const inlineRing = 8
+// reach them.
+const inlineRing = 6
 
 // region is a ring's place in the arena.
 type region struct{ chunk, off uint32 }
 
-// algoBest is an algorithm's worst interval so far.
+// algoBest is a lane's worst interval so far.
 type algoBest struct {
 	Interval
-	seq int64 // request that closed it; -1: none yet
-	id  uint32
+	seq   int64 // request that closed it; -1: none yet
+	id    uint32
+	named bool // Key holds id's name
 }
 
+// keyBest is one key's worst interval so far under one lane.
 type keyBest struct {
 	count, from, to, seq int64
 }
@@ -90,132 +96,203 @@ type scoredInterval struct {
 
 const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 
-func newBurstTracker(interval int64, nalg int, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, cur: -1, perKey: perKey, best: make([]algoBest, nalg)}
+func newBurstTracker(interval int64, align []int64, perKey bool) *burstTracker {
+	bt := &burstTracker{interval: interval, nlanes: len(align), align: align, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
 	for a := range bt.best {
 		bt.best[a].seq = -1
 	}
 	return bt
 }
 
-// ring returns s's entries' storage; its length is a power of two.
-func (bt *burstTracker) ring(s *burstSlot) []burstEntry {
+// slot returns the index of lane l of key id in slots and keyBst.
+func (bt *burstTracker) slot(id uint32, l int) uint64 {
+	return uint64(id)*uint64(bt.nlanes) + uint64(l)
+}
+
+// ring returns s's entries' storage, and the mask that wraps an index
+// into it. An arena ring's length is a power of two; an inline ring never
+// wraps, as it is kept from its first entry on (see record), so its mask
+// need only cover it.
+func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 	if s.cap == 0 {
-		return s.inline[:]
+		return s.inline[:], 1<<bits.Len32(inlineRing) - 1
 	}
-	return bt.arena[s.chunk][s.off : s.off+s.cap]
+	return bt.arena[s.chunk][s.off : s.off+s.cap], s.cap - 1
 }
 
-// prefetch starts loading the first two cache lines of id's slot: its
-// header and, since an inline ring starts at the first entry, the first
-// six entries, which hold most rings. It does not follow the slot to a
-// ring in the arena, which would mean waiting for the slot.
+// prefetch starts loading the first cache line of each of id's lane
+// slots: the header and the oldest entries of an inline ring. It does not
+// follow a slot to a ring in the arena, which would mean waiting for the
+// slot.
 func (bt *burstTracker) prefetch(id uint32) {
-	if s := bt.slots.peek(id); s != nil {
-		prefetch.Range(unsafe.Pointer(s), 128)
+	for l := range bt.nlanes {
+		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
+			prefetch.Range(unsafe.Pointer(s), 64)
+		}
 	}
 }
 
-// record notes that the algorithms in mask allowed the seq-th request of
-// the trace, by key id at time t with cost c. inOrder says that no earlier
-// request of any key came later than t, which saves looking at the ring's
-// newest entry (often a cache miss for a ring in the arena).
-func (bt *burstTracker) record(id uint32, t, c, seq int64, mask uint8, inOrder bool) {
-	s := bt.slots.at(id)
-	r := bt.ring(s)
-	wrap := uint32(len(r) - 1)
+// before reports whether entry time e lies more than the interval before
+// t: outside the closed interval [t-interval, t]. Unsigned difference, so
+// that no subtraction overflows.
+func (bt *burstTracker) before(e, t int64) bool {
+	return e < t && uint64(t)-uint64(e) > uint64(bt.interval)
+}
+
+// keepFrom returns the earliest time a request still to come can be
+// taken at by lane l, given its newest entry at t: the start of t's
+// window for a lane that accepts requests back to it, else t.
+func (bt *burstTracker) keepFrom(l int, t int64) int64 {
+	w := bt.align[l]
+	if w == 0 {
+		return t
+	}
+	q := t / w
+	if t%w < 0 {
+		q--
+	}
+	return q * w // no overflow: the start of a window that contains t
+}
+
+// record notes that lane l allowed the seq-th request of the trace, of
+// key id with cost c, taking it at time t. It reports false when the cost
+// of one interval no longer fits an int64; the run must then stop, as the
+// tracker's figures are no longer sure.
+func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
+	s := bt.slots.at(bt.slot(id, l))
+	r, wrap := bt.ring(s)
 	if s.n > 0 {
-		// Under the clamp clock policy a request may be earlier than the
-		// last one; the limiters treated it as the last.
-		if !inOrder {
-			if last := r[(s.head+s.n-1)&wrap].time; t < last {
-				t = last
-			}
+		if newest := r[(s.head+s.n-1)&wrap].time; t < newest {
+			return bt.insert(id, l, s, t, c, seq)
 		}
-		// Drop entries older than t - interval (closed interval: an entry
-		// exactly at t - interval stays). Unsigned difference: t >= front.
-		for s.n > 0 {
-			f := r[s.head]
-			if uint64(t)-uint64(f.time) <= uint64(bt.interval) {
-				break
+		// Forget entries no request to come can reach: those more than
+		// the interval before the earliest time such a request can have.
+		keep := bt.keepFrom(l, t)
+		for s.n > 0 && bt.before(r[s.head].time, keep) {
+			if s.out > 0 {
+				s.out--
+			} else {
+				s.total -= r[s.head].cost
 			}
-			s.total -= f.cost()
 			s.head = (s.head + 1) & wrap
 			s.n--
 		}
+		// Entries older than t - interval leave the running total.
+		for s.out < s.n {
+			e := r[(s.head+s.out)&wrap]
+			if !bt.before(e.time, t) {
+				break
+			}
+			s.total -= e.cost
+			s.out++
+		}
+	}
+	if s.total > math.MaxInt64-c {
+		return false
 	}
 	if s.cap == 0 && s.head != 0 {
 		// An inline ring is kept from the slot's first entry on, so that
-		// a short one stays in the slot's first two cache lines: the only
-		// ones prefetched.
+		// a short one stays in the lines the prefetch loads.
 		copy(s.inline[:s.n], s.inline[s.head:s.head+s.n])
 		s.head = 0
 	}
 	if int(s.n) == len(r) {
-		r = bt.grow(s, r)
-		wrap = uint32(len(r) - 1)
+		r, wrap = bt.grow(s, r, wrap)
 	}
-	r[(s.head+s.n)&wrap] = burstEntry{time: t, cm: uint64(c)<<8 | uint64(mask)}
+	r[(s.head+s.n)&wrap] = burstEntry{time: t, cost: c}
 	s.n++
 	s.total += c
-	if !bt.perKey && !bt.mayBeat(mask, s.total) {
-		return
+	from := r[(s.head+s.out)&wrap].time
+	bt.offer(id, l, s.total, from, t, seq)
+	return true
+}
+
+// offer notes an interval of key id under lane l: count from from to to,
+// closed by request seq.
+func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
+	if b := &bt.best[l]; count > b.Count {
+		b.Interval = Interval{Count: count, From: from, To: to} // Key: named by the worker
+		b.seq, b.id, b.named = seq, id, false
 	}
-	var sums [maxAlgos]int64
-	var from [maxAlgos]int64
-	var seen uint8
+	if bt.perKey {
+		if k := bt.keyBst.at(bt.slot(id, l)); count > k.count {
+			*k = keyBest{count: count, from: from, to: to, seq: seq}
+		}
+	}
+}
+
+// insert places an entry at t, earlier than the newest of s, after the
+// entries at or before t, and offers the worst interval that contains it:
+// of those that start at an entry no more than the interval before t, the
+// one holding the most cost, the earliest of equals.
+func (bt *burstTracker) insert(id uint32, l int, s *laneRing, t, c, seq int64) bool {
+	r, wrap := bt.ring(s)
+	newest := r[(s.head+s.n-1)&wrap].time
+	inside := !bt.before(t, newest)
+	if inside && s.total > math.MaxInt64-c {
+		return false
+	}
+	if int(s.n) == len(r) {
+		r, wrap = bt.grow(s, r, wrap)
+	}
+	at := s.n
+	for at > 0 && r[(s.head+at-1)&wrap].time > t {
+		r[(s.head+at)&wrap] = r[(s.head+at-1)&wrap]
+		at--
+	}
+	r[(s.head+at)&wrap] = burstEntry{time: t, cost: c}
+	s.n++
+	if inside {
+		s.total += c
+	} else {
+		s.out++
+	}
+	// Two pointers over the entries: i the first of an interval, j one
+	// past its last, sum the cost between.
+	var best, from, to, sum int64
+	j := uint32(0)
 	for i := uint32(0); i < s.n; i++ {
-		e := r[(s.head+i)&wrap]
-		m := e.mask() & mask
-		for first := m &^ seen; first != 0; first &= first - 1 {
-			from[bits.TrailingZeros8(first)] = e.time
+		ei := r[(s.head+i)&wrap]
+		if ei.time > t {
+			break
 		}
-		seen |= m
-		for ; m != 0; m &= m - 1 {
-			sums[bits.TrailingZeros8(m)] += e.cost()
+		if j < i {
+			j, sum = i, 0
 		}
-	}
-	for m := mask; m != 0; m &= m - 1 {
-		a := bits.TrailingZeros8(m)
-		if b := &bt.best[a]; sums[a] > b.Count {
-			b.Interval = Interval{Count: sums[a], From: from[a], To: t} // Key: filled in by the worker
-			b.seq = seq
-			b.id = id
-		}
-		if bt.perKey {
-			k := &bt.keyBst.at(id)[a]
-			if sums[a] > k.count {
-				*k = keyBest{count: sums[a], from: from[a], to: t, seq: seq}
+		for j < s.n {
+			ej := r[(s.head+j)&wrap]
+			if bt.before(ei.time, ej.time) {
+				break
 			}
+			if sum > math.MaxInt64-ej.cost {
+				return false
+			}
+			sum += ej.cost
+			j++
 		}
+		if !bt.before(ei.time, t) && sum > best {
+			best, from, to = sum, ei.time, r[(s.head+j-1)&wrap].time
+		}
+		sum -= ei.cost
 	}
+	bt.offer(id, l, best, from, to, seq)
+	return true
 }
 
-// mayBeat reports whether a ring of this total could hold more for some
-// algorithm in mask than that algorithm's best so far.
-func (bt *burstTracker) mayBeat(mask uint8, total int64) bool {
-	for m := mask; m != 0; m &= m - 1 {
-		if total > bt.best[bits.TrailingZeros8(m)].Count {
-			return true
-		}
-	}
-	return false
-}
-
-// grow moves s's ring r to a region twice its size in the arena, entries
-// in order from 0, and returns the new ring. The old region, if in the
-// arena, is kept for another ring of its size.
-func (bt *burstTracker) grow(s *burstSlot, r []burstEntry) []burstEntry {
-	ncap := uint32(2 * len(r))
+// grow moves s's full ring r, whose indexes wrap with wrap, to a region
+// of the next power of two in the arena, entries in order from 0, and
+// returns the new ring and its mask. The old region, if in the arena, is
+// kept for another ring of its size.
+func (bt *burstTracker) grow(s *laneRing, r []burstEntry, wrap uint32) ([]burstEntry, uint32) {
+	ncap := uint32(1) << bits.Len32(uint32(len(r)))
 	chunk, off := bt.region(ncap)
 	dst := bt.arena[chunk][off : off+ncap]
-	wrap := uint32(len(r) - 1)
 	for i := uint32(0); i < s.n; i++ {
 		dst[i] = r[(s.head+i)&wrap]
 	}
 	bt.release(s)
 	s.chunk, s.off, s.cap, s.head = chunk, off, ncap, 0
-	return dst
+	return dst, ncap - 1
 }
 
 // region returns room for a ring of size, a power of two: one given up
@@ -243,79 +320,90 @@ func (bt *burstTracker) region(size uint32) (chunk, off uint32) {
 }
 
 // release gives up s's arena region, if it has one.
-func (bt *burstTracker) release(s *burstSlot) {
+func (bt *burstTracker) release(s *laneRing) {
 	if s.cap != 0 {
 		class := bits.TrailingZeros32(s.cap)
 		bt.spare[class] = append(bt.spare[class], region{s.chunk, s.off})
 	}
 }
 
-// keyBest returns id's best interval under algorithm a, if it has one.
-func (bt *burstTracker) keyBest(keys *interner, id uint32, a int) (scoredInterval, bool) {
-	k := bt.keyBst.peek(id)
-	if k == nil || k[a].count == 0 {
+// keyBest returns id's best interval under lane l, if it has one.
+func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterval, bool) {
+	k := bt.keyBst.peek(bt.slot(id, l))
+	if k == nil || k.count == 0 {
 		return scoredInterval{}, false
 	}
 	return scoredInterval{
-		Interval: Interval{Key: string(keys.key(id)), From: k[a].from, To: k[a].to, Count: k[a].count},
-		seq:      k[a].seq,
-		algo:     a,
+		Interval: Interval{Key: string(keys.key(id)), From: k.from, To: k.to, Count: k.count},
+		seq:      k.seq,
+		algo:     l,
 	}, true
 }
 
-// keyBests lists every held key's best interval under algorithm a, for
-// the report's top list.
-func (bt *burstTracker) keyBests(keys *interner, a int) []scoredInterval {
+// keyBests lists every held key's best interval under lane l, for the
+// report's top list.
+func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
 	var out []scoredInterval
 	for id := range uint32(keys.ids()) {
 		if !keys.held(id) {
 			continue
 		}
-		if k, ok := bt.keyBest(keys, id, a); ok {
+		if k, ok := bt.keyBest(keys, id, l); ok {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
-// idle reports whether id's ring can hold nothing of an interval that
-// ends at or after now: every entry is older than now - interval.
+// idle reports whether id's rings hold nothing that a request taken at or
+// after now can reach: under each lane, the newest entry is more than the
+// interval before the earliest time that lane can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
-	s := bt.slots.peek(id)
-	if s == nil || s.n == 0 {
-		return true
+	for l := range bt.nlanes {
+		s := bt.slots.peek(bt.slot(id, l))
+		if s == nil {
+			return true // never grown to: no lane of id holds anything
+		}
+		if s.n == 0 {
+			continue
+		}
+		r, wrap := bt.ring(s)
+		newest := r[(s.head+s.n-1)&wrap].time
+		if !bt.before(newest, bt.keepFrom(l, now)) {
+			return false
+		}
 	}
-	r := bt.ring(s)
-	newest := r[(s.head+s.n-1)&uint32(len(r)-1)].time
-	return now > newest && uint64(now)-uint64(newest) > uint64(bt.interval)
+	return true
 }
 
-// reset empties id's ring and forgets its best intervals.
+// reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
-	if s := bt.slots.peek(id); s != nil {
-		bt.release(s)
-		*s = burstSlot{}
-	}
-	if k := bt.keyBst.peek(id); k != nil {
-		*k = [maxAlgos]keyBest{}
+	for l := range bt.nlanes {
+		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
+			bt.release(s)
+			*s = laneRing{}
+		}
+		if k := bt.keyBst.peek(bt.slot(id, l)); k != nil {
+			*k = keyBest{}
+		}
 	}
 }
 
-// chunked is a slice indexed by key id, grown a chunk at a time so that
-// growing never copies what is already there.
+// chunked is a slice indexed by key id (or slot), grown a chunk at a time
+// so that growing never copies what is already there.
 type chunked[T any] struct {
 	chunks [][]T
 }
 
 const chunkBits = 12
 
-// at returns the element for id, growing to include it.
-func (c *chunked[T]) at(id uint32) *T {
-	ci := int(id >> chunkBits)
+// at returns the element for i, growing to include it.
+func (c *chunked[T]) at(i uint64) *T {
+	ci := int(i >> chunkBits)
 	for ci >= len(c.chunks) {
 		c.chunks = append(c.chunks, makeWritten[T](1<<chunkBits))
 	}
-	return &c.chunks[ci][id&(1<<chunkBits-1)]
+	return &c.chunks[ci][i&(1<<chunkBits-1)]
 }
 
 // makeWritten returns make([]T, n) with a zero value written into every
@@ -333,11 +421,11 @@ func makeWritten[T any](n int) []T {
 	return s
 }
 
-// peek returns the element for id, or nil when it was never grown to.
-func (c *chunked[T]) peek(id uint32) *T {
-	ci := int(id >> chunkBits)
+// peek returns the element for i, or nil when it was never grown to.
+func (c *chunked[T]) peek(i uint64) *T {
+	ci := int(i >> chunkBits)
 	if ci >= len(c.chunks) {
 		return nil
 	}
-	return &c.chunks[ci][id&(1<<chunkBits-1)]
+	return &c.chunks[ci][i&(1<<chunkBits-1)]
 }

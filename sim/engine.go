@@ -1,10 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -115,9 +116,6 @@ func (c *Config) normalize() error {
 	case c.sweepAt <= 0:
 		c.sweepAt = minSweep
 	}
-	if c.Policy.Limit > maxCost || c.Policy.Capacity > maxCost {
-		return fmt.Errorf("sim: limit and capacity above %d are not supported", int64(maxCost))
-	}
 	if c.Unit <= 0 {
 		c.Unit = time.Second
 	}
@@ -172,7 +170,7 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for b := range work[w] {
-				wk.step(b)
+				wk.stepSafely(b)
 				if b.left.Add(-1) == 0 {
 					b.done <- struct{}{}
 				}
@@ -187,6 +185,11 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		defer func() {
 			for _, ch := range work {
 				close(ch)
+			}
+		}()
+		defer func() {
+			if p := recover(); p != nil {
+				readErr = internalError(p)
 			}
 		}()
 		requests, readErr = e.read(src, free, work, ordered)
@@ -226,6 +229,13 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		return nil, readErr
 	}
 	return e.report(requests), nil
+}
+
+// internalError turns a panic into an error that says so, with the stack
+// of the goroutine that panicked: a bug must end the run with an error,
+// never take the whole program down with output half written.
+func internalError(p any) error {
+	return fmt.Errorf("sim: internal error: %v\n%s", p, debug.Stack())
 }
 
 func (e *engine) newBatch() *batch {
@@ -315,7 +325,9 @@ func (e *engine) fill(b *batch, src Source) error {
 }
 
 // appendKey copies the key fields of ev into b's arena, joined with ':',
-// and returns where they are.
+// and returns where they are. A ':' or '\' inside a field is escaped with
+// a '\', so that different field values never make the same key:
+// ("a:b", "c") is a\:b:c and ("a", "b:c") is a:b\:c.
 func (e *engine) appendKey(b *batch, ev *traces.Event) (span, error) {
 	key := span{off: uint32(len(b.arena))}
 	for i, name := range e.cfg.KeyFields {
@@ -326,10 +338,25 @@ func (e *engine) appendKey(b *batch, ev *traces.Event) (span, error) {
 		if i > 0 {
 			b.arena = append(b.arena, ':')
 		}
-		b.arena = append(b.arena, v...)
+		b.arena = appendKeyField(b.arena, v)
 	}
 	key.end = uint32(len(b.arena))
 	return key, nil
+}
+
+// appendKeyField appends v to dst with every ':' and '\' escaped by a
+// '\'.
+func appendKeyField(dst, v []byte) []byte {
+	for len(v) > 0 {
+		i := bytes.IndexAny(v, `:\`)
+		if i < 0 {
+			return append(dst, v...)
+		}
+		dst = append(dst, v[:i]...)
+		dst = append(dst, '\\', v[i])
+		v = v[i+1:]
+	}
+	return dst
 }
 
 // route hashes the keys of b's rows and lists each row under the worker
@@ -376,6 +403,10 @@ func (e *engine) report(requests int64) *Report {
 	}
 	var top []scoredInterval
 	for _, wk := range e.workers {
+		r.ClockBackwards += wk.backwards
+		if f := wk.firstBackward; f != nil && (r.FirstBackwards == nil || f.Seq < r.FirstBackwards.Seq) {
+			r.FirstBackwards = f
+		}
 		r.Keys += wk.distinct()
 		r.KeysHeld += wk.peak
 		for o, count := range wk.outcomes {
@@ -438,25 +469,9 @@ func (e *engine) report(requests int64) *Report {
 		}
 	}
 	if e.cfg.Top > 0 {
-		sortIntervals(top)
 		// A key forgotten and seen again has a best interval from each
-		// of its lives: keep the worse-ranked ones out.
-		type algoKey struct {
-			algo int
-			key  string
-		}
-		listed := map[algoKey]bool{}
-		top = slices.DeleteFunc(top, func(t scoredInterval) bool {
-			k := algoKey{t.algo, t.Key}
-			if listed[k] {
-				return true
-			}
-			listed[k] = true
-			return false
-		})
-		if len(top) > e.cfg.Top {
-			top = top[:e.cfg.Top]
-		}
+		// of its lives: topIntervals keeps the worse-ranked ones out.
+		top = topIntervals(top, e.cfg.Top)
 		r.Top = make([]Interval, len(top))
 		for i, t := range top {
 			r.Top[i] = t.Interval

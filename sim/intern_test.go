@@ -63,10 +63,10 @@ func TestInternSlotSize(t *testing.T) {
 }
 
 func TestBurstSlotSize(t *testing.T) {
-	// Whole cache lines, so that a slot never shares one with another
-	// key's and a prefetch of a slot loads three lines, no more.
-	if n := unsafe.Sizeof(burstSlot{}); n != 192 {
-		t.Errorf("burstSlot is %d bytes, want 192", n)
+	// Whole cache lines, so that a lane slot never shares one with
+	// another's and the prefetch of its first line loads its header.
+	if n := unsafe.Sizeof(laneRing{}); n != 128 {
+		t.Errorf("laneRing is %d bytes, want 128", n)
 	}
 }
 

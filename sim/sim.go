@@ -31,7 +31,9 @@ type Config struct {
 	// Policy is the shared parameter set; each algorithm uses its part.
 	Policy limiters.Policy
 	// KeyFields names the event attributes that make up the limiter key,
-	// joined with ':' ("user", "endpoint" -> "u1:/login"). Empty means user.
+	// joined with ':' ("user", "endpoint" -> "u1:/login"), with any ':' or
+	// '\' inside a field escaped by a '\' so that different fields never
+	// make one key. Empty means user.
 	KeyFields []string
 	// Rows asks for per-request results through the emit callback. Without
 	// it, Run only gathers the Report.
@@ -170,7 +172,12 @@ type Report struct {
 	// over the workers' peaks; without forgetting it equals Keys.
 	KeysHeld int
 	Interval time.Duration
-	Algos    []AlgoStats
+	// ClockBackwards counts the requests earlier than their key's latest
+	// request before them: a trace out of time order. FirstBackwards is
+	// the first of them, nil when there is none.
+	ClockBackwards int64
+	FirstBackwards *Rejection
+	Algos          []AlgoStats
 	// Agree[a][b] is the number of requests algorithms a and b decided
 	// alike.
 	Agree [][]int64

@@ -1,11 +1,21 @@
 package sim
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
+
+// maxAlgos bounds the algorithms of one run: each has a bit in the masks
+// that record which allowed a request. There are seven, and a run names
+// each at most once.
+const maxAlgos = 7
 
 // worker owns the state of the keys hashed to it: their ids, every
 // algorithm's state (one limiters.Group, so a key's states sit together),
@@ -19,6 +29,12 @@ type worker struct {
 	keys    *interner
 	burst   *burstTracker
 	scratch [maxAlgos + 1]limiters.Decision
+	// queue is the set of LeakyQueue lanes, whose bursts are measured
+	// at release time: they need each decision's Delay.
+	queue uint8
+	// last holds each key's latest request time: a request earlier than
+	// its key's latest goes back in time.
+	last chunked[int64]
 	// cands holds, per row of the batch, the interner slot prefetchStates
 	// found for its key. It is the worker's own, not the batch's: the
 	// other worker writes its rows' entries at the same time, and sharing
@@ -34,6 +50,9 @@ type worker struct {
 	outcomes   [2 << maxAlgos]int64
 	first      []*Rejection // per algorithm, the first rejection seen
 	unrejected uint8        // algorithms with no rejection yet
+
+	backwards     int64      // requests earlier than their key's latest
+	firstBackward *Rejection // the first of them
 
 	// Forgetting idle keys (see sweep).
 	latest    int64            // the latest time seen
@@ -64,7 +83,18 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		nextSweep:  cfg.sweepAt,
 	}
 	if !cfg.DecisionsOnly {
-		wk.burst = newBurstTracker(int64(cfg.Interval), len(cfg.Algorithms), cfg.Top > 0)
+		align := make([]int64, len(cfg.Algorithms))
+		for l, a := range cfg.Algorithms {
+			switch a {
+			case limiters.FixedWindow, limiters.SlidingCounter:
+				// They admit a request earlier than their newest one as
+				// long as it falls in their current window.
+				align[l] = int64(cfg.Policy.Window)
+			case limiters.LeakyQueue:
+				wk.queue |= 1 << l
+			}
+		}
+		wk.burst = newBurstTracker(int64(cfg.Interval), align, cfg.Top > 0)
 	}
 	algs := slices.Clone(cfg.Algorithms)
 	wk.nalg = len(algs)
@@ -79,6 +109,16 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	}
 	wk.group = g
 	return wk, nil
+}
+
+// stepSafely is step that turns a panic into the batch's error.
+func (wk *worker) stepSafely(b *batch) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.errs[wk.w] = internalError(p)
+		}
+	}()
+	wk.step(b)
 }
 
 // step decides every request of b whose key this worker owns.
@@ -134,8 +174,8 @@ func (wk *worker) nameBests() {
 		return
 	}
 	for a := range wk.burst.best {
-		if b := &wk.burst.best[a]; b.seq >= 0 && b.Key == "" {
-			b.Key = string(wk.keys.key(b.id))
+		if b := &wk.burst.best[a]; b.seq >= 0 && !b.named {
+			b.Key, b.named = string(wk.keys.key(b.id)), true
 		}
 	}
 }
@@ -166,6 +206,9 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		in.prefetchKey(c)
 		id := c.id1 - 1
 		wk.group.Prefetch(id)
+		if p := wk.last.peek(uint64(id)); p != nil {
+			prefetch.Range(unsafe.Pointer(p), 8)
+		}
 		if wk.burst != nil {
 			wk.burst.prefetch(id)
 		}
@@ -183,9 +226,13 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
-		// inOrder: no request of this worker's keys came later than r, so
-		// the burst ring needs no look at its newest entry.
-		inOrder := r.time >= wk.latest
+		last := wk.last.at(uint64(id))
+		back := !added && r.time < *last
+		if back {
+			wk.wentBack(b, int(i))
+		} else {
+			*last = r.time
+		}
 		if r.time > wk.latest {
 			wk.latest = r.time
 		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
@@ -200,7 +247,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 				start = wk.ends[a]
 			}
 			text = text[:start] // not the oracle's text
-		} else if wk.cfg.Detail {
+		} else if wk.cfg.Detail || wk.queue != 0 {
 			all = wk.group.Allow(id, r.time, r.cost, wk.scratch[:])
 		} else {
 			all = wk.group.Admit(id, r.time, r.cost)
@@ -218,7 +265,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		wk.outcomes[outcome(mask, oracle)]++
 		if mask != 0 && wk.burst != nil {
-			wk.burst.record(id, r.time, r.cost, b.seq0+int64(i), mask, inOrder)
+			wk.recordBursts(b, int(i), id, mask, back)
 		}
 		if first := ^mask & wk.unrejected; first != 0 {
 			wk.firstRejections(b, int(i), first)
@@ -234,6 +281,54 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 // less twice the most the trace has gone back in time so far. Should a
 // forgotten key come back earlier than that, its decision could differ, so
 // the run stops with an error instead (see cameBack).
+// recordBursts notes request i of b, of key id, in the burst rings of the
+// lanes in mask, which allowed it. back says it came earlier than its
+// key's latest request: a lane under the clamp clock then took it at a
+// later time, its boundary.
+func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint8, back bool) {
+	r := &b.rows[i]
+	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
+	for m := mask; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros8(m)
+		t := r.time
+		if wk.queue&(1<<l) != 0 {
+			// What a queue admits leaves it at its release time; the
+			// delay counts from the request's own time.
+			d := wk.scratch[l].Delay
+			if d == limiters.InfDuration || t > math.MaxInt64-int64(d) {
+				wk.fail(b, i, "its release from the %v queue is later than the latest time ratesim can hold", wk.cfg.Algorithms[l])
+				return
+			}
+			t += int64(d)
+		} else if clamp {
+			t = wk.group.DecidedAt(id, l, t)
+		}
+		if !wk.burst.record(id, l, t, r.cost, b.seq0+int64(i)) {
+			wk.fail(b, i, "the cost %v allowed for its key in one interval is more than %d", wk.cfg.Algorithms[l], int64(math.MaxInt64))
+			return
+		}
+	}
+}
+
+// fail stops the run at request i of b, with a message about it, unless
+// the batch has failed already.
+func (wk *worker) fail(b *batch, i int, format string, args ...any) {
+	if b.errs[wk.w] != nil {
+		return
+	}
+	r := b.request(i)
+	b.errs[wk.w] = &traces.ParseError{File: wk.name, Line: r.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// wentBack counts request i of b as earlier than its key's latest one.
+func (wk *worker) wentBack(b *batch, i int) {
+	wk.backwards++
+	if wk.firstBackward == nil {
+		r := b.request(i)
+		wk.firstBackward = &Rejection{Seq: r.Seq, Line: r.Line, Key: string(r.Key), Time: r.Time, TimeText: string(r.TimeText)}
+	}
+}
+
 func (wk *worker) sweep() {
 	in := wk.keys
 	now := wk.latest
@@ -253,7 +348,10 @@ func (wk *worker) sweep() {
 		}
 	}
 	for id := range uint32(in.ids()) {
-		if !in.held(id) || !wk.group.Idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
+		// A key whose latest request is not before now stays: should it
+		// come back a little earlier, that is a request going back in
+		// time, which only its latest time can tell.
+		if !in.held(id) || *wk.last.at(uint64(id)) >= now || !wk.group.Idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
 			continue
 		}
 		if wk.burst != nil {
@@ -270,7 +368,10 @@ func (wk *worker) sweep() {
 }
 
 // retire keeps id's best intervals for the top list before id is
-// forgotten, and no more of the kept ones than the list can show.
+// forgotten, and no more of the kept ones than the list can show. A key
+// forgotten more than once has a best interval from each of its lives;
+// only the worst of them counts, so they are merged before the list is
+// cut: otherwise two lives of one key could push another key out.
 func (wk *worker) retire(id uint32) {
 	for a := range wk.nalg {
 		if k, ok := wk.burst.keyBest(wk.keys, id, a); ok {
@@ -278,9 +379,28 @@ func (wk *worker) retire(id uint32) {
 		}
 	}
 	if len(wk.retired) > 2*wk.cfg.Top+2*maxAlgos {
-		sortIntervals(wk.retired)
-		wk.retired = slices.Clip(wk.retired[:wk.cfg.Top])
+		wk.retired = slices.Clip(topIntervals(wk.retired, wk.cfg.Top))
 	}
+}
+
+// topIntervals sorts list worst first, keeps the first interval of each
+// lane and key, and returns at most n of them.
+func topIntervals(list []scoredInterval, n int) []scoredInterval {
+	sortIntervals(list)
+	type laneKey struct {
+		algo int
+		key  string
+	}
+	listed := map[laneKey]bool{}
+	list = slices.DeleteFunc(list, func(t scoredInterval) bool {
+		k := laneKey{t.algo, t.Key}
+		if listed[k] {
+			return true
+		}
+		listed[k] = true
+		return false
+	})
+	return list[:min(n, len(list))]
 }
 
 // cameBack is the error for request i of b, whose key was forgotten as

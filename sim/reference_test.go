@@ -1,0 +1,252 @@
+package sim
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+type referenceRun struct {
+	decisions [][]limiters.Decision
+	oracle    []bool
+	report    *Report
+}
+
+// reference computes what Run must find, the slow and obvious way: each
+// algorithm's decisions from limiters.Keyed, and each burst by a scan of
+// every allowed request of the key so far, kept whole and in time order.
+// Keys are the events' users.
+func reference(t *testing.T, events []event, cfg Config) referenceRun {
+	t.Helper()
+	n := len(cfg.Algorithms)
+	interval := cfg.Interval
+	if interval == 0 {
+		interval = cfg.Policy.Window
+	}
+	ref := referenceRun{decisions: make([][]limiters.Decision, n)}
+	rep := &Report{Requests: int64(len(events)), Interval: interval, Algos: make([]AlgoStats, n), Agree: make([][]int64, n)}
+	keys := map[string]uint32{}
+	latest := map[string]int64{}
+	for i, e := range events {
+		if _, ok := keys[e.user]; !ok {
+			keys[e.user] = uint32(len(keys))
+		} else if e.time < latest[e.user] {
+			rep.ClockBackwards++
+			if rep.FirstBackwards == nil {
+				rep.FirstBackwards = referenceRequest(i, e)
+			}
+			continue
+		}
+		latest[e.user] = e.time
+	}
+	rep.Keys = len(keys)
+	rep.KeysHeld = len(keys) // tests that forget keys compare without it
+	op := limiters.Policy{Limit: cfg.Policy.Limit, Window: cfg.Policy.Window, Clock: cfg.Policy.Clock}
+	ok, err := limiters.NewKeyed(limiters.SlidingLog, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		ref.oracle = append(ref.oracle, ok.Allow(e.user, e.time, e.cost).Allowed)
+	}
+	var top []scoredInterval
+	for a, alg := range cfg.Algorithms {
+		k, err := limiters.NewKeyed(alg, cfg.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A Table beside it tells the time each admitted request was
+		// taken at.
+		tab, err := limiters.NewTable(alg, cfg.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &rep.Algos[a]
+		s.Algorithm, s.Requests, s.Burst.Algorithm = alg, int64(len(events)), alg
+		bursts := newReferenceBursts(int64(interval))
+		for i, e := range events {
+			d := k.Allow(e.user, e.time, e.cost)
+			id := keys[e.user]
+			if td := tab.Allow(id, e.time, e.cost); td != d {
+				t.Fatalf("%v, request %d: Table decided %+v, Keyed %+v", alg, i, td, d)
+			}
+			ref.decisions[a] = append(ref.decisions[a], d)
+			if !d.Allowed {
+				s.Rejected++
+				if ref.oracle[i] {
+					s.FalseRejects++
+				}
+				if s.FirstRejection == nil {
+					s.FirstRejection = referenceRequest(i, e)
+				}
+				continue
+			}
+			s.Allowed++
+			if !ref.oracle[i] {
+				s.FalseAllows++
+			}
+			at := tab.DecidedAt(id, e.time)
+			if alg == limiters.LeakyQueue {
+				at = e.time + int64(d.Delay) // measured as it leaves the queue
+			}
+			if iv := bursts.add(e.user, at, e.cost, int64(i)); iv.Count > s.Burst.Count {
+				s.Burst = iv
+				s.Burst.Algorithm = alg
+			}
+		}
+		for key, b := range bursts.best {
+			top = append(top, scoredInterval{Interval: Interval{Algorithm: alg, Key: key, From: b.from, To: b.to, Count: b.count}, seq: b.seq, algo: a})
+		}
+	}
+	for a := range n {
+		rep.Agree[a] = make([]int64, n)
+		for b := range n {
+			for i := range events {
+				if ref.decisions[a][i].Allowed == ref.decisions[b][i].Allowed {
+					rep.Agree[a][b]++
+				}
+			}
+		}
+	}
+	sortIntervals(top)
+	if cfg.Top > 0 {
+		rep.Top = []Interval{}
+	}
+	for i := 0; i < len(top) && i < cfg.Top; i++ {
+		rep.Top = append(rep.Top, top[i].Interval)
+	}
+	ref.report = rep
+	return ref
+}
+
+// referenceRequest is request i, event e, as the report names it.
+func referenceRequest(i int, e event) *Rejection {
+	return &Rejection{Seq: int64(i), Line: i + 2, Key: e.user, Time: e.time, TimeText: string(traces.AppendDecimal(nil, e.time, time.Second))}
+}
+
+// referenceBursts keeps every allowed request of one lane, per key, in
+// time order (equal times in arrival order), and each key's worst
+// interval.
+type referenceBursts struct {
+	interval int64
+	allowed  map[string][]burstEntry
+	best     map[string]keyBest
+}
+
+func newReferenceBursts(interval int64) *referenceBursts {
+	return &referenceBursts{interval: interval, allowed: map[string][]burstEntry{}, best: map[string]keyBest{}}
+}
+
+// add places a request of key taken at t with cost c, and returns the
+// worst interval that contains it: of the closed intervals of the burst
+// length that start at an allowed request, the one with the most cost,
+// the earliest of equals.
+func (rb *referenceBursts) add(key string, t, c, seq int64) Interval {
+	list := rb.allowed[key]
+	at := len(list)
+	for at > 0 && list[at-1].time > t {
+		at--
+	}
+	list = append(list, burstEntry{})
+	copy(list[at+1:], list[at:])
+	list[at] = burstEntry{time: t, cost: c}
+	rb.allowed[key] = list
+	var best keyBest
+	for _, first := range list {
+		if first.time > t || t-first.time > rb.interval {
+			continue
+		}
+		var sum, last int64
+		for _, e := range list {
+			if e.time >= first.time && e.time-first.time <= rb.interval {
+				sum += e.cost
+				last = e.time
+			}
+		}
+		if sum > best.count {
+			best = keyBest{count: sum, from: first.time, to: last, seq: seq}
+		}
+	}
+	if best.count > rb.best[key].count {
+		rb.best[key] = best
+	}
+	return Interval{Key: key, From: best.from, To: best.to, Count: best.count}
+}
+
+// FuzzReplay replays random traces (out of time order, empty and
+// look-alike keys, costs, both clocks, forgetting forced on early) and
+// checks every decision and every report figure, bursts and the top list
+// included, against reference.
+func FuzzReplay(f *testing.F) {
+	f.Add([]byte{0x1f, 0, 3, 0, 10, 1, 1, 20, 0, 2, 0xf0, 0, 0, 5, 2})
+	f.Add([]byte{0x7f, 0x81, 0, 90, 0, 0, 0x80, 0, 0, 5, 0, 1, 0, 0})
+	f.Add([]byte{0x24, 0x40, 1, 7, 0, 2, 0xfe, 1, 3, 3, 0, 4, 0x90, 2, 0, 6, 1})
+	users := []string{"", "a", "b", ":", "a:b", "\\", "u0", "u1"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		var algos []limiters.Algorithm
+		for a, alg := range limiters.AllAlgorithms() {
+			if data[0]&(1<<a) != 0 {
+				algos = append(algos, alg)
+			}
+		}
+		if len(algos) == 0 {
+			return
+		}
+		p := seedPolicy
+		if data[0]&0x80 != 0 {
+			p.Clock = limiters.ClockClamp
+		}
+		p.Limit = 1 + int64(data[1]&3)
+		p.Capacity = 1 + int64(data[1]>>2&3)
+		cfg := Config{Algorithms: algos, Policy: p, Workers: 1 + int(data[1]>>4&1), Top: int(data[1] >> 5)}
+		if data[1]&0x40 != 0 {
+			cfg.Interval = 3 * time.Second
+		}
+		var events []event
+		now := int64(0)
+		for rest := data[2:]; len(rest) >= 3 && len(events) < 400; rest = rest[3:] {
+			now += int64(int8(rest[1])) * 250 * int64(time.Millisecond)
+			events = append(events, event{user: users[rest[0]%8], time: now, cost: 1 + int64(rest[2]%3)})
+		}
+		want := reference(t, events, cfg)
+		check := func(name string, cfg Config) {
+			decisions, oracle, rep := collect(t, events, cfg)
+			if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+				t.Fatalf("%s: decisions (-reference +sim):\n%s", name, diff)
+			}
+			if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+				t.Fatalf("%s: oracle (-reference +sim):\n%s", name, diff)
+			}
+			rep.KeysHeld = want.report.KeysHeld
+			if diff := cmp.Diff(want.report, rep); diff != "" {
+				t.Fatalf("%s: report (-reference +sim):\n%s", name, diff)
+			}
+			_, lean := collectAllowed(t, events, cfg)
+			lean.KeysHeld = want.report.KeysHeld
+			if diff := cmp.Diff(want.report, lean); diff != "" {
+				t.Fatalf("%s: report without Detail (-reference +sim):\n%s", name, diff)
+			}
+		}
+		keep := cfg
+		keep.KeepKeys = true
+		check("keeping keys", keep)
+		forget := cfg
+		forget.sweepAt = 2
+		// Forgetting may refuse a trace that goes back too far; when it
+		// replays one, it must find the same.
+		var fk *ForgottenKeyError
+		if _, err := Run(&sliceSource{events: events}, forget, nil); errors.As(err, &fk) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		check("forgetting keys", forget)
+	})
+}
