@@ -199,7 +199,7 @@ func (p *csvParser) record() (int, bool, error) {
 		line, err := p.lr.next()
 		if err != nil {
 			if err == errLineTooLong {
-				return 0, false, p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+				return 0, false, p.c.lineTooLong(p.lr.line)
 			}
 			return 0, false, err
 		}
@@ -309,7 +309,7 @@ func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
 					p.rec = append(p.rec, line[pos:]...)
 					p.rec = append(p.rec, '\n')
 					if len(p.rec) > MaxLineBytes {
-						return p.c.fatalf(qline, qcol, "quoted field longer than %d bytes", MaxLineBytes)
+						return p.c.fatalf(qline, qcol, "quoted field longer than %s", byteSize(MaxLineBytes))
 					}
 					next, err := p.lr.next()
 					switch err {
@@ -317,7 +317,9 @@ func (p *csvParser) splitQuoted(line []byte, lineNo int) error {
 					case io.EOF:
 						return p.c.errorf(qline, qcol, "unterminated quote")
 					case errLineTooLong:
-						return p.c.fatalf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+						e := p.c.lineTooLong(p.lr.line)
+						e.fatal = true
+						return e
 					default:
 						return err
 					}

@@ -47,7 +47,7 @@ func (p *jsonlParser) next(ev *Event) error {
 		line, err := p.lr.next()
 		if err != nil {
 			if err == errLineTooLong {
-				return p.c.errorf(p.lr.line, 0, "line longer than %d bytes", MaxLineBytes)
+				return p.c.lineTooLong(p.lr.line)
 			}
 			return err
 		}

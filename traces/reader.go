@@ -19,7 +19,10 @@ import (
 const DefaultMaxYAMLBytes = 16 << 20
 
 // MaxLineBytes is the longest line (without its line end) a CSV or JSON
-// Lines trace may have, and the largest a quoted CSV record may grow.
+// Lines trace may have, and the largest a quoted CSV record may grow. A
+// longer line is an error once that much of it is read, so that input
+// without line ends (/dev/zero) fails rather than being read forever; in
+// lenient mode the rest of the line is skipped, never held.
 const MaxLineBytes = 1 << 20
 
 // Options configure a Reader.
@@ -265,6 +268,11 @@ func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {
 	return e
 }
 
+// lineTooLong is the error for a line over MaxLineBytes.
+func (c *common) lineTooLong(line int) *ParseError {
+	return c.errorf(line, 0, "line longer than %s", byteSize(MaxLineBytes))
+}
+
 // setTime converts text into ev.Time and sets ev.TimeText.
 func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	ev.TimeText = text
@@ -370,6 +378,10 @@ type lineReader struct {
 	line  int   // number of the last line returned
 	empty int   // consecutive empty reads
 	total int64 // bytes read
+	// skip: the last line was too long and the rest of it, not yet read,
+	// is for the next call to discard. The buffer is empty meanwhile, so
+	// csvParser.nextFast, which reads it directly, cannot see that rest.
+	skip bool
 }
 
 // The line buffer starts at initialBuffer bytes and grows to fullBuffer as
@@ -445,9 +457,15 @@ func (lr *lineReader) skipBOM() {
 func (lr *lineReader) buffered() []byte { return lr.buf[lr.pos:lr.end] }
 
 // next returns the next line without its '\n' (a '\r' before it stays).
-// It returns errLineTooLong, having skipped the line, for a line over
-// MaxLineBytes; io.EOF at the end; or the read error that ended the input.
+// It returns errLineTooLong for a line over MaxLineBytes as soon as the
+// line is known to be that long, without waiting for its end: the input
+// may have none. The next call skips the rest of that line first. At the
+// end it returns io.EOF, or the read error that ended the input.
 func (lr *lineReader) next() ([]byte, error) {
+	if lr.skip {
+		lr.skip = false
+		lr.skipLine()
+	}
 	scan := lr.pos
 	for {
 		if i := bytes.IndexByte(lr.buf[scan:lr.end], '\n'); i >= 0 {
@@ -462,7 +480,8 @@ func (lr *lineReader) next() ([]byte, error) {
 		}
 		if lr.end-lr.pos > MaxLineBytes {
 			lr.line++
-			lr.skipLine()
+			lr.pos = lr.end
+			lr.skip = true
 			return nil, errLineTooLong
 		}
 		if lr.err != nil {
@@ -480,7 +499,8 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// skipLine discards input up to and including the next '\n'.
+// skipLine discards input up to and including the next '\n', reading it
+// a buffer at a time.
 func (lr *lineReader) skipLine() {
 	for {
 		if i := bytes.IndexByte(lr.buf[lr.pos:lr.end], '\n'); i >= 0 {

@@ -117,7 +117,7 @@ func TestBadInput(t *testing.T) {
 		{"trace.csv", "user,timestamp\nu1,1\n\"u2,2\nu3,3\n", Options{}, "traces: trace.csv:3:1: unterminated quote"},
 		{"trace.csv", "user,timestamp\nu1,\"1\"x\n", Options{}, `traces: trace.csv:2:7: unexpected "x" after a closing quote`},
 		{"trace.csv", "user,timestamp\nu\"1,1\n", Options{}, `traces: trace.csv:2:2: bare " in an unquoted field`},
-		{"trace.csv", "user,timestamp\nu1,1\n" + long + "\n", Options{}, "traces: trace.csv:3: line longer than 1048576 bytes"},
+		{"trace.csv", "user,timestamp\nu1,1\n" + long + "\n", Options{}, "traces: trace.csv:3: line longer than 1 MiB"},
 		{"trace.csv", "user,timestamp\nu\xff1,1\n", Options{}, `traces: trace.csv:2:1: invalid UTF-8 in user: "u\xff1"`},
 		{"trace.csv", "user,timestamp,t\xffg\nu1,1,x\n", Options{}, `traces: trace.csv:1:16: invalid UTF-8 in header column 3`},
 		{"trace.csv", "user,timestamp,tag\nu1,1,\xfe\n", Options{}, `traces: trace.csv:2:6: invalid UTF-8 in column "tag": "\xfe"`},
@@ -156,7 +156,7 @@ func TestBadInput(t *testing.T) {
 		{"t.jsonl", `["u1",1]`, Options{}, "traces: t.jsonl:1:1: expected a JSON object"},
 		{"t.jsonl", `{"user":"u\ud800","timestamp":1}`, Options{}, `traces: t.jsonl:1:11: invalid \u escape: unpaired surrogate`},
 		{"t.jsonl", `{"user":"u1","timestamp":01}`, Options{}, `traces: t.jsonl:1:27: expected , or } after a field`},
-		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n" + `{"user":"` + long + `","timestamp":1}` + "\n", Options{}, "traces: t.jsonl:2: line longer than 1048576 bytes"},
+		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n" + `{"user":"` + long + `","timestamp":1}` + "\n", Options{}, "traces: t.jsonl:2: line longer than 1 MiB"},
 		{"t.jsonl", `{"user":"u1","timestamp":1,"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, Options{}, "traces: t.jsonl:1:96: JSON value nested too deeply"},
 
 		// YAML
@@ -619,6 +619,184 @@ func TestNames(t *testing.T) {
 	for n, want := range map[int64]string{16 << 20: "16 MiB", 3 << 10: "3 KiB", 1000: "1000 bytes"} {
 		if got := byteSize(n); got != want {
 			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// endless is an io.Reader of fill bytes that never ends until stop is
+// closed; it then gives tail and ends. It stands for /dev/zero or a pipe
+// that keeps writing.
+type endless struct {
+	fill byte
+	tail string
+	stop chan struct{}
+}
+
+func newEndless(fill byte, tail string) *endless {
+	return &endless{fill: fill, tail: tail, stop: make(chan struct{})}
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	select {
+	case <-e.stop:
+		if e.tail == "" {
+			return 0, io.EOF
+		}
+		n := copy(p, e.tail)
+		e.tail = e.tail[n:]
+		return n, nil
+	default:
+	}
+	for i := range p {
+		p[i] = e.fill
+	}
+	return len(p), nil
+}
+
+// readDeadline is how long a read of an endless input may take before a
+// test counts it as hanging: a few milliseconds in fact; the bound leaves
+// room for -race on a busy machine.
+const readDeadline = 10 * time.Second
+
+// TestEndlessLine checks that a line that never ends is an error as soon
+// as it passes MaxLineBytes, in every format, rather than a read that
+// waits for the line's end.
+func TestEndlessLine(t *testing.T) {
+	tests := []struct {
+		name string
+		head string // before the endless bytes
+		fill byte
+		opts Options
+		want string
+	}{
+		{"/dev/zero", "", 0, Options{}, "traces: /dev/zero:1: line longer than 1 MiB"},
+		// A header that is too long ends even a lenient read.
+		{"/dev/zero", "", 0, Options{Lenient: true}, "traces: /dev/zero:1: line longer than 1 MiB"},
+		{"-", "user,timestamp\n", 0, Options{}, "traces: stdin:2: line longer than 1 MiB"},
+		{"trace.csv", "user,timestamp\nu1,1\n", 'x', Options{}, "traces: trace.csv:3: line longer than 1 MiB"},
+		{"trace.csv", "user,timestamp\nu1,1\nu2,\"", 'x', Options{}, "traces: trace.csv:3: line longer than 1 MiB"},
+		// Inside a quoted field the record's end cannot be found again.
+		{"trace.csv", "user,timestamp,note\nu1,1,\"a\n", 'x', Options{Lenient: true}, "traces: trace.csv:3: line longer than 1 MiB"},
+		{"t.jsonl", `{"user":"u1","timestamp":1}` + "\n", 'x', Options{}, "traces: t.jsonl:2: line longer than 1 MiB"},
+		{"t.jsonl", "", ' ', Options{}, "traces: t.jsonl:1: line longer than 1 MiB"},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n", ' ', Options{}, "traces: t.yaml: YAML trace larger than 16 MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.want[len("traces: "):], func(t *testing.T) {
+			in := newEndless(tt.fill, "")
+			done := make(chan error, 1)
+			go func() {
+				r, err := NewReader(io.MultiReader(strings.NewReader(tt.head), in), tt.name, tt.opts)
+				if err == nil {
+					_, err = drain(r)
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+					t.Errorf("error %v, want %s", err, tt.want)
+				}
+			case <-time.After(readDeadline):
+				close(in.stop) // let the reader end
+				t.Fatalf("still reading after %v", readDeadline)
+			}
+		})
+	}
+}
+
+// TestLenientEndlessLine checks that in lenient mode a line over
+// MaxLineBytes is reported as skipped as soon as it is known to be too
+// long, and that reading goes on after its end.
+func TestLenientEndlessLine(t *testing.T) {
+	for _, tt := range []struct{ name, head, tail string }{
+		{"l.csv", "user,timestamp\nu1,1\n", "\nu3,3\n"},
+		{"l.jsonl", "\n" + `{"user":"u1","timestamp":1}` + "\n", "\n" + `{"user":"u3","timestamp":3}` + "\n"},
+	} {
+		in := newEndless('x', tt.tail)
+		skips := make(chan error, 10)
+		r, err := NewReader(io.MultiReader(strings.NewReader(tt.head), in), tt.name,
+			Options{Lenient: true, OnSkip: func(err error) { skips <- err }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		var got []rec
+		var readErr error
+		go func() {
+			defer close(done)
+			got, readErr = drain(r)
+		}()
+		select {
+		case err := <-skips:
+			if want := "traces: " + tt.name + ":3: line longer than 1 MiB"; err.Error() != want {
+				t.Errorf("%s: skipped %v, want %s", tt.name, err, want)
+			}
+		case <-time.After(readDeadline):
+			close(in.stop)
+			<-done
+			t.Fatalf("%s: no skip reported after %v", tt.name, readDeadline)
+		}
+		close(in.stop) // the line ends, and the input after it
+		<-done
+		want := []rec{
+			{User: "u1", Time: 1e9, Text: "1", Cost: 1, Line: 2},
+			{User: "u3", Time: 3e9, Text: "3", Cost: 1, Line: 4},
+		}
+		if d := cmp.Diff(want, got); readErr != nil || d != "" {
+			t.Errorf("%s: error %v, events (-want +got):\n%s", tt.name, readErr, d)
+		}
+		if r.Skipped() != 1 || len(skips) != 0 {
+			t.Errorf("%s: Skipped() = %d, %d more reports", tt.name, r.Skipped(), len(skips))
+		}
+	}
+}
+
+// TestLongLines checks lines at and over MaxLineBytes, and that lenient
+// reading skips lines several buffers long without holding them.
+func TestLongLines(t *testing.T) {
+	atMax := strings.Repeat("u", MaxLineBytes-2) + ",5"
+	overMax := strings.Repeat("u", MaxLineBytes-1) + ",5"
+	huge := strings.Repeat("y", 3*MaxLineBytes+5)
+	got, err := readAll(t, "max.csv", "user,timestamp\n"+atMax+"\n", Options{})
+	if err != nil || len(got) != 1 || len(got[0].User) != MaxLineBytes-2 {
+		t.Errorf("line of MaxLineBytes: %d events, %v", len(got), err)
+	}
+	_, err = readAll(t, "max.csv", "user,timestamp\n"+overMax+"\n", Options{})
+	if want := "traces: max.csv:2: line longer than 1 MiB"; err == nil || err.Error() != want {
+		t.Errorf("line of MaxLineBytes+1: %v, want %s", err, want)
+	}
+
+	var skipped []string
+	opts := Options{Lenient: true, OnSkip: func(err error) { skipped = append(skipped, err.Error()) }}
+	for _, tt := range []struct{ name, in string }{
+		{"long.csv", "user,timestamp\nu1,1\nu2," + huge + "\nu3,3\n" + huge + "\n" + overMax + "\nu6,6\n" + huge},
+		{"long.jsonl", "\n" + `{"user":"u1","timestamp":1}` + "\n" + `{"user":"u2","timestamp":"` + huge + `"}` + "\n" +
+			`{"user":"u3","timestamp":3}` + "\n" + huge + "\n" + huge + "\n" + `{"user":"u6","timestamp":6}` + "\n" + huge},
+	} {
+		skipped = nil
+		r, err := NewReader(strings.NewReader(tt.in), tt.name, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := drain(r)
+		var users []string
+		var lines []int
+		for _, e := range got {
+			users, lines = append(users, e.User), append(lines, e.Line)
+		}
+		if err != nil || !cmp.Equal(users, []string{"u1", "u3", "u6"}) || !cmp.Equal(lines, []int{2, 4, 7}) {
+			t.Errorf("%s: users %q on lines %v, error %v", tt.name, users, lines, err)
+		}
+		var want []string
+		for _, line := range []string{"3", "5", "6", "8"} {
+			want = append(want, "traces: "+tt.name+":"+line+": line longer than 1 MiB")
+		}
+		if d := cmp.Diff(want, skipped); d != "" {
+			t.Errorf("%s: skipped (-want +got):\n%s", tt.name, d)
+		}
+		if r.csv != nil && len(r.csv.lr.buf) > MaxLineBytes+1 {
+			t.Errorf("%s: line buffer grew to %d bytes", tt.name, len(r.csv.lr.buf))
 		}
 	}
 }
