@@ -18,6 +18,12 @@ const (
 	numPrecision        // finer than a nanosecond
 )
 
+// The earliest and latest RFC 3339 times int64 nanoseconds hold.
+const (
+	minRFC3339 = "1677-09-21T00:12:43.145224192Z"
+	maxRFC3339 = "2262-04-11T23:47:16.854775807Z"
+)
+
 // pow10 holds 10^0 .. 10^19, every power of ten that fits in a uint64.
 var pow10 = [20]uint64{
 	1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
@@ -297,7 +303,7 @@ func digitsVal(s []byte) int {
 // "2024-01-01T01:00:07.25+01:00"; a lower-case t or z, or a space for the
 // T, are accepted as RFC 3339 allows) into Unix nanoseconds, exactly. A
 // fraction finer than a nanosecond is numPrecision; a time outside the
-// int64 nanosecond range (about 1678 to 2262) is numRange.
+// int64 nanosecond range (minRFC3339 to maxRFC3339) is numRange.
 func parseRFC3339(s []byte) (int64, numErr) {
 	// YYYY-MM-DDTHH:MM:SS
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' ||

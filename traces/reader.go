@@ -302,7 +302,7 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 		ns, e := parseRFC3339(text)
 		switch e {
 		case numRange:
-			return c.errorf(line, col, "timestamp %s out of range (years 1678 to 2262)", quote(text))
+			return c.errorf(line, col, "timestamp %s out of range (%s to %s)", quote(text), minRFC3339, maxRFC3339)
 		case numPrecision:
 			return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
 		case numSyntax:

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +131,7 @@ func TestBadInput(t *testing.T) {
 		{"trace.csv", "user,timestamp\nu1,2024-01-01T00:00:00Z\nu1,5\n", Options{}, `traces: trace.csv:3:4: timestamp "5" is a number but earlier timestamps are RFC 3339 times`},
 		{"trace.csv", "user,timestamp\nu1,5\nu1,2024-01-01T00:00:00Z\n", Options{}, `traces: trace.csv:3:4: timestamp "2024-01-01T00:00:00Z" is an RFC 3339 time but earlier timestamps are numbers`},
 		{"trace.csv", "user,timestamp\nu1,2024-02-30T00:00:00Z\n", Options{}, `traces: trace.csv:2:4: invalid RFC 3339 timestamp "2024-02-30T00:00:00Z"`},
-		{"trace.csv", "user,timestamp\nu1,2300-01-01T00:00:00Z\n", Options{}, `traces: trace.csv:2:4: timestamp "2300-01-01T00:00:00Z" out of range (years 1678 to 2262)`},
+		{"trace.csv", "user,timestamp\nu1,2300-01-01T00:00:00Z\n", Options{}, `traces: trace.csv:2:4: timestamp "2300-01-01T00:00:00Z" out of range (1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)`},
 		{"-", "user,timestamp\nu1,x\n", Options{}, `traces: stdin:2:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)`},
 		// A quoted field spanning lines: errors after it count its lines.
 		{"trace.csv", "user,timestamp,note\nu1,1,\"a\nb\"\nu1,x,c\n", Options{}, `traces: trace.csv:4:4: invalid timestamp "x" (want a number of s or an RFC 3339 time)`},
@@ -797,6 +799,62 @@ func TestLongLines(t *testing.T) {
 		}
 		if r.csv != nil && len(r.csv.lr.buf) > MaxLineBytes+1 {
 			t.Errorf("%s: line buffer grew to %d bytes", tt.name, len(r.csv.lr.buf))
+		}
+	}
+}
+
+// TestRFC3339Range checks that RFC 3339 times are accepted exactly within
+// the range of int64 nanoseconds, and that the error for one outside it
+// gives that range.
+func TestRFC3339Range(t *testing.T) {
+	if got := string(appendRFC3339(nil, math.MinInt64)); got != "1677-09-21T00:12:43.145224192Z" {
+		t.Errorf("earliest time %s", got)
+	}
+	if got := string(appendRFC3339(nil, math.MaxInt64)); got != "2262-04-11T23:47:16.854775807Z" {
+		t.Errorf("latest time %s", got)
+	}
+	for _, tt := range []struct {
+		in   string
+		want int64 // when ok
+		ok   bool
+	}{
+		{"2262-04-11T23:47:16.854775807Z", math.MaxInt64, true},
+		{"2262-04-12T00:47:16.854775807+01:00", math.MaxInt64, true},
+		{"2262-04-11T23:47:16.854775808Z", 0, false},
+		{"2262-04-12T00:47:16.854775808+01:00", 0, false},
+		{"2262-04-11T23:47:17Z", 0, false},
+		{"2262-04-12T00:00:00Z", 0, false},
+		{"1677-09-21T00:12:43.145224192Z", math.MinInt64, true},
+		{"1677-09-20T23:12:43.145224192-01:00", math.MinInt64, true},
+		{"1677-09-21T00:12:43.145224191Z", 0, false},
+		{"1677-09-20T23:12:43.145224191-01:00", 0, false},
+		{"1677-09-21T00:12:43Z", 0, false},
+		{"1677-09-21T00:00:00Z", 0, false},
+		{"1677-09-21T12:00:00Z", -9223329600e9, true},
+	} {
+		for _, format := range []string{"csv", "jsonl"} {
+			var in string
+			if format == "csv" {
+				in = "user,timestamp\nu1," + tt.in + "\n"
+			} else {
+				in = "\n" + `{"user":"u1","timestamp":"` + tt.in + `"}` + "\n"
+			}
+			got, err := readAll(t, "r."+format, in, Options{})
+			if tt.ok {
+				if err != nil || len(got) != 1 || got[0].Time != tt.want {
+					t.Errorf("%s in %s: %v, %v; want time %d", tt.in, format, got, err, tt.want)
+				}
+				continue
+			}
+			col := map[string]string{"csv": "4", "jsonl": "26"}[format]
+			want := "traces: r." + format + ":2:" + col + ": timestamp " + strconv.Quote(tt.in)
+			if len(tt.in) > maxQuoted {
+				want = "traces: r." + format + ":2:" + col + ": timestamp " + quote([]byte(tt.in))
+			}
+			want += " out of range (1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)"
+			if err == nil || err.Error() != want {
+				t.Errorf("%s in %s: error\n got %v\nwant %s", tt.in, format, err, want)
+			}
 		}
 	}
 }
