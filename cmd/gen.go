@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"bufio"
+	"io"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/traces"
 )
@@ -41,6 +43,9 @@ type genOptions struct {
 	RFC3339  bool
 	Unit     string
 	Output   string
+
+	// set names the flags given on the command line.
+	set map[string]bool
 }
 
 func newGenCmd() *cobra.Command {
@@ -52,6 +57,8 @@ func newGenCmd() *cobra.Command {
 		Example: genExample,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.set = map[string]bool{}
+			c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
 			return runGen(o, streamsOf(c))
 		},
 	}
@@ -109,14 +116,19 @@ func runGen(o *genOptions, s streams) error {
 			return usageErrorf("--window must be positive, got %s", o.Window)
 		}
 	}
-	if !(o.Rate >= 0) || math.IsInf(o.Rate, 0) {
+	// Zero stands for the default in traces.GenOptions; given on the
+	// command line, it is refused rather than silently replaced.
+	if (o.set["rate"] && !(o.Rate > 0)) || math.IsInf(o.Rate, 0) {
 		return usageErrorf("--rate must be a positive number, got %v", o.Rate)
 	}
-	if !(o.Skew >= 0) || math.IsInf(o.Skew, 0) {
+	if o.set["skew"] && o.Skew == 0 {
+		return usageErrorf("--skew must be a positive number, got 0 (--uniform gives every user the same share)")
+	}
+	if (o.set["skew"] && !(o.Skew > 0)) || math.IsInf(o.Skew, 0) {
 		return usageErrorf("--skew must be a positive number, got %v", o.Skew)
 	}
-	if o.Burst < 0 {
-		return usageErrorf("--burst must not be negative, got %d", o.Burst)
+	if o.set["burst"] && o.Burst <= 0 {
+		return usageErrorf("--burst must be positive, got %d", o.Burst)
 	}
 	var keys traces.KeyStyle
 	switch o.Keys {
@@ -127,6 +139,7 @@ func runGen(o *genOptions, s streams) error {
 	default:
 		return usageErrorf("invalid --keys %q (valid: short, uuid)", o.Keys)
 	}
+	warnUnusedGen(o, s.err)
 	w := bufio.NewWriterSize(s.out, 1<<20)
 	err = traces.Generate(w, traces.GenOptions{
 		Pattern:  o.Pattern,
@@ -148,6 +161,28 @@ func runGen(o *genOptions, s streams) error {
 		return asUsageIfOptions(err)
 	}
 	return w.Flush()
+}
+
+// warnUnusedGen says on w, a line each, which flags given have no effect
+// on the trace.
+func warnUnusedGen(o *genOptions, w io.Writer) {
+	if o.set["rate"] && o.set["span"] {
+		warnf(w, "--rate has no effect: --span sets the length of the trace")
+	}
+	if o.set["skew"] && o.Uniform {
+		warnf(w, "--skew has no effect: --uniform gives every user the same share")
+	}
+	if o.Pattern != "bursty" && o.Pattern != "boundary" {
+		var flags []string
+		for _, f := range []string{"burst", "window"} {
+			if o.set[f] {
+				flags = append(flags, "--"+f)
+			}
+		}
+		if flags != nil {
+			warnf(w, "%s on the %s pattern: only bursty and boundary use them", noEffect(flags), o.Pattern)
+		}
+	}
 }
 
 // asUsageIfOptions reports the generator's refusal of its options (its own

@@ -109,6 +109,10 @@ type policySpec struct {
 	Interval time.Duration
 	// rfc3339: the trace's timestamps are RFC 3339 times.
 	rfc3339 bool
+	// limitUsed and windowUsed: the algorithms use the limit and the
+	// window, directly or as the default of a bucket's capacity or rate.
+	// (The oracle and burst figures use them in any case.)
+	limitUsed, windowUsed bool
 }
 
 // resolve computes the effective policy for algos with durations in unit.
@@ -141,6 +145,12 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 		pol, err := p.policy(unit)
 		if err != nil {
 			return nil, err
+		}
+		if a.Windowed() || p.capacity == "" || p.rate == "" {
+			spec.limitUsed = true
+		}
+		if a.Windowed() || p.rate == "" {
+			spec.windowUsed = true
 		}
 		if err := pol.Validate(a); err != nil {
 			return nil, usageErrorf("%s: %s: %s", p.sources(a), a, ErrorText(err))

@@ -19,6 +19,7 @@ type replay struct {
 	spec     *policySpec
 	keys     []string
 	keepKeys bool
+	given    map[string]bool // the flags given on the command line
 }
 
 // prepare checks every flag, then opens the trace. interval is the --interval
@@ -63,7 +64,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 		return nil, unitErr
 	}
 	spec.rfc3339 = t.RFC3339()
-	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys}, nil
+	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
 }
 
 func resolveSpec(po *policyOptions, algos []limiters.Algorithm, interval string, unit time.Duration) (*policySpec, error) {
@@ -100,6 +101,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 
 // run replays the trace, showing progress on a terminal.
 func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
+	rp.warnUnused(cfg, s.err)
 	var src sim.Source = rp.trace
 	if s.progress {
 		p := startProgress(src, rp.trace.name, s.err)
@@ -110,6 +112,77 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 		emit = func(*sim.Batch) error { return nil }
 	}
 	return sim.Run(src, cfg, emit)
+}
+
+// warnUnused says on w, a line each, which flags given have no effect on
+// the replay cfg describes: bucket flags when only window algorithms run,
+// window flags that no algorithm uses (not even as a bucket's default)
+// when there are no oracle or burst figures either, and --unit on an
+// RFC 3339 trace.
+func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
+	var windowed, buckets []string
+	for _, a := range rp.spec.Algos {
+		if a.Windowed() {
+			windowed = append(windowed, a.String())
+		} else {
+			buckets = append(buckets, a.String())
+		}
+	}
+	if len(buckets) == 0 {
+		if flags := rp.givenFlags("capacity", "rate"); flags != nil {
+			warnf(w, "%s: only window algorithms run (%s), and they use --limit and --window",
+				noEffect(flags), strings.Join(windowed, ", "))
+		}
+	}
+	if cfg.DecisionsOnly && len(windowed) == 0 {
+		var flags []string
+		if !rp.spec.limitUsed {
+			flags = append(flags, rp.givenFlags("limit")...)
+		}
+		if !rp.spec.windowUsed {
+			flags = append(flags, rp.givenFlags("window")...)
+		}
+		given := "rate"
+		if !rp.spec.limitUsed {
+			given = "capacity and rate"
+		}
+		its := "has its"
+		if len(buckets) > 1 {
+			its = "have their"
+		}
+		if flags != nil {
+			warnf(w, "%s: %s %s %s given", noEffect(flags), strings.Join(buckets, ", "), its, given)
+		}
+	}
+	if rp.trace.RFC3339() && rp.given["unit"] {
+		warnf(w, "--unit has no effect: the trace's times are RFC 3339, and its durations are in seconds")
+	}
+}
+
+// givenFlags returns those of names given on the command line, as flags.
+func (rp *replay) givenFlags(names ...string) []string {
+	var flags []string
+	for _, n := range names {
+		if rp.given[n] {
+			flags = append(flags, "--"+n)
+		}
+	}
+	return flags
+}
+
+// noEffect says that flags have no effect: "--limit and --window have no
+// effect".
+func noEffect(flags []string) string {
+	if len(flags) == 1 {
+		return flags[0] + " has no effect"
+	}
+	return strings.Join(flags[:len(flags)-1], ", ") + " and " + flags[len(flags)-1] + " have no effect"
+}
+
+// warnf writes a warning line to w: the command goes on, and its exit
+// status is not changed.
+func warnf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "ratesim: warning: "+format+"\n", args...)
 }
 
 // interval is the effective burst interval.
