@@ -12,10 +12,11 @@ import (
 type numErr uint8
 
 const (
-	numOK        numErr = iota
-	numSyntax           // not a number
-	numRange            // outside int64 nanoseconds
-	numPrecision        // finer than a nanosecond
+	numOK         numErr = iota
+	numSyntax            // not a number
+	numRange             // outside int64 nanoseconds
+	numPrecision         // finer than a nanosecond
+	numLeapSecond        // an RFC 3339 leap second (23:59:60 UTC)
 )
 
 // The earliest and latest RFC 3339 times int64 nanoseconds hold.
@@ -303,7 +304,9 @@ func digitsVal(s []byte) int {
 // "2024-01-01T01:00:07.25+01:00"; a lower-case t or z, or a space for the
 // T, are accepted as RFC 3339 allows) into Unix nanoseconds, exactly. A
 // fraction finer than a nanosecond is numPrecision; a time outside the
-// int64 nanosecond range (minRFC3339 to maxRFC3339) is numRange.
+// int64 nanosecond range (minRFC3339 to maxRFC3339) is numRange. A second
+// of 60 in the last minute of a month in UTC is numLeapSecond: a Unix time
+// has no place for it. A second of 60 anywhere else is numSyntax.
 func parseRFC3339(s []byte) (int64, numErr) {
 	// YYYY-MM-DDTHH:MM:SS
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' ||
@@ -315,7 +318,7 @@ func parseRFC3339(s []byte) (int64, numErr) {
 	year, month, day := digitsVal(s[0:4]), digitsVal(s[5:7]), digitsVal(s[8:10])
 	hour, minute, sec := digitsVal(s[11:13]), digitsVal(s[14:16]), digitsVal(s[17:19])
 	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
-		hour > 23 || minute > 59 || sec > 59 {
+		hour > 23 || minute > 59 || sec > 60 {
 		return 0, numSyntax
 	}
 	i := 19
@@ -363,6 +366,14 @@ func parseRFC3339(s []byte) (int64, numErr) {
 	}
 	secs := daysFromCivil(int64(year), int64(month), int64(day))*86400 +
 		int64(hour*3600+minute*60+sec) - offset
+	if sec == 60 {
+		// Counted as the next second, a leap second falls on midnight
+		// UTC at the start of a month.
+		if secs%86400 == 0 && time.Unix(secs, 0).UTC().Day() == 1 {
+			return 0, numLeapSecond
+		}
+		return 0, numSyntax
+	}
 	const maxSec = math.MaxInt64 / int64(time.Second) // 9223372036
 	if secs > maxSec || secs < -maxSec-1 {
 		return 0, numRange

@@ -34,6 +34,7 @@ var fuzzSeeds = map[Format][]string{
 		"user,timestamp\nu1,2024-01-01T00:00:07.5+01:00\nu1,5\n",
 		"timestamp,user,cost\n-1.5,\xff,0\n9223372037,u,1\n",
 		"user,timestamp\nu1,\"1\"x\n\"open,2\n",
+		"user,timestamp\nu1,2016-12-31T23:59:60Z\nu1,2262-04-11T23:47:16.854775807Z\nu1,1677-09-21T00:12:43.145224191Z\n",
 	},
 	YAML: {
 		"requests:\n- {user: u1, timestamp: 7}\n- user: u2\n  timestamp: 1.5\n  cost: 2\n  endpoint: /x\n",

@@ -305,6 +305,8 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 			return c.errorf(line, col, "timestamp %s out of range (%s to %s)", quote(text), minRFC3339, maxRFC3339)
 		case numPrecision:
 			return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
+		case numLeapSecond:
+			return c.errorf(line, col, "timestamp %s is a leap second; leap seconds are not supported", quote(text))
 		case numSyntax:
 			return c.errorf(line, col, "invalid RFC 3339 timestamp %s", quote(text))
 		}

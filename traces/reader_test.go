@@ -858,3 +858,44 @@ func TestRFC3339Range(t *testing.T) {
 		}
 	}
 }
+
+// TestLeapSecond checks that a leap second is reported as such, naming the
+// line, and that a second of 60 anywhere else stays invalid.
+func TestLeapSecond(t *testing.T) {
+	const unsupported = "is a leap second; leap seconds are not supported"
+	for _, tt := range []struct{ name, in, want string }{
+		{"leap.csv", "user,timestamp\nu1,2016-12-31T23:59:59Z\nu1,2016-12-31T23:59:60Z\n",
+			`traces: leap.csv:3:4: timestamp "2016-12-31T23:59:60Z" ` + unsupported},
+		{"leap.csv", "user,timestamp\nu1,2015-06-30T23:59:60.5Z\n",
+			`traces: leap.csv:2:4: timestamp "2015-06-30T23:59:60.5Z" ` + unsupported},
+		{"leap.csv", "user,timestamp\nu1,2017-01-01T05:29:60+05:30\n",
+			`traces: leap.csv:2:4: timestamp "2017-01-01T05:29:60+05:30" ` + unsupported},
+		{"leap.csv", "user,timestamp\nu1,2016-12-31T18:59:60-05:00\n",
+			`traces: leap.csv:2:4: timestamp "2016-12-31T18:59:60-05:00" ` + unsupported},
+		{"leap.jsonl", `{"user":"u1","timestamp":"2016-12-31T23:59:60Z"}`,
+			`traces: leap.jsonl:1:26: timestamp "2016-12-31T23:59:60Z" ` + unsupported},
+		{"leap.yaml", "- {user: u1, timestamp: 2016-12-31T23:59:60Z}\n",
+			`traces: leap.yaml:1:25: timestamp "2016-12-31T23:59:60Z" ` + unsupported},
+		// Not the last minute of a month in UTC: no leap second, invalid.
+		{"leap.csv", "user,timestamp\nu1,2024-01-01T00:00:60Z\n",
+			`traces: leap.csv:2:4: invalid RFC 3339 timestamp "2024-01-01T00:00:60Z"`},
+		{"leap.csv", "user,timestamp\nu1,2016-12-31T23:59:60+01:00\n",
+			`traces: leap.csv:2:4: invalid RFC 3339 timestamp "2016-12-31T23:59:60+01:00"`},
+		{"leap.csv", "user,timestamp\nu1,2016-12-31T23:59:61Z\n",
+			`traces: leap.csv:2:4: invalid RFC 3339 timestamp "2016-12-31T23:59:61Z"`},
+		{"leap.csv", "user,timestamp\nu1,2016-12-31T23:59:60Zx\n",
+			`traces: leap.csv:2:4: invalid RFC 3339 timestamp "2016-12-31T23:59:60Zx"`},
+	} {
+		_, err := readAll(t, tt.name, tt.in, Options{})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%q: error\n got %v\nwant %s", tt.in, err, tt.want)
+		}
+	}
+	// Lenient reading skips it and goes on.
+	var skipped []string
+	got, err := readAll(t, "leap.csv", "user,timestamp\nu1,2016-12-31T23:59:59Z\nu1,2016-12-31T23:59:60Z\nu1,2017-01-01T00:00:00Z\n",
+		Options{Lenient: true, OnSkip: func(err error) { skipped = append(skipped, err.Error()) }})
+	if err != nil || len(got) != 2 || got[1].Time != 1483228800e9 || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "traces: leap.csv:3:4: ") {
+		t.Errorf("lenient: %v, %v, skipped %q", got, err, skipped)
+	}
+}
