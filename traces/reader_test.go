@@ -177,7 +177,7 @@ func TestBadInput(t *testing.T) {
 		{"t.yaml", "just text\n", Options{}, `traces: t.yaml:1:1: expected a sequence of requests or a map with requests:, got the scalar "just text"`},
 		{"t.yaml", "- {user: u1, timestamp: 1\n- {user: u2}\n", Options{}, `traces: t.yaml:1: did not find expected ',' or '}'`},
 		{"t.yaml", "- &d {user: u1, timestamp: 1}\n- {<<: *d, timestamp: 2}\n", Options{}, `traces: t.yaml:2:4: merge keys (<<) are not supported`},
-		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2}\n", Options{MaxYAMLBytes: 40}, "traces: t.yaml: YAML trace larger than 40 bytes; YAML is parsed whole, so its size is capped: use CSV or JSON Lines for large traces, or raise the limit"},
+		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2}\n", Options{MaxYAMLBytes: 40}, "traces: t.yaml: YAML trace larger than 40 bytes; YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream"},
 		{"t.yaml", "- {user: u1, timestamp: 99999999999}\n", Options{}, `traces: t.yaml:1:25: timestamp "99999999999" out of range (int64 nanoseconds)`},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {\"us\xffer\": u1, timestamp: 1}\n", Options{}, "traces: t.yaml:2:7: invalid leading UTF-8 octet"},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: \"a\x01\", timestamp: 1}\n", Options{}, "traces: t.yaml:2:12: control characters are not allowed"},
@@ -897,5 +897,44 @@ func TestLeapSecond(t *testing.T) {
 		Options{Lenient: true, OnSkip: func(err error) { skipped = append(skipped, err.Error()) }})
 	if err != nil || len(got) != 2 || got[1].Time != 1483228800e9 || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "traces: leap.csv:3:4: ") {
 		t.Errorf("lenient: %v, %v, skipped %q", got, err, skipped)
+	}
+}
+
+// TestYAMLSizeCap checks the error for a YAML trace over the size cap: it
+// states the cap and points to the formats that are read as a stream.
+func TestYAMLSizeCap(t *testing.T) {
+	const advice = "; YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream"
+	in := "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2}\n"
+	for _, tt := range []struct {
+		max  int64
+		want string
+	}{
+		{40, "traces: t.yaml: YAML trace larger than 40 bytes" + advice},
+		{int64(len(in)) - 1, "traces: t.yaml: YAML trace larger than 53 bytes" + advice},
+		{2 << 10, ""},
+	} {
+		for _, name := range []string{"t.yaml", "t.yaml.gz"} {
+			data := in
+			if name == "t.yaml.gz" {
+				data = string(gzipBytes(t, []byte(in)))
+			}
+			got, err := readAll(t, "t.yaml", data, Options{MaxYAMLBytes: tt.max})
+			if tt.want == "" {
+				if err != nil || len(got) != 2 {
+					t.Errorf("%s under the cap %d: %v, %v", name, tt.max, got, err)
+				}
+				continue
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("%s over the cap %d: error\n got %v\nwant %s", name, tt.max, err, tt.want)
+			}
+		}
+	}
+	// The default cap, on an input that would never end.
+	endlessYAML := newEndless(' ', "")
+	defer close(endlessYAML.stop)
+	_, err := NewReader(io.MultiReader(strings.NewReader(in), endlessYAML), "big.yaml", Options{})
+	if want := "traces: big.yaml: YAML trace larger than 16 MiB" + advice; err == nil || err.Error() != want {
+		t.Errorf("default cap: error\n got %v\nwant %s", err, want)
 	}
 }

@@ -36,7 +36,7 @@ func newYAMLParser(c *common, lr *lineReader, max int64) (*yamlParser, error) {
 	}
 	if int64(len(data)) > max {
 		return nil, &ParseError{File: c.file, fatal: true, Msg: fmt.Sprintf(
-			"YAML trace larger than %s; YAML is parsed whole, so its size is capped: use CSV or JSON Lines for large traces, or raise the limit",
+			"YAML trace larger than %s; YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream",
 			byteSize(max))}
 	}
 	p := &yamlParser{c: c}
