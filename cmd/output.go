@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
@@ -285,7 +286,8 @@ type table struct {
 	footer []string
 }
 
-// render writes t in format (table or markdown).
+// render writes t in format (table or markdown), every cell through
+// displayText, and for markdown through markdownCell too.
 func (t *table) render(w io.Writer, format outputFormat) error {
 	align := make(tw.Alignment, len(t.header))
 	for i := range align {
@@ -302,15 +304,20 @@ func (t *table) render(w io.Writer, format outputFormat) error {
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithAlignment(align),
 	}
-	rows := t.rows
+	cell := displayText
+	if format == outMarkdown {
+		cell = func(s string) string { return markdownCell(displayText(s)) }
+	}
+	header := displayRow(t.header, cell)
+	rows := make([][]string, 0, len(t.rows)+1)
+	for _, r := range t.rows {
+		rows = append(rows, displayRow(r, cell))
+	}
+	footer := displayRow(t.footer, cell)
 	if format == outMarkdown {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		rows = make([][]string, 0, len(t.rows)+1)
-		for _, r := range t.rows {
-			rows = append(rows, markdownRow(r))
-		}
-		if t.footer != nil {
-			rows = append(rows, markdownRow(t.footer))
+		if footer != nil {
+			rows = append(rows, footer)
 		}
 	} else {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -318,26 +325,92 @@ func (t *table) render(w io.Writer, format outputFormat) error {
 		})))
 	}
 	tbl := tablewriter.NewTable(w, opts...)
-	tbl.Header(toAny(t.header)...)
+	tbl.Header(toAny(header)...)
 	for _, r := range rows {
 		if err := tbl.Append(toAny(r)...); err != nil {
 			return err
 		}
 	}
-	if format != outMarkdown && t.footer != nil {
-		tbl.Footer(toAny(t.footer)...)
+	if format != outMarkdown && footer != nil {
+		tbl.Footer(toAny(footer)...)
 	}
 	return tbl.Render()
 }
 
-// markdownRow escapes the pipes the markdown renderer leaves alone.
-func markdownRow(r []string) []string {
+// displayRow is r with cell applied to each text; nil (no footer) stays
+// nil.
+func displayRow(r []string, cell func(string) string) []string {
+	if r == nil {
+		return nil
+	}
 	out := make([]string, len(r))
 	for i, c := range r {
-		out[i] = strings.ReplaceAll(c, "|", `\|`)
+		out[i] = cell(c)
 	}
 	return out
 }
+
+// displayText is how a table shows a text from the trace, so that nothing
+// in it reaches the terminal raw and every text reads back unambiguously:
+// runes that are not printable (control characters such as newline, tab,
+// ESC and DEL, C1 controls, format characters) and bytes that are not
+// UTF-8 are written as Go escapes (\n, \t, \x1b, \x7f, \u0085, \xff), and a
+// backslash as \\. A text that begins or ends with a space, or begins
+// with a double quote, is shown whole as a Go string literal in double
+// quotes, so that its spaces stay visible.
+func displayText(s string) string {
+	if plainText(s) {
+		return s
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' || s[0] == '"' {
+		return strconv.Quote(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			const hex = "0123456789abcdef"
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// plainText reports whether displayText shows s as it is: printable ASCII
+// without a backslash, not beginning with a space or a double quote, not
+// ending with a space.
+func plainText(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[0] == '"' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// markdownCell escapes a displayed text for a markdown table: the pipes,
+// which the markdown renderer leaves alone, and the backslashes, so that
+// the rendered table shows the text as -o table does.
+func markdownCell(s string) string { return markdownEscaper.Replace(s) }
+
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`)
 
 func toAny(s []string) []any {
 	a := make([]any, len(s))

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestIsJSONNumber(t *testing.T) {
@@ -237,4 +240,179 @@ func TestRunOnlyFooter(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestDisplayText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"u1", "u1"},
+		{"a b", "a b"},
+		{"é ü 中 …", "é ü 中 …"},
+		{"two\nlines", `two\nlines`},
+		{"cr\rtab\t", `cr\rtab\t`},
+		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
+		{"nul\x00del\x7f", `nul\x00del\x7f`},
+		{"c1\u0085\u009b", `c1\u0085\u009b`},
+		{"rtl\u202eltr", `rtl\u202eltr`},
+		{"nb\u00a0sp", `nb\u00a0sp`},
+		{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},
+		{`back\slash`, `back\\slash`},
+		{`\n`, `\\n`},
+		{`say "hi"`, `say "hi"`},
+		{"p|q", "p|q"},
+		{" lead", `" lead"`},
+		{"trail ", `"trail "`},
+		{"   ", `"   "`},
+		{" \n ", `" \n "`},
+		{`"q"`, `"\"q\""`},
+		{`"`, `"\""`},
+	} {
+		if got := displayText(tc.in); got != tc.want {
+			t.Errorf("displayText(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDisplayTextReadsBack checks that every displayed text is printable
+// and can be read back to the text it shows, so no two texts look alike.
+func TestDisplayTextReadsBack(t *testing.T) {
+	parts := []string{"", "a", " ", `"`, `\`, "\n", "\t", "\x1b", "\x7f", "\u0085", "\u202e", "\xff", "é", "|", "\\n", "x y"}
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				s := a + b + c
+				d := displayText(s)
+				for i, r := range d {
+					if r == utf8.RuneError || !unicode.IsPrint(r) {
+						t.Errorf("displayText(%q) = %s: %U at %d", s, d, r, i)
+					}
+				}
+				if strings.HasPrefix(d, " ") || strings.HasSuffix(d, " ") {
+					t.Errorf("displayText(%q) = %s: a space at an end", s, d)
+				}
+				quoted := d
+				if !strings.HasPrefix(d, `"`) {
+					quoted = `"` + strings.ReplaceAll(d, `"`, `\"`) + `"`
+				}
+				if back, err := strconv.Unquote(quoted); err != nil || back != s {
+					t.Errorf("displayText(%q) = %s reads back as %q, %v", s, d, back, err)
+				}
+			}
+		}
+	}
+}
+
+// controlTrace has trace fields that a terminal or a markdown table would
+// take for something else.
+const controlTrace = "user,timestamp,endpoint\n" +
+	"\"a\nb\",1,\"x\ny\"\n" +
+	"\x1b[31mred,2,p|q\n" +
+	"\" lead\",3,tab\there\n" +
+	"back\\slash,4,del\x7f\n" +
+	"\"\"\"q\"\"\",5,\" sp\"\n" +
+	"\"trail \",6,\u0085c1\u202e\n"
+
+// TestTableEscapesText runs a trace of control characters and other
+// confusing text through the table and markdown outputs: nothing may reach
+// the output raw, each text must read as displayText shows it, and every
+// markdown row must have as many cells as the header. CSV and JSON keep
+// the exact bytes.
+func TestTableEscapesText(t *testing.T) {
+	users := []string{"a\nb", "\x1b[31mred", " lead", `back\slash`, `"q"`, "trail "}
+	wantUsers := []string{`a\nb`, `\x1b[31mred`, `" lead"`, `back\\slash`, `"\"q\""`, `"trail "`}
+	wantKeys := []string{`x\ny`, `p|q`, `tab\there`, `del\x7f`, `" sp"`, `\u0085c1\u202e`}
+	args := []string{"run", "--algo", "fixed-window", "--key", "endpoint", "-"}
+	for _, format := range []string{"table", "markdown"} {
+		r := ratesim(t, controlTrace, append([]string{"-o", format}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("-o %s: exit status %d\n%s", format, r.code, r.stderr)
+		}
+		for i, c := range r.stdout {
+			if c != '\n' && (c == utf8.RuneError || !unicode.IsPrint(c)) {
+				t.Errorf("-o %s: raw %U at byte %d:\n%s", format, c, i, r.stdout)
+			}
+		}
+		var rows [][]string
+		var border string
+		for _, line := range strings.Split(r.stdout, "\n") {
+			switch {
+			case strings.HasPrefix(line, "+-"):
+				border = line
+			case strings.HasPrefix(line, "| ") && format == "table":
+				rows = append(rows, asciiCells(line, border))
+			case strings.HasPrefix(line, "| "):
+				rows = append(rows, markdownCells(line))
+			}
+		}
+		if len(rows) != 2+len(users) {
+			t.Fatalf("-o %s: %d table rows, want %d:\n%s", format, len(rows), 2+len(users), r.stdout)
+		}
+		for i, row := range rows {
+			if len(row) != len(rows[0]) {
+				t.Errorf("-o %s: row %d has %d cells, the header %d: %q", format, i, len(row), len(rows[0]), row)
+			}
+		}
+		user, key := slices.Index(rows[0], "user"), slices.Index(rows[0], "key")
+		for i := range users {
+			row := rows[1+i]
+			if len(row) != len(rows[0]) {
+				continue
+			}
+			if row[user] != wantUsers[i] || row[key] != wantKeys[i] {
+				t.Errorf("-o %s: user %s, key %s; want %s, %s", format, row[user], row[key], wantUsers[i], wantKeys[i])
+			}
+		}
+	}
+
+	r := ratesim(t, controlTrace, append([]string{"-o", "csv"}, args...)...)
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("-o csv: %v\n%s", err, r.stdout)
+	}
+	var objs []struct{ User string }
+	r = ratesim(t, controlTrace, append([]string{"-o", "json"}, args...)...)
+	if err := json.Unmarshal([]byte(r.stdout), &objs); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, r.stdout)
+	}
+	for i, u := range users {
+		if rows[1+i][0] != u || objs[i].User != u {
+			t.Errorf("user %q: -o csv gives %q, -o json %q", u, rows[1+i][0], objs[i].User)
+		}
+	}
+}
+
+// asciiCells splits a line of an ASCII table into its cells, trimmed, at
+// the columns where the border above it has a '+': the cells may hold
+// pipes. Every rune of the line must take one column.
+func asciiCells(line, border string) []string {
+	var cells []string
+	runes := []rune(line)
+	from := 1
+	for i := 1; i < len(border) && i < len(runes); i++ {
+		if border[i] == '+' {
+			cells = append(cells, strings.TrimSpace(string(runes[from:i])))
+			from = i + 1
+		}
+	}
+	return cells
+}
+
+// markdownCells splits a markdown table line at its unescaped pipes and
+// undoes the markdown escapes, giving the cells a markdown viewer shows.
+func markdownCells(line string) []string {
+	var cells []string
+	var cell strings.Builder
+	for i := 1; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\\' && i+1 < len(line):
+			i++
+			cell.WriteByte(line[i])
+		case c == '|':
+			cells = append(cells, strings.TrimSpace(cell.String()))
+			cell.Reset()
+		default:
+			cell.WriteByte(c)
+		}
+	}
+	return cells
 }
