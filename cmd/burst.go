@@ -42,7 +42,7 @@ func newBurstCmd() *cobra.Command {
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path = args[0]
+			o.trace.Path = traceArg(args)
 			o.policy.markSet(c.Flags())
 			return runBurst(o, streamsOf(c))
 		},

@@ -51,7 +51,7 @@ func newCompareCmd() *cobra.Command {
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path = args[0]
+			o.trace.Path = traceArg(args)
 			o.policy.markSet(c.Flags())
 			return runCompare(o, streamsOf(c))
 		},

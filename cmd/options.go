@@ -33,14 +33,14 @@ func streamsOf(c *cobra.Command) streams {
 	return s
 }
 
-// isTerminal reports whether w is a character device such as a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether f, a reader or writer, is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
 	// Not "is a character device": /dev/null is one.
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+	return isatty.IsTerminal(file.Fd()) || isatty.IsCygwinTerminal(file.Fd())
 }
 
 // traceOptions say how to read the trace.

@@ -19,9 +19,10 @@ shows what each one decides, request by request, side by side, and where each
 lets bursts through.
 
 A trace is CSV (a header naming user and timestamp, optional cost), YAML or
-JSON Lines, possibly gzipped; "-" reads standard input. Timestamps are numbers
-in --unit or RFC 3339 times. Data goes to standard output, diagnostics to
-standard error.
+JSON Lines, possibly gzipped; "-" reads standard input, and so does naming no
+trace when standard input is not a terminal. Timestamps are numbers in --unit
+or RFC 3339 times. Data goes to standard output, diagnostics to standard
+error.
 
 Start with "ratesim demo" for a tour and "ratesim algos" for the algorithms.
 
@@ -183,16 +184,31 @@ func commandName(c *cobra.Command) string {
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 }
 
-// exactTrace is the Args check of the commands that read one trace.
+// exactTrace is the Args check of the commands that read one trace. With
+// none named, they read standard input unless it is a terminal, as sort
+// and jq do: a user typing "ratesim run" gets told what is missing, while
+// "gen ... | ratesim run" works without "-".
 func exactTrace(c *cobra.Command, args []string) error {
 	switch len(args) {
 	case 1:
 		return nil
 	case 0:
+		if !isTerminal(c.InOrStdin()) {
+			return nil
+		}
 		return usageErrorf("%s needs a trace file (or - for standard input)", commandName(c))
 	default:
 		return usageErrorf("%s takes one trace file, got %d arguments", commandName(c), len(args))
 	}
+}
+
+// traceArg is the trace a command reads: the one named, else "-",
+// standard input (exactTrace has checked it is not a terminal).
+func traceArg(args []string) string {
+	if len(args) == 0 {
+		return "-"
+	}
+	return args[0]
 }
 
 // noArgs is the Args check of the commands that read no trace.
