@@ -13,7 +13,9 @@ import (
 // length.
 //
 // Each key has one ring per lane: the requests that lane allowed, at the
-// times the lane took them, oldest first. A lane's burst is computed from
+// times the lane took them, oldest first. Lanes that decide alike and take
+// requests at the same times (a token bucket, a leaky bucket and GCRA
+// under one policy) share one ring. A lane's burst is computed from
 // its own requests only, so what other lanes allow, or how far back in
 // time they accept requests, never changes it. The ring holds the
 // requests of the interval that ends at its newest entry, whose cost it
@@ -30,25 +32,22 @@ import (
 // and no huge slice is ever copied to grow.
 type burstTracker struct {
 	interval int64
-	nlanes   int
-	// align is, per lane, the window of a lane that admits requests
-	// earlier than its newest one within the same window, else 0.
+	nrings   int   // rings per key
+	ringOf   []int // per lane, its ring
+	// align is, per ring, the window of lanes that admit requests earlier
+	// than their newest one within the same window, else 0.
 	align []int64
-	slots chunked[laneRing] // lane l of key id at id*nlanes+l
+	slots chunked[laneRing] // ring r of key id at id*nrings+r
 	arena [][]burstEntry    // chunks of ring storage
 	cur   int               // the shared chunk new small rings go to; -1: none
 	used  int               // entries used in chunk cur
 	spare [32][]region      // regions given up, by log2 of their size
 
-	best []algoBest // per lane
+	best []algoBest // per ring
 
 	perKey bool
-	keyBst chunked[keyBest] // with perKey: lane l of key id at id*nlanes+l
+	keyBst chunked[keyBest] // with perKey: ring r of key id at id*nrings+r
 }
-
-// maxLanes bounds the lanes of one run: each has a bit in the masks the
-// engine passes around.
-const maxLanes = 64
 
 // burstEntry is one allowed request: its time and its cost.
 type burstEntry struct {
@@ -74,7 +73,7 @@ const inlineRing = 6
 // region is a ring's place in the arena.
 type region struct{ chunk, off uint32 }
 
-// algoBest is a lane's worst interval so far.
+// algoBest is a ring's worst interval so far.
 type algoBest struct {
 	Interval
 	seq   int64 // request that closed it; -1: none yet
@@ -82,7 +81,7 @@ type algoBest struct {
 	named bool // Key holds id's name
 }
 
-// keyBest is one key's worst interval so far under one lane.
+// keyBest is one key's worst interval so far in one ring.
 type keyBest struct {
 	count, from, to, seq int64
 }
@@ -96,18 +95,23 @@ type scoredInterval struct {
 
 const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 
-func newBurstTracker(interval int64, align []int64, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, nlanes: len(align), align: align, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
+// newBurstTracker returns a tracker of rings that, per key, lane l keeps
+// in ring ringOf[l]; align is per ring.
+func newBurstTracker(interval int64, align []int64, ringOf []int, perKey bool) *burstTracker {
+	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
 	for a := range bt.best {
 		bt.best[a].seq = -1
 	}
 	return bt
 }
 
-// slot returns the index of lane l of key id in slots and keyBst.
+// slot returns the index of ring l of key id in slots and keyBst.
 func (bt *burstTracker) slot(id uint32, l int) uint64 {
-	return uint64(id)*uint64(bt.nlanes) + uint64(l)
+	return uint64(id)*uint64(bt.nrings) + uint64(l)
 }
+
+// bestOf returns lane l's worst interval so far.
+func (bt *burstTracker) bestOf(l int) *algoBest { return &bt.best[bt.ringOf[l]] }
 
 // ring returns s's entries' storage, and the mask that wraps an index
 // into it. An arena ring's length is a power of two; an inline ring never
@@ -120,14 +124,12 @@ func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 	return bt.arena[s.chunk][s.off : s.off+s.cap], s.cap - 1
 }
 
-// prefetch starts loading the first cache line of each of id's lane
-// slots: the header and the oldest entries of an inline ring. It does not
-// follow a slot to a ring in the arena, which would mean waiting for the
-// slot.
+// prefetch starts loading id's ring slots. It does not follow a slot to
+// a ring in the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
-	for l := range bt.nlanes {
+	for l := range bt.nrings {
 		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
-			prefetch.Range(unsafe.Pointer(s), 64)
+			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
 		}
 	}
 }
@@ -140,7 +142,7 @@ func (bt *burstTracker) before(e, t int64) bool {
 }
 
 // keepFrom returns the earliest time a request still to come can be
-// taken at by lane l, given its newest entry at t: the start of t's
+// taken at by the lanes of ring l, given its newest entry at t: the start of t's
 // window for a lane that accepts requests back to it, else t.
 func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 	w := bt.align[l]
@@ -154,8 +156,8 @@ func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 	return q * w // no overflow: the start of a window that contains t
 }
 
-// record notes that lane l allowed the seq-th request of the trace, of
-// key id with cost c, taking it at time t. It reports false when the cost
+// record notes that the lanes of ring l allowed the seq-th request of the
+// trace, of key id with cost c, taking it at time t. It reports false when the cost
 // of one interval no longer fits an int64; the run must then stop, as the
 // tracker's figures are no longer sure.
 func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
@@ -207,7 +209,7 @@ func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
 	return true
 }
 
-// offer notes an interval of key id under lane l: count from from to to,
+// offer notes an interval of key id in ring l: count from from to to,
 // closed by request seq.
 func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 	if b := &bt.best[l]; count > b.Count {
@@ -329,7 +331,7 @@ func (bt *burstTracker) release(s *laneRing) {
 
 // keyBest returns id's best interval under lane l, if it has one.
 func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterval, bool) {
-	k := bt.keyBst.peek(bt.slot(id, l))
+	k := bt.keyBst.peek(bt.slot(id, bt.ringOf[l]))
 	if k == nil || k.count == 0 {
 		return scoredInterval{}, false
 	}
@@ -356,13 +358,13 @@ func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
 }
 
 // idle reports whether id's rings hold nothing that a request taken at or
-// after now can reach: under each lane, the newest entry is more than the
-// interval before the earliest time that lane can take such a request at.
+// after now can reach: in each ring, the newest entry is more than the
+// interval before the earliest time its lanes can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
-	for l := range bt.nlanes {
+	for l := range bt.nrings {
 		s := bt.slots.peek(bt.slot(id, l))
 		if s == nil {
-			return true // never grown to: no lane of id holds anything
+			return true // never grown to: no ring of id holds anything
 		}
 		if s.n == 0 {
 			continue
@@ -378,7 +380,7 @@ func (bt *burstTracker) idle(id uint32, now int64) bool {
 
 // reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
-	for l := range bt.nlanes {
+	for l := range bt.nrings {
 		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
 			bt.release(s)
 			*s = laneRing{}

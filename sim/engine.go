@@ -446,7 +446,7 @@ func (e *engine) report(requests int64) *Report {
 			if wk.burst == nil {
 				continue
 			}
-			wb := &wk.burst.best[a]
+			wb := wk.burst.bestOf(a)
 			if wb.seq >= 0 && (wb.Count > s.Burst.Count || (wb.Count == s.Burst.Count && wb.seq < bestSeq[a])) {
 				s.Burst = wb.Interval
 				bestSeq[a] = wb.seq

@@ -32,6 +32,8 @@ type worker struct {
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
 	// at release time: they need each decision's Delay.
 	queue uint8
+	// sharing is the set of lanes whose burst ring is another's.
+	sharing uint8
 	// last holds each key's latest request time: a request earlier than
 	// its key's latest goes back in time.
 	last chunked[int64]
@@ -83,18 +85,34 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		nextSweep:  cfg.sweepAt,
 	}
 	if !cfg.DecisionsOnly {
-		align := make([]int64, len(cfg.Algorithms))
+		// Token bucket, leaky bucket and GCRA under one policy decide
+		// alike and take requests at the same times: one ring serves all.
+		var align []int64
+		ringOf := make([]int, len(cfg.Algorithms))
+		meter := -1
 		for l, a := range cfg.Algorithms {
+			if a == limiters.TokenBucket || a == limiters.LeakyBucket || a == limiters.GCRA {
+				if meter >= 0 {
+					ringOf[l] = ringOf[meter]
+					wk.sharing |= 1 << l
+					continue
+				}
+				meter = l
+			}
+			ringOf[l] = len(align)
 			switch a {
 			case limiters.FixedWindow, limiters.SlidingCounter:
 				// They admit a request earlier than their newest one as
 				// long as it falls in their current window.
-				align[l] = int64(cfg.Policy.Window)
+				align = append(align, int64(cfg.Policy.Window))
 			case limiters.LeakyQueue:
 				wk.queue |= 1 << l
+				align = append(align, 0)
+			default:
+				align = append(align, 0)
 			}
 		}
-		wk.burst = newBurstTracker(int64(cfg.Interval), align, cfg.Top > 0)
+		wk.burst = newBurstTracker(int64(cfg.Interval), align, ringOf, cfg.Top > 0)
 	}
 	algs := slices.Clone(cfg.Algorithms)
 	wk.nalg = len(algs)
@@ -288,7 +306,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint8, back bool) {
 	r := &b.rows[i]
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
-	for m := mask; m != 0; m &= m - 1 {
+	for m := mask &^ wk.sharing; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros8(m)
 		t := r.time
 		if wk.queue&(1<<l) != 0 {
@@ -303,7 +321,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint8, back bool
 		} else if clamp {
 			t = wk.group.DecidedAt(id, l, t)
 		}
-		if !wk.burst.record(id, l, t, r.cost, b.seq0+int64(i)) {
+		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
 			wk.fail(b, i, "the cost %v allowed for its key in one interval is more than %d", wk.cfg.Algorithms[l], int64(math.MaxInt64))
 			return
 		}
