@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,16 +89,30 @@ const algosGuide = `Which one?
 
 type algosOptions struct {
 	Output string
+	// Names are the algorithms to describe; none means all of them.
+	Names []string
 }
 
 func newAlgosCmd() *cobra.Command {
 	o := &algosOptions{}
 	c := &cobra.Command{
-		Use:   "algos",
+		Use:   "algos [NAME...]",
 		Short: "Describe the algorithms and when to choose each",
-		Long:  "Describe each algorithm: how it works, its parameters, its state per key, how it lets bursts through and when to choose it.",
-		Args:  noArgs,
+		Long: `Describe each algorithm, or those named: how it works, its parameters, its
+state per key, how it lets bursts through and when to choose it.`,
+		Example:     "  ratesim algos\n  ratesim algos token-bucket\n  ratesim algos -o json gcra leaky-queue",
+		Annotations: exitStatus("a bad flag, an unknown algorithm name"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var out []cobra.Completion
+			for _, a := range limiters.AllAlgorithms() {
+				if !slices.Contains(args, a.String()) {
+					out = append(out, cobra.CompletionWithDesc(a.String(), a.Summary()))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(c *cobra.Command, args []string) error {
+			o.Names = args
 			return runAlgos(o, streamsOf(c))
 		},
 	}
@@ -117,13 +132,26 @@ var algosFields = []field{
 }
 
 func runAlgos(o *algosOptions, s streams) error {
+	algos := limiters.AllAlgorithms()
+	if len(o.Names) > 0 {
+		algos = nil
+		for _, name := range o.Names {
+			a, err := limiters.ParseAlgorithm(name)
+			if err != nil {
+				return usageErrorf("unknown algorithm %q (valid: %s)", name, algorithmNames())
+			}
+			if !slices.Contains(algos, a) {
+				algos = append(algos, a)
+			}
+		}
+	}
 	format, err := parseOutput(o.Output)
 	if err != nil {
 		return err
 	}
 	if format != outTable {
 		var rows [][]cell
-		for _, a := range limiters.AllAlgorithms() {
+		for _, a := range algos {
 			in := algoInfos[a]
 			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(in.params),
 				strCell(in.how), strCell(in.state), strCell(in.bursts), strCell(in.choose)})
@@ -135,7 +163,7 @@ func runAlgos(o *algosOptions, s streams) error {
 		return t.render(s.out, format)
 	}
 	var b strings.Builder
-	for i, a := range limiters.AllAlgorithms() {
+	for i, a := range algos {
 		in := algoInfos[a]
 		if i > 0 {
 			b.WriteString("\n")
@@ -147,7 +175,9 @@ func runAlgos(o *algosOptions, s streams) error {
 			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
 		}
 	}
-	b.WriteString("\n" + algosGuide + "\n")
+	if len(o.Names) == 0 {
+		b.WriteString("\n" + algosGuide + "\n")
+	}
 	_, err = fmt.Fprint(s.out, b.String())
 	return err
 }

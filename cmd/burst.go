@@ -41,6 +41,7 @@ func newBurstCmd() *cobra.Command {
 		Example:           burstExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
+		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path = traceArg(args)
 			o.policy.markSet(c.Flags())
@@ -48,7 +49,7 @@ func newBurstCmd() *cobra.Command {
 		},
 	}
 	fs := c.Flags()
-	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the seed's five)")
+	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the five classic algorithms)")
 	fs.StringVar(&o.Interval, "interval", "", "interval length: a number in the trace unit or a Go duration (default: the window)")
 	fs.IntVar(&o.Top, "top", 0, "list the N worst intervals overall instead")
 	addOutputFlag(fs, &o.Output)

@@ -22,7 +22,7 @@ to the limit, the false allows and false rejects against the oracle (a
 sliding log with the same limit and window: the exact rolling policy) and the
 time of the first rejection.
 
-Default algorithms: the five of the seed (fixed-window, sliding-log,
+Default algorithms: the five classic algorithms (fixed-window, sliding-log,
 sliding-counter, token-bucket, leaky-bucket); --algos all adds gcra and
 leaky-queue.`
 
@@ -50,6 +50,7 @@ func newCompareCmd() *cobra.Command {
 		Example:           compareExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
+		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path = traceArg(args)
 			o.policy.markSet(c.Flags())
@@ -57,8 +58,8 @@ func newCompareCmd() *cobra.Command {
 		},
 	}
 	fs := c.Flags()
-	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to compare, comma-separated, or all (default: the seed's five)")
-	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm")
+	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to compare, comma-separated, or all (default: the five classic algorithms)")
+	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm and the agreement table")
 	fs.BoolVar(&o.Diff, "diff", false, "print only the requests the algorithms decide differently")
 	fs.StringVar(&o.Interval, "interval", "", "burst interval for max_in_interval (default: the window)")
 	addOutputFlag(fs, &o.Output)

@@ -124,7 +124,9 @@ func addCompletionCmd(root *cobra.Command) {
 	for _, sh := range comp.Commands() {
 		shells = append(shells, sh.Name())
 		sh.Args = noArgs
+		sh.Annotations = exitStatus("a bad flag or an argument")
 	}
+	comp.Annotations = exitStatus("no shell or an unknown one, a bad flag")
 	valid := strings.Join(shells, ", ")
 	comp.Use = "completion SHELL"
 	comp.Args = func(c *cobra.Command, args []string) error {

@@ -49,9 +49,10 @@ func newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "A tour: each algorithm on its example, then compare and burst",
-		Long: "A newcomer's tour, with no arguments: each of the five algorithms of the seed on its example trace " +
+		Long: "A newcomer's tour, with no arguments: each of the five classic algorithms on its example trace " +
 			"with --explain states, then compare and burst on the boundary-burst example.",
-		Args: noArgs,
+		Annotations: exitStatus("an argument or a bad flag"),
+		Args:        noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runDemo(streamsOf(c))
 		},

@@ -51,11 +51,12 @@ type genOptions struct {
 func newGenCmd() *cobra.Command {
 	o := &genOptions{}
 	c := &cobra.Command{
-		Use:     "gen --pattern steady|bursty|boundary|ramp [flags]",
-		Short:   "Generate a synthetic trace",
-		Long:    genLong,
-		Example: genExample,
-		Args:    noArgs,
+		Use:         "gen --pattern steady|bursty|boundary|ramp [flags]",
+		Short:       "Generate a synthetic trace",
+		Long:        genLong,
+		Example:     genExample,
+		Annotations: exitStatus("a bad flag or argument, a bad option value"),
+		Args:        noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.set = map[string]bool{}
 			c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })

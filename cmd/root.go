@@ -24,13 +24,35 @@ trace when standard input is not a terminal. Timestamps are numbers in --unit
 or RFC 3339 times. Data goes to standard output, diagnostics to standard
 error.
 
-Start with "ratesim demo" for a tour and "ratesim algos" for the algorithms.
+Start with "ratesim demo" for a tour and "ratesim algos" for the algorithms.`
 
+// exitStatusKey is the annotation that holds a command's EXIT STATUS
+// section, with which helpTemplate ends its help.
+const exitStatusKey = "exit-status"
+
+// helpTemplate is cobra's help template followed by the command's EXIT
+// STATUS section.
+const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{with index .Annotations "exit-status"}}
 EXIT STATUS
-  0  success
+{{.}}
+{{end}}`
+
+// replayExitStatus is the EXIT STATUS of ratesim and of the commands that
+// replay a trace.
+const replayExitStatus = `  0  success
   1  error: the trace could not be read or is malformed, or output failed
   2  usage error: a bad flag or argument, an unknown algorithm, a bad parameter
   3  partial: --lenient skipped bad rows (each is reported on standard error)`
+
+// exitStatus is the EXIT STATUS of a command that reads no trace; usage
+// says what its usage errors are.
+func exitStatus(usage string) map[string]string {
+	return map[string]string{exitStatusKey: `  0  success
+  1  error: output failed
+  2  usage error: ` + usage}
+}
 
 // Main runs ratesim with args (without the program name) and returns the exit
 // status. Errors are printed once, as "ratesim: message", on stderr.
@@ -57,6 +79,7 @@ func NewRootCmd(version string) *cobra.Command {
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Annotations:   map[string]string{exitStatusKey: replayExitStatus},
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return unknownCommand(c, args[0])
@@ -69,6 +92,7 @@ func NewRootCmd(version string) *cobra.Command {
 	}
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("ratesim version {{.Version}}\n")
+	root.SetHelpTemplate(helpTemplate)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		var bad *pflag.InvalidValueError
 		if errors.As(err, &bad) {
@@ -97,6 +121,9 @@ func newHelpCmd() *cobra.Command {
 		Use:   "help [command]",
 		Short: "Help about any command",
 		Long:  `Show the help of a command, as "ratesim COMMAND --help" does: "ratesim help run", "ratesim help completion bash".`,
+		Annotations: map[string]string{exitStatusKey: `  0  success
+  1  error: output failed
+  2  usage error: an unknown command`},
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			parent, rest, err := c.Root().Find(args)
 			if err != nil || len(rest) > 0 {

@@ -50,6 +50,7 @@ func newRunCmd() *cobra.Command {
 		Example:           runExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
+		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path = traceArg(args)
 			o.policy.markSet(c.Flags())
