@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
@@ -53,6 +54,9 @@ func registerCompletions(c *cobra.Command) {
 			pats = append(pats, cobra.CompletionWithDesc(p, desc[p]))
 		}
 		fixed("pattern", pats...)
+		fixed("keys",
+			cobra.CompletionWithDesc("short", "u1, u2, ..."),
+			cobra.CompletionWithDesc("uuid", "36-character UUIDs"))
 	} else {
 		fixed("output",
 			cobra.CompletionWithDesc("table", "an ASCII table (default)"),
@@ -81,6 +85,16 @@ func registerCompletions(c *cobra.Command) {
 			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 		})
 	}
+	// Every other flag that takes a value takes a number, a duration, a
+	// rate or a name: a shell offering file names would only mislead.
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() == "bool" {
+			return
+		}
+		if _, ok := c.GetFlagCompletionFunc(f.Name); !ok {
+			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
+		}
+	})
 }
 
 // algoCompletions lists the algorithms, each prefixed (for --algos lists),
