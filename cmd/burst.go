@@ -140,6 +140,9 @@ func runBurst(o *burstOptions, s streams) error {
 	if t != nil {
 		w := &textWriter{w: s.out, format: format}
 		w.line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+		if line := backwardsLine(rep); line != "" {
+			w.line(line)
+		}
 		w.line("policy: " + sp.describe(true))
 		w.blank()
 		if o.Top > 0 {

@@ -123,6 +123,9 @@ func runCompare(o *compareOptions, s streams) error {
 	w := &textWriter{w: s.out, format: format}
 	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
 	w.line("policy: " + rp.spec.describe(true))
+	if line := backwardsLine(rep); line != "" {
+		w.line(line)
+	}
 	if rw != nil {
 		w.blank()
 		if o.Diff {
@@ -240,6 +243,7 @@ var summaryFields = []field{
 	{name: "rate", omitNull: true},
 	{name: "clock"},
 	{name: "unit"},
+	{name: "clock_backwards"},
 }
 
 // summaryRows builds one summary row per algorithm.
@@ -275,6 +279,7 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			rate,
 			strCell(clockName(sp.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
+			intCell(rep.ClockBackwards),
 		})
 	}
 	return rows

@@ -111,7 +111,26 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 	if emit == nil {
 		emit = func(*sim.Batch) error { return nil }
 	}
-	return sim.Run(src, cfg, emit)
+	rep, err := sim.Run(src, cfg, emit)
+	if err == nil && rep.ClockBackwards > 0 {
+		f := rep.FirstBackwards
+		remedy := "sort the trace by time, or use --clock clamp to judge them at their key's latest time"
+		if rp.spec.Policy.Clock == limiters.ClockClamp {
+			remedy = "--clock clamp judged them at their key's latest time; sort the trace by time to judge them at their own"
+		}
+		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
+			plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
+	}
+	return rep, err
+}
+
+// backwardsLine is the line of a report's header that counts the requests
+// earlier than their key's latest; empty when there are none.
+func backwardsLine(rep *sim.Report) string {
+	if rep.ClockBackwards == 0 {
+		return ""
+	}
+	return fmt.Sprintf("clock_backwards: %s earlier than their key's latest, the first at line %d", plural(rep.ClockBackwards, "request"), rep.FirstBackwards.Line)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on

@@ -202,6 +202,9 @@ func runRun(o *runOptions, s streams) error {
 		w := &textWriter{w: s.out, format: format}
 		w.line(fmt.Sprintf("%s on %s: %s", algo, rp.trace.name, rp.spec.describe(false)))
 		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+		if line := backwardsLine(rep); line != "" {
+			w.line(line)
+		}
 		w.blank()
 		t := &table{header: rw.header(), right: rw.aligns(), rows: rw.cells, footer: footer}
 		w.table(t)
