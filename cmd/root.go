@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -57,7 +58,20 @@ func exitStatus(usage string) map[string]string {
 // Main runs ratesim with args (without the program name) and returns the exit
 // status. Errors are printed once, as "ratesim: message", on stderr.
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewRootCmd(version)
+	return execute(NewRootCmd(version), args, stdin, stdout, stderr)
+}
+
+// execute runs the command tree root with args and returns the exit
+// status. A panic is a bug in ratesim, not a mistake of the user's: it is
+// reported with its stack and exits with status 1, never with the
+// runtime's status 2, which would read as a usage error.
+func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "ratesim: internal error: %v\n%s", p, debug.Stack())
+			status = exitError
+		}
+	}()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
