@@ -136,7 +136,7 @@ func runRun(o *runOptions, s streams) error {
 				if o.Explain {
 					state = b.State(i, 0)
 				}
-				if err := rw.runCSV(r, d, unit, queue, keyed, key, o.Explain, state); err != nil {
+				if err := rw.runCSV(r, d, b.Exact(i, 0), unit, queue, keyed, key, o.Explain, state); err != nil {
 					return err
 				}
 				continue
@@ -147,15 +147,16 @@ func runRun(o *runOptions, s streams) error {
 			rw.int(r.Cost)
 			rw.bool(d.Allowed)
 			rw.int(d.Remaining)
+			x := b.Exact(i, 0)
 			if d.Reason == limiters.ReasonCost {
 				rw.null("never")
 			} else {
-				rw.dur(int64(d.RetryAfter), unit)
+				rw.wait(d.RetryAfter, x.RetryAfter, unit)
 			}
-			rw.dur(int64(d.ResetAfter), unit)
+			rw.wait(d.ResetAfter, x.ResetAfter, unit)
 			rw.text(string(d.Reason))
 			if queue {
-				rw.dur(int64(d.Delay), unit)
+				rw.wait(d.Delay, x.Delay, unit)
 			}
 			if keyed {
 				rw.str(r.Key)
@@ -286,7 +287,7 @@ func checkKeys(keys []string) error {
 }
 
 // runCSV writes one CSV row of run's output without going field by field.
-func (rw *recordWriter) runCSV(r *sim.Request, d *limiters.Decision, unit time.Duration, queue, keyed bool, key []byte, explain bool, state []byte) error {
+func (rw *recordWriter) runCSV(r *sim.Request, d *limiters.Decision, x *limiters.Exact, unit time.Duration, queue, keyed bool, key []byte, explain bool, state []byte) error {
 	b := appendCSVBytes(rw.buf, r.User)
 	b = append(b, ',')
 	b = appendCSVBytes(b, r.TimeText)
@@ -300,15 +301,15 @@ func (rw *recordWriter) runCSV(r *sim.Request, d *limiters.Decision, unit time.D
 	b = strconv.AppendInt(b, d.Remaining, 10)
 	b = append(b, ',')
 	if d.Reason != limiters.ReasonCost {
-		b = appendDuration(b, int64(d.RetryAfter), unit)
+		b = appendWait(b, d.RetryAfter, x.RetryAfter, unit)
 	}
 	b = append(b, ',')
-	b = appendDuration(b, int64(d.ResetAfter), unit)
+	b = appendWait(b, d.ResetAfter, x.ResetAfter, unit)
 	b = append(b, ',')
 	b = appendCSV(b, string(d.Reason))
 	if queue {
 		b = append(b, ',')
-		b = appendDuration(b, int64(d.Delay), unit)
+		b = appendWait(b, d.Delay, x.Delay, unit)
 	}
 	if keyed {
 		b = append(b, ',')
@@ -324,6 +325,40 @@ func (rw *recordWriter) runCSV(r *sim.Request, d *limiters.Decision, unit time.D
 		return rw.flush()
 	}
 	return nil
+}
+
+// appendWait appends a decision's duration d as an exact number in unit.
+// A d of limiters.InfDuration stands for a wait longer than a Duration
+// holds (about 292 years); full has it exactly.
+func appendWait(dst []byte, d time.Duration, full limiters.Span, unit time.Duration) []byte {
+	if d != limiters.InfDuration {
+		return appendDuration(dst, int64(d), unit)
+	}
+	q, r := new(big.Int).QuoRem(full.Big(), big.NewInt(int64(unit)), new(big.Int))
+	dst = q.Append(dst, 10)
+	if r.Sign() != 0 {
+		frac := traces.AppendDecimal(nil, r.Int64(), unit) // "0.xyz"
+		dst = append(dst, frac[1:]...)
+	}
+	return dst
+}
+
+// wait writes a decision's duration d, exactly; see appendWait.
+func (rw *recordWriter) wait(d time.Duration, full limiters.Span, unit time.Duration) {
+	if d != limiters.InfDuration {
+		rw.dur(int64(d), unit)
+		return
+	}
+	rw.next()
+	text := appendWait(nil, d, full, unit)
+	switch rw.format {
+	case outCSV, outJSON, outJSONL:
+		rw.buf = append(rw.buf, text...)
+	default:
+		if rw.row != nil {
+			rw.row = append(rw.row, string(text))
+		}
+	}
 }
 
 // appendDuration appends ns as an exact number in unit; zero, the common

@@ -13,26 +13,99 @@ import (
 // pass (ReasonCost) too: either way, no retry within InfDuration succeeds.
 const InfDuration = time.Duration(math.MaxInt64)
 
+// A Span is a length of time in whole nanoseconds, from 0 to 2^128-1: long
+// enough for any wait a limiter computes exactly, where a time.Duration
+// stops a little over 292 years. Hi and Lo are its high and low 64 bits.
+type Span struct{ Hi, Lo uint64 }
+
+// maxSpan is the longest Span; a RetryAfter of maxSpan means never.
+var maxSpan = Span{math.MaxUint64, math.MaxUint64}
+
+// span64 returns ns nanoseconds as a Span.
+func span64(ns uint64) Span { return Span{Lo: ns} }
+
+// Duration returns s as a time.Duration, or InfDuration when it does not
+// fit one.
+func (s Span) Duration() time.Duration {
+	if s.Hi != 0 || s.Lo > math.MaxInt64 {
+		return InfDuration
+	}
+	return time.Duration(s.Lo)
+}
+
+// Never reports whether s is the RetryAfter of a request that can never
+// pass (ReasonCost): the longest Span.
+func (s Span) Never() bool { return s == maxSpan }
+
+// Big returns s as a big.Int number of nanoseconds.
+func (s Span) Big() *big.Int {
+	b := new(big.Int).SetUint64(s.Hi)
+	b.Lsh(b, 64)
+	return b.Or(b, new(big.Int).SetUint64(s.Lo))
+}
+
+// add returns s+t, saturating at the longest Span (which no sum of the
+// waits here reaches).
+func (s Span) add(t Span) Span {
+	lo, c := bits.Add64(s.Lo, t.Lo, 0)
+	hi, c := bits.Add64(s.Hi, t.Hi, c)
+	if c != 0 {
+		return maxSpan
+	}
+	return Span{hi, lo}
+}
+
+// divCeilSpan returns ceil((hi<<64|lo)/d) for d > 0, in full.
+func divCeilSpan(hi, lo, d uint64) Span {
+	var qh uint64
+	if hi >= d { // rare: a quotient of more than 64 bits
+		qh, hi = hi/d, hi%d
+	}
+	ql, r := bits.Div64(hi, lo, d)
+	if r != 0 {
+		ql++
+		if ql == 0 {
+			qh++
+		}
+	}
+	return Span{qh, ql}
+}
+
+// Exact holds a Decision's RetryAfter, ResetAfter and Delay in full, for
+// when one of them does not fit a time.Duration and the Decision says
+// InfDuration. For a request that can never pass (ReasonCost) RetryAfter
+// is the longest Span (see Span.Never).
+type Exact struct {
+	RetryAfter, ResetAfter, Delay Span
+}
+
+// setRetry, setReset and setDelay set a field of d to v, saturating, and
+// keep v in full in x unless x is nil.
+func setRetry(d *Decision, x *Exact, v Span) {
+	d.RetryAfter = v.Duration()
+	if x != nil {
+		x.RetryAfter = v
+	}
+}
+
+func setReset(d *Decision, x *Exact, v Span) {
+	d.ResetAfter = v.Duration()
+	if x != nil {
+		x.ResetAfter = v
+	}
+}
+
+func setDelay(d *Decision, x *Exact, v Span) {
+	d.Delay = v.Duration()
+	if x != nil {
+		x.Delay = v
+	}
+}
+
 // since returns now-then for now >= then as an unsigned count of
 // nanoseconds; the difference of two int64 values always fits in a uint64.
 func since(now, then int64) uint64 {
 	return uint64(now) - uint64(then)
-}
-
-// sat converts an unsigned nanosecond count to a Duration, saturating.
-func sat(ns uint64) time.Duration {
-	if ns > math.MaxInt64 {
-		return InfDuration
-	}
-	return time.Duration(ns)
-}
-
-// addSat adds two non-negative durations, saturating.
-func addSat(a, b time.Duration) time.Duration {
-	if a > InfDuration-b {
-		return InfDuration
-	}
-	return a + b
 }
 
 // floorDivMod returns q = floor(t/w) and m = t - q*w in [0, w) for w > 0.

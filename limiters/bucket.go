@@ -48,7 +48,7 @@ func (b *bucket) fill(r *Rule, cost int64) (nh, nl, ch, cl uint64) {
 	return nh, nl, ch, cl
 }
 
-func (b *bucket) decide(r *Rule, now, cost int64, commit bool) Decision {
+func (b *bucket) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
 	b.drain(r, now)
 	nh, nl, ch, cl := b.fill(r, cost)
 	var d Decision
@@ -60,14 +60,14 @@ func (b *bucket) decide(r *Rule, now, cost int64, commit bool) Decision {
 		// Wait until the level falls to Capacity-cost: the excess
 		// (level+cost-Capacity)*per drains at n per ns; round up.
 		oh, ol := sub128(nh, nl, ch, cl)
-		d.RetryAfter = sat(divCeil128(oh, ol, r.n))
+		setRetry(&d, x, divCeilSpan(oh, ol, r.n))
 	}
 	// Remaining is floor(Capacity - level) = floor((C*per - level*per)/per);
 	// the quotient is at most Capacity, so the high word is below per.
 	rh, rl := sub128(ch, cl, b.lh, b.ll)
 	q, _ := bits.Div64(rh, rl, r.per)
 	d.Remaining = int64(q)
-	d.ResetAfter = sat(divCeil128(b.lh, b.ll, r.n))
+	setReset(&d, x, divCeilSpan(b.lh, b.ll, r.n))
 	return d
 }
 
@@ -174,7 +174,7 @@ func (g *debt) advance(now int64) {
 	g.last, g.seen = now, true
 }
 
-func (g *debt) decide(r *Rule, now, cost int64, commit bool) Decision {
+func (g *debt) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
 	g.advance(now)
 	// Allowed when TAT + cost*T - Capacity*T <= now, that is when the debt
 	// is at most (Capacity-cost)*T.
@@ -188,7 +188,7 @@ func (g *debt) decide(r *Rule, now, cost int64, commit bool) Decision {
 	if g.ns < lns || g.ns == lns && g.frac <= lfr {
 		d.Allowed = true
 		if r.alg == LeakyQueue {
-			d.Delay = sat(g.ceil())
+			setDelay(&d, x, span64(g.ceil()))
 		}
 		g.take(r, incNs, incFr)
 	} else {
@@ -198,13 +198,13 @@ func (g *debt) decide(r *Rule, now, cost int64, commit bool) Decision {
 		if g.frac > lfr {
 			wait++
 		}
-		d.RetryAfter = sat(wait)
+		setRetry(&d, x, span64(wait))
 	}
 	// Tokens left: floor(Capacity - debt/T) = Capacity - ceil(debt*n/per).
 	hi, lo := bits.Mul64(g.ns, r.n)
 	hi, lo = add128(hi, lo, 0, g.frac)
 	d.Remaining = r.limit - int64(divCeil128(hi, lo, r.per))
-	d.ResetAfter = sat(g.ceil())
+	setReset(&d, x, span64(g.ceil()))
 	return d
 }
 

@@ -154,8 +154,23 @@ func (g *Group) Prefetch(id uint32) {
 // algorithm would decide. It allocates nothing, except when the group
 // grows or a sliding log's ring changes size.
 func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
+	return g.allow(id, now, cost, out, nil)
+}
+
+// AllowExact is Allow that also writes algorithm i's durations in full to
+// exact[i] (exact must hold one per algorithm); see Table.AllowExact.
+func (g *Group) AllowExact(id uint32, now, cost int64, out []Decision, exact []Exact) uint64 {
+	return g.allow(id, now, cost, out, exact)
+}
+
+// allow is Allow, and AllowExact when exact is not nil.
+func (g *Group) allow(id uint32, now, cost int64, out []Decision, exact []Exact) uint64 {
 	if g.single != nil {
-		out[0] = g.single.Allow(id, now, cost)
+		var x *Exact
+		if exact != nil {
+			x = &exact[0]
+		}
+		out[0] = g.single.allow(id, now, cost, x)
 		return allowedBit(out[0])
 	}
 	s, dp := g.at(id)
@@ -164,24 +179,31 @@ func (g *Group) Allow(id uint32, now, cost int64, out []Decision) uint64 {
 	for i := range g.rules {
 		r := &g.rules[i]
 		var d Decision
+		var x *Exact
+		if exact != nil {
+			x = &exact[i]
+		}
 		switch r.alg {
 		case FixedWindow:
-			d = apply(&s.fw, r, now, cost)
+			d = applyExact(&s.fw, r, now, cost, x)
 		case SlidingLog:
-			d = apply(&s.sl, r, now, cost)
+			d = applyExact(&s.sl, r, now, cost, x)
 		case SlidingCounter:
-			d = apply(&s.sc, r, now, cost)
+			d = applyExact(&s.sc, r, now, cost, x)
 		case TokenBucket, LeakyBucket:
 			if i == g.bucketFace {
-				d = apply(&s.bk, r, now, cost)
+				d = applyExact(&s.bk, r, now, cost, x)
 				face = d
 			} else {
 				d = otherFace(face, r)
+				if x != nil {
+					*x = exact[g.bucketFace]
+				}
 			}
 		case GCRA:
-			d = apply(&dp.gc, r, now, cost)
+			d = applyExact(&dp.gc, r, now, cost, x)
 		default:
-			d = apply(&dp.lq, r, now, cost)
+			d = applyExact(&dp.lq, r, now, cost, x)
 		}
 		out[i] = d
 		if d.Allowed {
@@ -331,11 +353,17 @@ func validCost(r *Rule, cost int64) bool {
 
 // AllowExplain is Allow that also appends each algorithm's state text (as
 // Table.AllowExplain writes it) to dst, in order, and sets ends[i] to the
-// length of dst after algorithm i's text. It returns the extended dst and
-// the allowed mask.
-func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out []Decision, dst []byte, ends []int) ([]byte, uint64) {
+// length of dst after algorithm i's text. When exact is not nil it holds
+// one per algorithm and gets each decision's durations in full, as
+// AllowExact writes them. It returns the extended dst and the allowed
+// mask.
+func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out []Decision, exact []Exact, dst []byte, ends []int) ([]byte, uint64) {
 	if g.single != nil {
-		out[0], dst = g.single.AllowExplain(id, now, cost, unit, dst)
+		var x *Exact
+		if exact != nil {
+			x = &exact[0]
+		}
+		out[0], dst = g.single.allowExplain(id, now, cost, unit, dst, x)
 		ends[0] = len(dst)
 		return dst, allowedBit(out[0])
 	}
@@ -346,25 +374,32 @@ func (g *Group) AllowExplain(id uint32, now, cost int64, unit time.Duration, out
 	for i := range g.rules {
 		r := &g.rules[i]
 		var d Decision
+		var x *Exact
+		if exact != nil {
+			x = &exact[i]
+		}
 		switch r.alg {
 		case FixedWindow:
-			d, dst = explainFixedWindow(&s.fw, r, now, cost, unit, dst)
+			d, dst = explainFixedWindow(&s.fw, r, now, cost, unit, dst, x)
 		case SlidingLog:
-			d, dst = explainSlidingLog(&s.sl, r, now, cost, unit, dst)
+			d, dst = explainSlidingLog(&s.sl, r, now, cost, unit, dst, x)
 		case SlidingCounter:
-			d, dst = explainSlidingCounter(&s.sc, r, now, cost, dst)
+			d, dst = explainSlidingCounter(&s.sc, r, now, cost, dst, x)
 		case TokenBucket, LeakyBucket:
 			if i == g.bucketFace {
-				d, dst = explainBucket(&s.bk, r, now, cost, dst)
+				d, dst = explainBucket(&s.bk, r, now, cost, dst, x)
 				face, faceState = d, s.bk
 			} else {
 				d = otherFace(face, r)
+				if x != nil {
+					*x = exact[g.bucketFace]
+				}
 				dst = faceState.appendState(r, now, dst)
 			}
 		case GCRA:
-			d, dst = explainDebt(&dp.gc, r, now, cost, unit, dst)
+			d, dst = explainDebt(&dp.gc, r, now, cost, unit, dst, x)
 		default:
-			d, dst = explainDebt(&dp.lq, r, now, cost, unit, dst)
+			d, dst = explainDebt(&dp.lq, r, now, cost, unit, dst, x)
 		}
 		out[i] = d
 		ends[i] = len(dst)

@@ -1,6 +1,8 @@
 package limiters
 
 import (
+	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -49,7 +51,7 @@ func TestGroupEqualsTables(t *testing.T) {
 			case 0:
 				mask = g.Allow(rq.key, rq.t, rq.cost, out)
 			case 1:
-				text, mask = g.AllowExplain(rq.key, rq.t, rq.cost, time.Duration(tick), out, nil, ends)
+				text, mask = g.AllowExplain(rq.key, rq.t, rq.cost, time.Duration(tick), out, nil, nil, ends)
 			case 2:
 				mask = g.Admit(rq.key, rq.t, rq.cost)
 			}
@@ -215,6 +217,78 @@ func TestDecidedAt(t *testing.T) {
 		}
 		if got := tab.DecidedAt(1, 7*sec); got != 7*sec {
 			t.Errorf("%v: fresh key taken at %d, want its own time", a, got)
+		}
+	}
+}
+
+// TestExact checks the durations kept in full: equal to the Decision's
+// wherever those fit, exact where the Decision says InfDuration.
+func TestExact(t *testing.T) {
+	// Capacity 20, one token per 10^9 s: a second request of cost 20 waits
+	// 2*10^10 s, longer than a Duration holds.
+	slow := Policy{Capacity: 20, Rate: Rate{N: 1, Per: 1e9 * time.Second}}
+	for _, a := range []Algorithm{TokenBucket, LeakyBucket} {
+		tab, err := NewTable(a, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := new(big.Int).Mul(big.NewInt(2e10), big.NewInt(1e9))
+		d, x := tab.AllowExact(0, 0, 20)
+		if !d.Allowed || d.ResetAfter != InfDuration || x.ResetAfter.Big().Cmp(want) != 0 {
+			t.Errorf("%v: first request %+v, exact reset %v, want %v", a, d, x.ResetAfter.Big(), want)
+		}
+		d, x = tab.AllowExact(0, 0, 20)
+		if d.Allowed || d.RetryAfter != InfDuration || x.RetryAfter.Big().Cmp(want) != 0 {
+			t.Errorf("%v: second request %+v, exact retry %v, want %v", a, d, x.RetryAfter.Big(), want)
+		}
+		d, x = tab.AllowExact(0, 0, 21)
+		if d.Reason != ReasonCost || d.RetryAfter != InfDuration || !x.RetryAfter.Never() {
+			t.Errorf("%v: cost above capacity %+v, exact %+v", a, d, x)
+		}
+	}
+	// The clock going back from the largest time to the smallest: the
+	// retry counts from the request's own time, 2^64-1 ns before.
+	for _, a := range AllAlgorithms() {
+		tab, _ := NewTable(a, seedPolicy)
+		tab.Allow(0, math.MaxInt64, 3)
+		d, x := tab.AllowExact(0, math.MinInt64, 1)
+		back := new(big.Int).SetUint64(math.MaxUint64)
+		if d.Reason != ReasonClock || d.RetryAfter != InfDuration || x.RetryAfter.Big().Cmp(back) <= 0 || x.ResetAfter.Big().Cmp(back) < 0 {
+			t.Errorf("%v: back from the largest time: %+v, exact retry %v reset %v", a, d, x.RetryAfter.Big(), x.ResetAfter.Big())
+		}
+		// The same wait from the largest time itself fits.
+		c, _ := NewTable(a, seedPolicy)
+		c.Allow(0, math.MaxInt64, 3)
+		near := c.Allow(0, math.MaxInt64, 1)
+		want := new(big.Int).Add(back, big.NewInt(int64(near.RetryAfter)))
+		if x.RetryAfter.Big().Cmp(want) != 0 {
+			t.Errorf("%v: exact retry %v, want %v", a, x.RetryAfter.Big(), want)
+		}
+	}
+	// Everywhere else the exact figures are the Decision's, and a Group
+	// gives the same as a Table.
+	rng := rand.New(rand.NewPCG(5, 6))
+	g, _ := NewGroup(AllAlgorithms(), seedPolicy)
+	out := make([]Decision, len(AllAlgorithms()))
+	exact := make([]Exact, len(AllAlgorithms()))
+	var tables []*Table
+	for _, a := range AllAlgorithms() {
+		tab, _ := NewTable(a, seedPolicy)
+		tables = append(tables, tab)
+	}
+	now := int64(0)
+	for step := range 3000 {
+		now += int64(rng.IntN(3000)-500) * int64(time.Millisecond)
+		id, cost := uint32(rng.IntN(3)), int64(rng.IntN(5))
+		g.AllowExact(id, now, cost, out, exact)
+		for i, tab := range tables {
+			d, x := tab.AllowExact(id, now, cost)
+			if d != out[i] || x != exact[i] {
+				t.Fatalf("step %d, %v: Table %+v %+v, Group %+v %+v", step, tab.Algorithm(), d, x, out[i], exact[i])
+			}
+			if (d.Reason != ReasonCost && x.RetryAfter.Duration() != d.RetryAfter) || x.ResetAfter.Duration() != d.ResetAfter || x.Delay.Duration() != d.Delay {
+				t.Fatalf("step %d, %v: %+v, exact %+v", step, tab.Algorithm(), d, x)
+			}
 		}
 	}
 }

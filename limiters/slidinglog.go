@@ -87,7 +87,7 @@ func (s *SlidingLogState) boundary(r *Rule, now int64) (int64, bool) {
 	return 0, false
 }
 
-func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision {
+func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
 	w := uint64(r.window)
 	// Find the entries still inside [now-W, now]. They are dropped from the
 	// ring only when a request is admitted: a refusal leaves the log as it
@@ -107,20 +107,20 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool) Decision
 			e := &ring[(head+i)&mask]
 			need -= e.cost
 			if need <= 0 {
-				d.RetryAfter = sat(w + 1 - since(now, e.t))
+				setRetry(&d, x, span64(w+1-since(now, e.t)))
 				break
 			}
 		}
-		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
+		setReset(&d, x, span64(w+1-since(now, s.newest())))
 		return d
 	}
 	d.Allowed = true
 	d.Remaining = r.limit - sum - cost
 	switch {
 	case cost > 0:
-		d.ResetAfter = sat(w + 1)
+		setReset(&d, x, span64(w+1))
 	case n > 0:
-		d.ResetAfter = sat(w + 1 - since(now, s.newest()))
+		setReset(&d, x, span64(w+1-since(now, s.newest())))
 	}
 	if commit && cost > 0 {
 		s.take(head, n, sum, now, cost)

@@ -69,12 +69,13 @@ func (c *chunks[S]) get(id uint32) *S {
 // A Table is not safe for concurrent use; see Keyed for that. Use NewTable
 // to make one: the zero Table refuses every request with ReasonBadRule.
 type Table struct {
-	rule Rule
-	fw   chunks[FixedWindowState]
-	sc   chunks[SlidingCounterState]
-	sl   chunks[SlidingLogState]
-	bk   chunks[bucket]
-	db   chunks[debt]
+	rule  Rule
+	exact Exact // AllowExact's, kept here so that it need not escape
+	fw    chunks[FixedWindowState]
+	sc    chunks[SlidingCounterState]
+	sl    chunks[SlidingLogState]
+	bk    chunks[bucket]
+	db    chunks[debt]
 }
 
 // NewTable returns an empty table for algorithm a under policy p, or an
@@ -100,7 +101,25 @@ func (t *Table) Rule() *Rule { return &t.rule }
 // and updates the key's state. It allocates nothing, except when the table
 // grows or a sliding log's ring changes size.
 func (t *Table) Allow(id uint32, now, cost int64) Decision {
+	return t.allow(id, now, cost, nil)
+}
+
+// AllowExact is Allow that also returns the decision's durations in full:
+// a RetryAfter, ResetAfter or Delay that does not fit a time.Duration is
+// InfDuration in the Decision, and exact in the Exact.
+func (t *Table) AllowExact(id uint32, now, cost int64) (Decision, Exact) {
+	d := t.allow(id, now, cost, &t.exact)
+	return d, t.exact
+}
+
+// allow is Allow that also sets *x, unless x is nil, to the decision's
+// durations in full. x must be nil or point to memory on the heap (see
+// applyExact).
+func (t *Table) allow(id uint32, now, cost int64, x *Exact) Decision {
 	r := &t.rule
+	if x != nil {
+		*x = Exact{}
+	}
 	if !r.ok {
 		return Decision{Reason: ReasonBadRule} // a zero Table
 	}
@@ -111,33 +130,33 @@ func (t *Table) Allow(id uint32, now, cost int64) Decision {
 	case FixedWindow:
 		s := t.fw.at(id)
 		if _, back := s.boundary(r, now); valid && !back {
-			return s.decide(r, now, cost, true)
+			return s.decide(r, now, cost, true, x)
 		}
-		return apply(s, r, now, cost)
+		return applyExact(s, r, now, cost, x)
 	case SlidingLog:
 		s := t.sl.at(id)
 		if _, back := s.boundary(r, now); valid && !back {
-			return s.decide(r, now, cost, true)
+			return s.decide(r, now, cost, true, x)
 		}
-		return apply(s, r, now, cost)
+		return applyExact(s, r, now, cost, x)
 	case SlidingCounter:
 		s := t.sc.at(id)
 		if _, back := s.boundary(r, now); valid && !back {
-			return s.decide(r, now, cost, true)
+			return s.decide(r, now, cost, true, x)
 		}
-		return apply(s, r, now, cost)
+		return applyExact(s, r, now, cost, x)
 	case TokenBucket, LeakyBucket:
 		s := t.bk.at(id)
 		if valid && (!s.seen || now >= s.last) {
-			return s.decide(r, now, cost, true)
+			return s.decide(r, now, cost, true, x)
 		}
-		return apply(s, r, now, cost)
+		return applyExact(s, r, now, cost, x)
 	default:
 		s := t.db.at(id)
 		if valid && (!s.seen || now >= s.last) {
-			return s.decide(r, now, cost, true)
+			return s.decide(r, now, cost, true, x)
 		}
-		return apply(s, r, now, cost)
+		return applyExact(s, r, now, cost, x)
 	}
 }
 
@@ -157,40 +176,46 @@ func (t *Table) Allow(id uint32, now, cost int64) Decision {
 //	gcra             tat 15                   the theoretical arrival time after the decision
 //	leaky-queue      queue 2 until 15         units queued after the decision, and when the queue empties
 func (t *Table) AllowExplain(id uint32, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
+	return t.allowExplain(id, now, cost, unit, dst, nil)
+}
+
+// allowExplain is AllowExplain that also sets *x, unless x is nil, to the
+// decision's durations in full, as allow does.
+func (t *Table) allowExplain(id uint32, now, cost int64, unit time.Duration, dst []byte, x *Exact) (Decision, []byte) {
 	r := &t.rule
 	if !r.ok {
 		return Decision{Reason: ReasonBadRule}, dst
 	}
 	switch r.alg {
 	case FixedWindow:
-		return explainFixedWindow(t.fw.at(id), r, now, cost, unit, dst)
+		return explainFixedWindow(t.fw.at(id), r, now, cost, unit, dst, x)
 	case SlidingLog:
-		return explainSlidingLog(t.sl.at(id), r, now, cost, unit, dst)
+		return explainSlidingLog(t.sl.at(id), r, now, cost, unit, dst, x)
 	case SlidingCounter:
-		return explainSlidingCounter(t.sc.at(id), r, now, cost, dst)
+		return explainSlidingCounter(t.sc.at(id), r, now, cost, dst, x)
 	case TokenBucket, LeakyBucket:
-		return explainBucket(t.bk.at(id), r, now, cost, dst)
+		return explainBucket(t.bk.at(id), r, now, cost, dst, x)
 	default:
-		return explainDebt(t.db.at(id), r, now, cost, unit, dst)
+		return explainDebt(t.db.at(id), r, now, cost, unit, dst, x)
 	}
 }
 
 // The explain functions are apply for one kind of state, plus the state
 // text AllowExplain documents.
 
-func explainFixedWindow(s *FixedWindowState, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
-	d := apply(s, r, now, cost)
+func explainFixedWindow(s *FixedWindowState, r *Rule, now, cost int64, unit time.Duration, dst []byte, x *Exact) (Decision, []byte) {
+	d := applyExact(s, r, now, cost, x)
 	return d, s.appendText(r, now, unit, dst)
 }
 
-func explainSlidingLog(s *SlidingLogState, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
-	d := apply(s, r, now, cost)
+func explainSlidingLog(s *SlidingLogState, r *Rule, now, cost int64, unit time.Duration, dst []byte, x *Exact) (Decision, []byte) {
+	d := applyExact(s, r, now, cost, x)
 	return d, s.appendText(unit, dst)
 }
 
-func explainSlidingCounter(s *SlidingCounterState, r *Rule, now, cost int64, dst []byte) (Decision, []byte) {
+func explainSlidingCounter(s *SlidingCounterState, r *Rule, now, cost int64, dst []byte, x *Exact) (Decision, []byte) {
 	pre := *s
-	d := apply(s, r, now, cost)
+	d := applyExact(s, r, now, cost, x)
 	at := now
 	if b, back := pre.boundary(r, now); back {
 		at = b
@@ -198,8 +223,8 @@ func explainSlidingCounter(s *SlidingCounterState, r *Rule, now, cost int64, dst
 	return d, pre.appendEstimate(r, at, dst)
 }
 
-func explainBucket(s *bucket, r *Rule, now, cost int64, dst []byte) (Decision, []byte) {
-	d := apply(s, r, now, cost)
+func explainBucket(s *bucket, r *Rule, now, cost int64, dst []byte, x *Exact) (Decision, []byte) {
+	d := applyExact(s, r, now, cost, x)
 	return d, s.appendState(r, now, dst)
 }
 
@@ -218,8 +243,8 @@ func (b *bucket) appendState(r *Rule, now int64, dst []byte) []byte {
 	return c.appendAmount(r, r.alg == TokenBucket, dst)
 }
 
-func explainDebt(s *debt, r *Rule, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {
-	d := apply(s, r, now, cost)
+func explainDebt(s *debt, r *Rule, now, cost int64, unit time.Duration, dst []byte, x *Exact) (Decision, []byte) {
+	d := applyExact(s, r, now, cost, x)
 	c := *s
 	if !c.seen {
 		c.advance(now)

@@ -39,19 +39,22 @@ func (s *FixedWindowState) boundary(r *Rule, now int64) (int64, bool) {
 	return s.window * r.window, true
 }
 
-func (s *FixedWindowState) decide(r *Rule, now, cost int64, commit bool) Decision {
+func (s *FixedWindowState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
 	k, m := floorDivMod(now, r.window)
 	if s.count == 0 || k > s.window {
 		s.window, s.count = k, 0
 	}
-	untilNext := time.Duration(r.window - m)
+	untilNext := span64(uint64(r.window - m))
 	if cost > r.limit-s.count {
-		return Decision{Remaining: r.limit - s.count, RetryAfter: untilNext, ResetAfter: untilNext, Reason: r.refusal}
+		d := Decision{Remaining: r.limit - s.count, Reason: r.refusal}
+		setRetry(&d, x, untilNext)
+		setReset(&d, x, untilNext)
+		return d
 	}
 	s.count += cost
 	d := Decision{Allowed: true, Remaining: r.limit - s.count}
 	if s.count > 0 {
-		d.ResetAfter = untilNext
+		setReset(&d, x, untilNext)
 	}
 	return d
 }
@@ -140,7 +143,7 @@ func (s *SlidingCounterState) estimate(r *Rule, m int64) (hi, lo uint64) {
 	return add128(ph, pl, ch, cl)
 }
 
-func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool) Decision {
+func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
 	m := s.rotate(r, now)
 	w := uint64(r.window)
 	eh, el := s.estimate(r, m)
@@ -164,13 +167,13 @@ func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool) Deci
 	untilNext := uint64(r.window - m)
 	switch {
 	case s.cur > 0:
-		d.ResetAfter = sat(untilNext + w)
+		setReset(&d, x, span64(untilNext+w))
 	case s.prev > 0:
-		d.ResetAfter = sat(untilNext)
+		setReset(&d, x, span64(untilNext))
 	}
 	if !allowed {
 		d.Reason = r.refusal
-		d.RetryAfter = sat(s.retry(r, uint64(m), k))
+		setRetry(&d, x, span64(s.retry(r, uint64(m), k)))
 	}
 	return d
 }

@@ -253,6 +253,7 @@ func (e *engine) newBatch() *batch {
 	b.masks = make([]uint8, batchSize)
 	if e.cfg.Detail {
 		b.Decisions = make([]limiters.Decision, batchSize*n)
+		b.exact = make([]limiters.Exact, batchSize*n)
 	}
 	b.Oracle = make([]bool, batchSize)
 	for w := range b.own {

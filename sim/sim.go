@@ -91,6 +91,8 @@ type Batch struct {
 	// entries, row by row: the decision of algorithm a on request i is
 	// Decisions[i*len(Algorithms)+a]. Without Detail it is empty.
 	Decisions []limiters.Decision
+	// exact holds, beside Decisions, each decision's durations in full.
+	exact []limiters.Exact
 	// Oracle reports, per request, whether the exact rolling policy (a
 	// sliding log with the same limit and window) allowed it.
 	Oracle []bool
@@ -113,6 +115,13 @@ func (b *Batch) Allowed(i, a int) bool {
 // Config.Detail.
 func (b *Batch) Decision(i, a int) *limiters.Decision {
 	return &b.Decisions[i*b.nalg+a]
+}
+
+// Exact returns algorithm a's RetryAfter, ResetAfter and Delay on request
+// i in full: where the Decision says limiters.InfDuration because a wait
+// does not fit a time.Duration, here it is exact. It needs Config.Detail.
+func (b *Batch) Exact(i, a int) *limiters.Exact {
+	return &b.exact[i*b.nalg+a]
 }
 
 // State returns algorithm a's state text for request i, or nil without

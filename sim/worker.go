@@ -29,6 +29,7 @@ type worker struct {
 	keys    *interner
 	burst   *burstTracker
 	scratch [maxAlgos + 1]limiters.Decision
+	exact   [maxAlgos + 1]limiters.Exact
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
 	// at release time: they need each decision's Delay.
 	queue uint8
@@ -259,19 +260,22 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		var all uint64 // the algorithms that allowed r, the oracle too
 		if explain {
 			start := len(text)
-			text, all = wk.group.AllowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch[:], text, wk.ends[:])
+			text, all = wk.group.AllowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch[:], wk.exact[:], text, wk.ends[:])
 			for a := 0; a < n; a++ {
 				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(start), end: uint32(wk.ends[a])}
 				start = wk.ends[a]
 			}
 			text = text[:start] // not the oracle's text
-		} else if wk.cfg.Detail || wk.queue != 0 {
+		} else if wk.cfg.Detail {
+			all = wk.group.AllowExact(id, r.time, r.cost, wk.scratch[:], wk.exact[:])
+		} else if wk.queue != 0 {
 			all = wk.group.Allow(id, r.time, r.cost, wk.scratch[:])
 		} else {
 			all = wk.group.Admit(id, r.time, r.cost)
 		}
 		if wk.cfg.Detail && wk.cfg.Rows {
 			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
+			copy(b.exact[int(i)*n:int(i)*n+n], wk.exact[:n])
 		}
 		mask := uint8(all) & (1<<n - 1)
 		oracle := wk.oracleAlgo >= 0 && all&(1<<wk.oracleAlgo) != 0
