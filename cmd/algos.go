@@ -74,7 +74,8 @@ var algoInfos = map[limiters.Algorithm]algoInfo{
 			"C requests at once get delays 0, 1/rate, ..., (C-1)/rate (nginx limit_req with burst=C-1).",
 		params: "--capacity, --rate",
 		state:  "constant: the time the queue empties",
-		bursts: "None downstream: work leaves at the rate; a burst turns into delay, up to (capacity-1) / rate.",
+		bursts: "None downstream: work leaves at the rate; a burst turns into delay, up to (capacity-1) / rate. " +
+			"Its max_in_interval is measured when requests leave the queue (timestamp + delay), not when they arrive.",
 		choose: "Smoothing traffic into a downstream that needs a steady pace, when callers can wait.",
 	},
 }

@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -150,6 +152,9 @@ func runBurst(o *burstOptions, s streams) error {
 		} else {
 			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
 			w.line("from its first to its last allowed request in it")
+		}
+		if slices.Contains(rp.spec.Algos, limiters.LeakyQueue) {
+			w.line(queueNote)
 		}
 		w.blank()
 		w.table(t)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -147,6 +148,9 @@ func runCompare(o *compareOptions, s streams) error {
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
 		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
+		if slices.Contains(algos, limiters.LeakyQueue) {
+			w.line(queueNote)
+		}
 		w.blank()
 		w.table(t)
 		if len(algos) > 1 {

@@ -155,6 +155,7 @@ func goldenCases() []goldenCase {
 }
 
 func TestGolden(t *testing.T) {
+	chdirLogged(t)
 	for _, tc := range goldenCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -199,7 +200,7 @@ func TestGoldenFilesUsed(t *testing.T) {
 func TestInputsSeenByGoCommand(t *testing.T) {
 	t.Parallel()
 	logFile := filepath.Join(t.TempDir(), "testlog")
-	child := exec.Command(os.Args[0], "-test.run=^(TestGolden|TestScripts)$/^(demo|help)$", "-test.testlogfile="+logFile)
+	child := exec.Command(os.Args[0], "-test.run=^(TestGolden|TestScripts|TestREADME)$/^(demo|help|compare-table|compare traces/examples/boundary.csv)$", "-test.testlogfile="+logFile)
 	child.Dir = pkgDir
 	// A failing case still logs what it read, and fails on its own in this
 	// run too: only a missing log is this test's failure.
@@ -225,7 +226,7 @@ func TestInputsSeenByGoCommand(t *testing.T) {
 			opened[filepath.Clean(name)] = true
 		}
 	}
-	for _, rel := range []string{"testdata/golden/demo.golden", "cmd/testdata/script/help.txtar"} {
+	for _, rel := range []string{"testdata/golden/demo.golden", "cmd/testdata/script/help.txtar", "README.md", "traces/examples/boundary.csv"} {
 		want, err := filepath.Abs(rel) // the tests run in the repository root
 		if err != nil {
 			t.Fatal(err)

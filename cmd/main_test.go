@@ -64,6 +64,18 @@ func (r fromRoot) Run() int {
 	return r.m.Run()
 }
 
+// chdirLogged changes to the repository root again, the directory the
+// tests already run in, but now with the test log running: the go command
+// then resolves the relative paths a test opens after it (the bundled
+// traces its commands name, README.md) against the root, so editing them
+// invalidates a cached result.
+func chdirLogged(t *testing.T) {
+	t.Helper()
+	if err := os.Chdir(repoRoot); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // inRepo is the absolute path of a file given relative to the repository
 // root.
 func inRepo(rel string) string { return filepath.Join(repoRoot, filepath.FromSlash(rel)) }

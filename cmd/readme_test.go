@@ -12,6 +12,7 @@ import (
 // ("$ ratesim ..." on the first line, its output below) and checks that
 // the output is still what the README says.
 func TestREADME(t *testing.T) {
+	chdirLogged(t)
 	data, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

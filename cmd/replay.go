@@ -124,6 +124,9 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 	return rep, err
 }
 
+// queueNote says how the report measures the queue form's bursts.
+const queueNote = "leaky-queue's bursts are measured when requests leave its queue (timestamp + delay)"
+
 // backwardsLine is the line of a report's header that counts the requests
 // earlier than their key's latest; empty when there are none.
 func backwardsLine(rep *sim.Report) string {
