@@ -96,3 +96,22 @@ func ExampleGroup_Admit() {
 	// t=11 fixed-window true  sliding-log false
 	// t=12 fixed-window true  sliding-log false
 }
+
+// A wait can be longer than a time.Duration holds: the Decision then says
+// InfDuration, and AllowExact gives the wait in full.
+func ExampleTable_AllowExact() {
+	// 20 tokens, one more every 10^9 seconds.
+	slow := limiters.Policy{Capacity: 20, Rate: limiters.Rate{N: 1, Per: 1e9 * time.Second}}
+	tab, err := limiters.NewTable(limiters.TokenBucket, slow)
+	if err != nil {
+		panic(err)
+	}
+	tab.Allow(0, 0, 20)
+	d, x := tab.AllowExact(0, 0, 20)
+	fmt.Println(d.RetryAfter == limiters.InfDuration, x.RetryAfter.Big(), "ns")
+	d, x = tab.AllowExact(0, 0, 21)
+	fmt.Println(d.Reason, d.RetryAfter == limiters.InfDuration, x.RetryAfter.Never())
+	// Output:
+	// true 20000000000000000000 ns
+	// cost exceeds capacity true true
+}
