@@ -37,16 +37,25 @@ type burstTracker struct {
 	// align is, per ring, the window of lanes that admit requests earlier
 	// than their newest one within the same window, else 0.
 	align []int64
-	slots chunked[laneRing] // ring r of key id at id*nrings+r
+	slots []chunked[laneRing] // per ring, by key id
 	arena [][]burstEntry    // chunks of ring storage
 	cur   int               // the shared chunk new small rings go to; -1: none
 	used  int               // entries used in chunk cur
 	spare [32][]region      // regions given up, by log2 of their size
 
 	best []algoBest // per ring
+	// bound is, per ring, the most cost its lanes can ever allow in one
+	// interval (math.MaxInt64 when no bound is known, or it does not fit,
+	// so a figure that reaches it may still overflow), and open the set
+	// of rings whose best is still below it. Without per-key bests, a ring
+	// whose best has reached its bound can never beat it, ties keep the
+	// earlier interval, so it need not be kept at all: after the first
+	// moments of a bursty trace most rings stop costing anything.
+	bound []int64
+	open  uint64
 
 	perKey bool
-	keyBst chunked[keyBest] // with perKey: ring r of key id at id*nrings+r
+	keyBst []chunked[keyBest] // with perKey: per ring, by key id
 }
 
 // burstEntry is one allowed request: its time and its cost.
@@ -96,18 +105,24 @@ type scoredInterval struct {
 const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 
 // newBurstTracker returns a tracker of rings that, per key, lane l keeps
-// in ring ringOf[l]; align is per ring.
-func newBurstTracker(interval int64, align []int64, ringOf []int, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
+// in ring ringOf[l]; align and bound are per ring.
+func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey bool) *burstTracker {
+	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
+	// Ring by ring, not key by key: a ring that stops being kept (see
+	// tracks) then stops taking memory too.
+	bt.slots = make([]chunked[laneRing], len(align))
+	bt.keyBst = make([]chunked[keyBest], len(align))
 	for a := range bt.best {
 		bt.best[a].seq = -1
+		bt.open |= 1 << a
 	}
 	return bt
 }
 
-// slot returns the index of ring l of key id in slots and keyBst.
-func (bt *burstTracker) slot(id uint32, l int) uint64 {
-	return uint64(id)*uint64(bt.nrings) + uint64(l)
+// tracks reports whether ring l still needs its requests: its best can
+// still be beaten, or every key's best is wanted.
+func (bt *burstTracker) tracks(l int) bool {
+	return bt.perKey || bt.open&(1<<l) != 0
 }
 
 // bestOf returns lane l's worst interval so far.
@@ -128,7 +143,10 @@ func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 // a ring in the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
 	for l := range bt.nrings {
-		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
+		if !bt.tracks(l) {
+			continue
+		}
+		if s := bt.slots[l].peek(uint64(id)); s != nil {
 			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
 		}
 	}
@@ -161,7 +179,7 @@ func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 // of one interval no longer fits an int64; the run must then stop, as the
 // tracker's figures are no longer sure.
 func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
-	s := bt.slots.at(bt.slot(id, l))
+	s := bt.slots[l].at(uint64(id))
 	r, wrap := bt.ring(s)
 	if s.n > 0 {
 		if newest := r[(s.head+s.n-1)&wrap].time; t < newest {
@@ -215,9 +233,12 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 	if b := &bt.best[l]; count > b.Count {
 		b.Interval = Interval{Count: count, From: from, To: to} // Key: named by the worker
 		b.seq, b.id, b.named = seq, id, false
+		if count >= bt.bound[l] && bt.bound[l] != math.MaxInt64 {
+			bt.open &^= 1 << l
+		}
 	}
 	if bt.perKey {
-		if k := bt.keyBst.at(bt.slot(id, l)); count > k.count {
+		if k := bt.keyBst[l].at(uint64(id)); count > k.count {
 			*k = keyBest{count: count, from: from, to: to, seq: seq}
 		}
 	}
@@ -331,7 +352,7 @@ func (bt *burstTracker) release(s *laneRing) {
 
 // keyBest returns id's best interval under lane l, if it has one.
 func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterval, bool) {
-	k := bt.keyBst.peek(bt.slot(id, bt.ringOf[l]))
+	k := bt.keyBst[bt.ringOf[l]].peek(uint64(id))
 	if k == nil || k.count == 0 {
 		return scoredInterval{}, false
 	}
@@ -362,11 +383,8 @@ func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
 // interval before the earliest time its lanes can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
 	for l := range bt.nrings {
-		s := bt.slots.peek(bt.slot(id, l))
-		if s == nil {
-			return true // never grown to: no ring of id holds anything
-		}
-		if s.n == 0 {
+		s := bt.slots[l].peek(uint64(id))
+		if s == nil || s.n == 0 || !bt.tracks(l) {
 			continue
 		}
 		r, wrap := bt.ring(s)
@@ -381,11 +399,11 @@ func (bt *burstTracker) idle(id uint32, now int64) bool {
 // reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
 	for l := range bt.nrings {
-		if s := bt.slots.peek(bt.slot(id, l)); s != nil {
+		if s := bt.slots[l].peek(uint64(id)); s != nil {
 			bt.release(s)
 			*s = laneRing{}
 		}
-		if k := bt.keyBst.peek(bt.slot(id, l)); k != nil {
+		if k := bt.keyBst[l].peek(uint64(id)); k != nil {
 			*k = keyBest{}
 		}
 	}

@@ -98,6 +98,9 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 				s.Burst.Algorithm = alg
 			}
 		}
+		if bound := burstBound(alg, cfg.Policy, int64(interval)); s.Burst.Count > bound {
+			t.Fatalf("%v allowed %d in one interval, above its bound %d", alg, s.Burst.Count, bound)
+		}
 		for key, b := range bursts.best {
 			top = append(top, scoredInterval{Interval: Interval{Algorithm: alg, Key: key, From: b.from, To: b.to, Count: b.count}, seq: b.seq, algo: a})
 		}

@@ -88,7 +88,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	if !cfg.DecisionsOnly {
 		// Token bucket, leaky bucket and GCRA under one policy decide
 		// alike and take requests at the same times: one ring serves all.
-		var align []int64
+		var align, bound []int64
 		ringOf := make([]int, len(cfg.Algorithms))
 		meter := -1
 		for l, a := range cfg.Algorithms {
@@ -101,6 +101,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				meter = l
 			}
 			ringOf[l] = len(align)
+			bound = append(bound, burstBound(a, cfg.Policy, int64(cfg.Interval)))
 			switch a {
 			case limiters.FixedWindow, limiters.SlidingCounter:
 				// They admit a request earlier than their newest one as
@@ -113,7 +114,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				align = append(align, 0)
 			}
 		}
-		wk.burst = newBurstTracker(int64(cfg.Interval), align, ringOf, cfg.Top > 0)
+		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
 	}
 	algs := slices.Clone(cfg.Algorithms)
 	wk.nalg = len(algs)
@@ -303,6 +304,53 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 // less twice the most the trace has gone back in time so far. Should a
 // forgotten key come back earlier than that, its decision could differ, so
 // the run stops with an error instead (see cameBack).
+// burstBound returns the most cost algorithm a under policy p can allow a
+// key inside one closed interval of length interval, or math.MaxInt64 when
+// no bound is known (or it does not fit):
+//   - a fixed window allows at most the limit in each window, and such an
+//     interval touches at most interval/W + 2 windows; so does a sliding
+//     counter, whose current window's count alone stays within the limit;
+//   - a sliding log allows at most the limit in any closed interval of
+//     length W, and an interval of n+1 whole nanoseconds is covered by
+//     ceil((n+1)/(W+1)) of those;
+//   - a token bucket (and the leaky bucket and GCRA, which decide alike)
+//     holds at most the capacity at the interval's start and gains at most
+//     rate*interval during it;
+//   - a queue releases at most one request at once, then the rate: its
+//     releases are the ceilings of times cost/rate apart, so those within
+//     an interval came in rate*(interval+1ns), after at most the capacity.
+func burstBound(a limiters.Algorithm, p limiters.Policy, interval int64) int64 {
+	mul := func(k, n uint64) int64 {
+		hi, lo := bits.Mul64(k, n)
+		if hi != 0 || lo > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return int64(lo)
+	}
+	w := uint64(p.Window)
+	switch a {
+	case limiters.FixedWindow, limiters.SlidingCounter:
+		return mul(uint64(interval)/w+2, uint64(p.Limit))
+	case limiters.SlidingLog:
+		n := uint64(interval) + 1
+		return mul((n+w)/(w+1), uint64(p.Limit)) // n+w does not overflow: both < 2^63
+	case limiters.TokenBucket, limiters.LeakyBucket, limiters.GCRA, limiters.LeakyQueue:
+		if a == limiters.LeakyQueue && interval < math.MaxInt64 {
+			interval++
+		}
+		hi, lo := bits.Mul64(uint64(interval), uint64(p.Rate.N))
+		if hi >= uint64(p.Rate.Per) {
+			return math.MaxInt64
+		}
+		refill, _ := bits.Div64(hi, lo, uint64(p.Rate.Per))
+		if refill > math.MaxInt64-uint64(p.Capacity) {
+			return math.MaxInt64
+		}
+		return p.Capacity + int64(refill)
+	}
+	return math.MaxInt64
+}
+
 // recordBursts notes request i of b, of key id, in the burst rings of the
 // lanes in mask, which allowed it. back says it came earlier than its
 // key's latest request: a lane under the clamp clock then took it at a
@@ -324,6 +372,9 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint8, back bool
 			t += int64(d)
 		} else if clamp {
 			t = wk.group.DecidedAt(id, l, t)
+		}
+		if !wk.burst.tracks(wk.burst.ringOf[l]) {
+			continue
 		}
 		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
 			wk.fail(b, i, "the cost %v allowed for its key in one interval is more than %d", wk.cfg.Algorithms[l], int64(math.MaxInt64))
