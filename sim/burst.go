@@ -38,10 +38,10 @@ type burstTracker struct {
 	// than their newest one within the same window, else 0.
 	align []int64
 	slots []chunked[laneRing] // per ring, by key id
-	arena [][]burstEntry    // chunks of ring storage
-	cur   int               // the shared chunk new small rings go to; -1: none
-	used  int               // entries used in chunk cur
-	spare [32][]region      // regions given up, by log2 of their size
+	arena [][]burstEntry      // chunks of ring storage
+	cur   int                 // the shared chunk new small rings go to; -1: none
+	used  int                 // entries used in chunk cur
+	spare [32][]region        // regions given up, by log2 of their size
 
 	best []algoBest // per ring
 	// bound is, per ring, the most cost its lanes can ever allow in one
