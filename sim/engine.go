@@ -98,11 +98,28 @@ type engine struct {
 }
 
 func (c *Config) normalize() error {
-	if len(c.Algorithms) == 0 {
+	if len(c.Lanes) == 0 {
+		for _, a := range c.Algorithms {
+			c.Lanes = append(c.Lanes, Lane{Name: a.String(), Algorithm: a, Policy: c.Policy})
+		}
+	}
+	if len(c.Lanes) == 0 {
 		return errors.New("sim: no algorithms selected")
 	}
-	if len(c.Algorithms) > maxAlgos {
-		return fmt.Errorf("sim: at most %d algorithms at once, got %d", maxAlgos, len(c.Algorithms))
+	if len(c.Lanes) > maxLanes {
+		return fmt.Errorf("sim: at most %d limiters at once, got %d", maxLanes, len(c.Lanes))
+	}
+	names := map[string]bool{}
+	c.Algorithms = c.Algorithms[:0:0]
+	for _, l := range c.Lanes {
+		if l.Name == "" || names[l.Name] {
+			return fmt.Errorf("sim: limiter names must be given and differ, got %q twice or empty", l.Name)
+		}
+		names[l.Name] = true
+		if err := l.Policy.Validate(l.Algorithm); err != nil {
+			return fmt.Errorf("%s: %w", l.Name, err)
+		}
+		c.Algorithms = append(c.Algorithms, l.Algorithm)
 	}
 	if c.DecisionsOnly {
 		c.Top = 0
@@ -131,10 +148,8 @@ func (c *Config) normalize() error {
 	if c.Workers > 64 {
 		c.Workers = 64
 	}
-	for _, a := range c.Algorithms {
-		if err := c.Policy.Validate(a); err != nil {
-			return err
-		}
+	if c.DecisionsOnly {
+		return nil
 	}
 	// The oracle is a sliding log with the policy's limit and window.
 	return c.Policy.Validate(limiters.SlidingLog)
@@ -250,7 +265,7 @@ func (e *engine) newBatch() *batch {
 	}
 	b.nalg = n
 	b.Requests = make([]Request, 0, batchSize)
-	b.masks = make([]uint8, batchSize)
+	b.masks = make([]uint64, batchSize)
 	if e.cfg.Detail {
 		b.Decisions = make([]limiters.Decision, batchSize*n)
 		b.exact = make([]limiters.Exact, batchSize*n)
@@ -410,11 +425,7 @@ func (e *engine) report(requests int64) *Report {
 		}
 		r.Keys += wk.distinct()
 		r.KeysHeld += wk.peak
-		for o, count := range wk.outcomes {
-			if count == 0 {
-				continue
-			}
-			mask, oracle := o>>1, o&1 == 1
+		count := func(mask uint64, oracle bool, count int64) {
 			for a := 0; a < n; a++ {
 				s := &r.Algos[a]
 				allowed := mask&(1<<a) != 0
@@ -437,9 +448,18 @@ func (e *engine) report(requests int64) *Report {
 				}
 			}
 		}
+		for o, c := range wk.outcomes {
+			if c != 0 {
+				count(uint64(o>>1), o&1 == 1, c)
+			}
+		}
+		for o, c := range wk.manyOutcomes {
+			count(o.mask, o.oracle, c)
+		}
 		for a := 0; a < n; a++ {
 			s := &r.Algos[a]
-			s.Algorithm = e.cfg.Algorithms[a]
+			lane := &e.cfg.Lanes[a]
+			s.Name, s.Algorithm, s.Policy = lane.Name, lane.Algorithm, lane.Policy
 			s.Requests = requests
 			if f := wk.first[a]; f != nil && (s.FirstRejection == nil || f.Seq < s.FirstRejection.Seq) {
 				s.FirstRejection = f
@@ -463,7 +483,7 @@ func (e *engine) report(requests int64) *Report {
 		}
 	}
 	for a := 0; a < n; a++ {
-		r.Algos[a].Burst.Algorithm = e.cfg.Algorithms[a]
+		r.Algos[a].Burst.Algorithm, r.Algos[a].Burst.Name = e.cfg.Lanes[a].Algorithm, e.cfg.Lanes[a].Name
 		r.Agree[a][a] = requests
 		for b := a + 1; b < n; b++ {
 			r.Agree[b][a] = r.Agree[a][b]
@@ -476,7 +496,7 @@ func (e *engine) report(requests int64) *Report {
 		r.Top = make([]Interval, len(top))
 		for i, t := range top {
 			r.Top[i] = t.Interval
-			r.Top[i].Algorithm = e.cfg.Algorithms[t.algo]
+			r.Top[i].Algorithm, r.Top[i].Name = e.cfg.Lanes[t.algo].Algorithm, e.cfg.Lanes[t.algo].Name
 		}
 	}
 	return r

@@ -22,7 +22,13 @@ type referenceRun struct {
 // Keys are the events' users.
 func reference(t *testing.T, events []event, cfg Config) referenceRun {
 	t.Helper()
-	n := len(cfg.Algorithms)
+	lanes := cfg.Lanes
+	if len(lanes) == 0 {
+		for _, a := range cfg.Algorithms {
+			lanes = append(lanes, Lane{Name: a.String(), Algorithm: a, Policy: cfg.Policy})
+		}
+	}
+	n := len(lanes)
 	interval := cfg.Interval
 	if interval == 0 {
 		interval = cfg.Policy.Window
@@ -54,19 +60,21 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 		ref.oracle = append(ref.oracle, ok.Allow(e.user, e.time, e.cost).Allowed)
 	}
 	var top []scoredInterval
-	for a, alg := range cfg.Algorithms {
-		k, err := limiters.NewKeyed(alg, cfg.Policy)
+	for a, lane := range lanes {
+		alg := lane.Algorithm
+		k, err := limiters.NewKeyed(alg, lane.Policy)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A Table beside it tells the time each admitted request was
 		// taken at.
-		tab, err := limiters.NewTable(alg, cfg.Policy)
+		tab, err := limiters.NewTable(alg, lane.Policy)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := &rep.Algos[a]
-		s.Algorithm, s.Requests, s.Burst.Algorithm = alg, int64(len(events)), alg
+		s.Name, s.Algorithm, s.Policy, s.Requests = lane.Name, alg, lane.Policy, int64(len(events))
+		s.Burst.Algorithm, s.Burst.Name = alg, lane.Name
 		bursts := newReferenceBursts(int64(interval))
 		for i, e := range events {
 			d := k.Allow(e.user, e.time, e.cost)
@@ -95,14 +103,14 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 			}
 			if iv := bursts.add(e.user, at, e.cost, int64(i)); iv.Count > s.Burst.Count {
 				s.Burst = iv
-				s.Burst.Algorithm = alg
+				s.Burst.Algorithm, s.Burst.Name = alg, lane.Name
 			}
 		}
-		if bound := burstBound(alg, cfg.Policy, int64(interval)); s.Burst.Count > bound {
+		if bound := burstBound(alg, lane.Policy, int64(interval)); s.Burst.Count > bound {
 			t.Fatalf("%v allowed %d in one interval, above its bound %d", alg, s.Burst.Count, bound)
 		}
 		for key, b := range bursts.best {
-			top = append(top, scoredInterval{Interval: Interval{Algorithm: alg, Key: key, From: b.from, To: b.to, Count: b.count}, seq: b.seq, algo: a})
+			top = append(top, scoredInterval{Interval: Interval{Algorithm: alg, Name: lane.Name, Key: key, From: b.from, To: b.to, Count: b.count}, seq: b.seq, algo: a})
 		}
 	}
 	for a := range n {

@@ -26,9 +26,15 @@ type Source interface {
 
 // Config selects what a Run computes.
 type Config struct {
-	// Algorithms to run, in output order. Must not be empty.
+	// Lanes are the limiters to run, in output order, each an algorithm
+	// with its own policy and a name of its own. At most 63.
+	Lanes []Lane
+	// Algorithms, when Lanes is empty, are the lanes: each under Policy,
+	// named by the algorithm. One of the two must not be empty.
 	Algorithms []limiters.Algorithm
-	// Policy is the shared parameter set; each algorithm uses its part.
+	// Policy is the shared parameter set of Algorithms; its limit, window
+	// and clock are also the oracle's, the exact rolling policy that false
+	// allows and rejects are counted against.
 	Policy limiters.Policy
 	// KeyFields names the event attributes that make up the limiter key,
 	// joined with ':' ("user", "endpoint" -> "u1:/login"), with any ':' or
@@ -98,7 +104,7 @@ type Batch struct {
 	Oracle []bool
 
 	nalg   int
-	masks  []uint8     // per request: the algorithms that allowed it
+	masks  []uint64    // per request: the lanes that allowed it
 	states []stateSpan // per request and algorithm, with Config.Explain
 	text   [][]byte    // state texts, one buffer per worker
 }
@@ -139,6 +145,7 @@ func (b *Batch) State(i, a int) []byte {
 // allowed request inside it.
 type Interval struct {
 	Algorithm limiters.Algorithm
+	Name      string // the lane's
 	Key       string
 	From, To  int64
 	Count     int64
@@ -146,7 +153,9 @@ type Interval struct {
 
 // AlgoStats summarises one algorithm over a whole trace.
 type AlgoStats struct {
+	Name      string // the lane's
 	Algorithm limiters.Algorithm
+	Policy    limiters.Policy // the lane's
 	Requests  int64
 	Allowed   int64
 	Rejected  int64

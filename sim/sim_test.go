@@ -73,7 +73,8 @@ func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, [
 	t.Helper()
 	cfg.Rows = true
 	cfg.Detail = true
-	decisions := make([][]limiters.Decision, len(cfg.Algorithms))
+	n := lanesOf(cfg)
+	decisions := make([][]limiters.Decision, n)
 	var oracle []bool
 	var seq int64
 	rep, err := Run(&sliceSource{events: events}, cfg, func(b *Batch) error {
@@ -85,7 +86,7 @@ func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, [
 			if want := events[r.Seq].user; string(r.User) != want || string(r.Key) != want {
 				return fmt.Errorf("request %d: user %q key %q, want %q", r.Seq, r.User, r.Key, want)
 			}
-			for a := range cfg.Algorithms {
+			for a := range n {
 				decisions[a] = append(decisions[a], *b.Decision(i, a))
 			}
 			oracle = append(oracle, b.Oracle[i])
@@ -101,18 +102,27 @@ func collect(t *testing.T, events []event, cfg Config) ([][]limiters.Decision, [
 	return decisions, oracle, rep
 }
 
+// lanesOf returns the number of lanes cfg runs.
+func lanesOf(cfg Config) int {
+	if len(cfg.Lanes) > 0 {
+		return len(cfg.Lanes)
+	}
+	return len(cfg.Algorithms)
+}
+
 // collectAllowed runs events through cfg without Detail and returns which
 // algorithms allowed each request, and the report.
 func collectAllowed(t *testing.T, events []event, cfg Config) ([][]bool, *Report) {
 	t.Helper()
 	cfg.Rows, cfg.Detail = true, false
-	allowed := make([][]bool, len(cfg.Algorithms))
+	n := lanesOf(cfg)
+	allowed := make([][]bool, n)
 	rep, err := Run(&sliceSource{events: events}, cfg, func(b *Batch) error {
 		if len(b.Decisions) != 0 {
 			return errors.New("decisions filled without Detail")
 		}
 		for i := range b.Requests {
-			for a := range cfg.Algorithms {
+			for a := range n {
 				allowed[a] = append(allowed[a], b.Allowed(i, a))
 			}
 		}
@@ -128,8 +138,8 @@ func TestBoundaryBurst(t *testing.T) {
 	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy}
 	_, _, rep := collect(t, secs("u1", 7, 8, 9, 10, 11, 12), cfg)
 	want := map[limiters.Algorithm]Interval{
-		limiters.FixedWindow: {Algorithm: limiters.FixedWindow, Key: "u1", From: 7e9, To: 12e9, Count: 6},
-		limiters.SlidingLog:  {Algorithm: limiters.SlidingLog, Key: "u1", From: 7e9, To: 9e9, Count: 3},
+		limiters.FixedWindow: {Algorithm: limiters.FixedWindow, Name: "fixed-window", Key: "u1", From: 7e9, To: 12e9, Count: 6},
+		limiters.SlidingLog:  {Algorithm: limiters.SlidingLog, Name: "sliding-log", Key: "u1", From: 7e9, To: 9e9, Count: 3},
 	}
 	for _, s := range rep.Algos {
 		if w, ok := want[s.Algorithm]; ok {

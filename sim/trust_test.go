@@ -2,7 +2,9 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +66,7 @@ func TestBurstOwnTimes(t *testing.T) {
 		cfg := Config{Algorithms: algos, Policy: seedPolicy, Interval: time.Second}
 		_, _, rep := collect(t, events, cfg)
 		fw := rep.Algos[slices.Index(algos, limiters.FixedWindow)]
-		if want := (Interval{Algorithm: limiters.FixedWindow, Key: "u", From: 0, To: 500 * ms, Count: 2}); fw.Burst != want {
+		if want := (Interval{Algorithm: limiters.FixedWindow, Name: "fixed-window", Key: "u", From: 0, To: 500 * ms, Count: 2}); fw.Burst != want {
 			t.Errorf("%v: fixed-window burst %+v, want %+v", algos, fw.Burst, want)
 		}
 	}
@@ -229,5 +231,47 @@ func TestHugeCosts(t *testing.T) {
 	var pe *traces.ParseError
 	if !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(err.Error(), "more than 9223372036854775807") {
 		t.Errorf("overflowing interval: error %v, want one at line 3", err)
+	}
+}
+
+// TestManyLanes replays 24 limiters in one run, several of one algorithm
+// under different policies and several alike, and checks every decision
+// and figure against each limiter replayed on its own.
+func TestManyLanes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var lanes []Lane
+	for i, a := range limiters.AllAlgorithms() {
+		for j := range 3 {
+			p := seedPolicy
+			p.Limit, p.Window = int64(2+j), time.Duration(5+5*j)*time.Second
+			p.Capacity, p.Rate = int64(1+2*j), limiters.Rate{N: int64(1 + j), Per: 3 * time.Second}
+			if i%2 == 1 && j == 2 {
+				p = seedPolicy // the same as another lane of its kind
+			}
+			lanes = append(lanes, Lane{Name: fmt.Sprintf("%v-%d", a, j), Algorithm: a, Policy: p})
+		}
+	}
+	lanes = append(lanes, Lane{Name: "tb-again", Algorithm: limiters.TokenBucket, Policy: seedPolicy}, Lane{Name: "lb", Algorithm: limiters.LeakyBucket, Policy: seedPolicy}, Lane{Name: "gcra", Algorithm: limiters.GCRA, Policy: seedPolicy})
+	if len(lanes) < 24 {
+		t.Fatalf("%d lanes", len(lanes))
+	}
+	for trial := range 3 {
+		events := randomTrace(rng, 3000, 1+trial*20, trial > 0)
+		cfg := Config{Lanes: lanes, Policy: seedPolicy, Workers: 1 + trial%2, Top: 4 * trial}
+		decisions, oracle, rep := collect(t, events, cfg)
+		want := reference(t, events, cfg)
+		if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+			t.Fatalf("trial %d: decisions (-reference +sim):\n%s", trial, diff)
+		}
+		if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+			t.Fatalf("trial %d: oracle (-reference +sim):\n%s", trial, diff)
+		}
+		if diff := cmp.Diff(want.report, rep); diff != "" {
+			t.Fatalf("trial %d: report (-reference +sim):\n%s", trial, diff)
+		}
+		_, lean := collectAllowed(t, events, cfg)
+		if diff := cmp.Diff(want.report, lean); diff != "" {
+			t.Fatalf("trial %d: report without Detail (-reference +sim):\n%s", trial, diff)
+		}
 	}
 }

@@ -12,29 +12,30 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-// maxAlgos bounds the algorithms of one run: each has a bit in the masks
-// that record which allowed a request. There are seven, and a run names
-// each at most once.
-const maxAlgos = 7
+// smallOutcomes is the most lanes whose outcomes a worker counts in an
+// array indexed by the allowed mask; more go to a map.
+const smallOutcomes = 7
 
-// worker owns the state of the keys hashed to it: their ids, every
-// algorithm's state (one limiters.Group, so a key's states sit together),
-// the oracle and the burst rings. Only its goroutine touches them, so
-// nothing here is locked.
+// worker owns the state of the keys hashed to it: their ids, every lane's
+// state (a few limiters.Groups, so a key's states sit together), the
+// oracle and the burst rings. Only its goroutine touches them, so nothing
+// here is locked.
 type worker struct {
 	w       int
 	cfg     *Config
-	group   *limiters.Group
-	nalg    int // the run's algorithms: the group's first nalg
+	lanes   *laneSet
+	nalg    int // the run's lanes
 	keys    *interner
 	burst   *burstTracker
-	scratch [maxAlgos + 1]limiters.Decision
-	exact   [maxAlgos + 1]limiters.Exact
+	scratch []limiters.Decision // per lane, then the oracle
+	exact   []limiters.Exact
+	starts  []int
+	ends    []int
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
 	// at release time: they need each decision's Delay.
-	queue uint8
+	queue uint64
 	// sharing is the set of lanes whose burst ring is another's.
-	sharing uint8
+	sharing uint64
 	// last holds each key's latest request time: a request earlier than
 	// its key's latest goes back in time.
 	last chunked[int64]
@@ -43,16 +44,13 @@ type worker struct {
 	// other worker writes its rows' entries at the same time, and sharing
 	// cache lines between cores that both write them is slow.
 	cands [batchSize]*internSlot
-	ends  [maxAlgos + 1]int
-	// oracleAlgo is the group's sliding-log, the exact rolling policy:
-	// the run's own when it has one, else one added after the others.
-	// -1 with DecisionsOnly.
-	oracleAlgo int
 	// outcomes counts requests by outcome(allowed mask, oracle): every
-	// count, false allow and agreement derives from it.
-	outcomes   [2 << maxAlgos]int64
-	first      []*Rejection // per algorithm, the first rejection seen
-	unrejected uint8        // algorithms with no rejection yet
+	// count, false allow and agreement derives from it. Runs of more than
+	// smallOutcomes lanes count in manyOutcomes instead.
+	outcomes     [2 << smallOutcomes]int64
+	manyOutcomes map[outcomeKey]int64
+	first        []*Rejection // per lane, the first rejection seen
+	unrejected   uint64       // lanes with no rejection yet
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -74,39 +72,44 @@ type worker struct {
 const minSweep = 1 << 15
 
 func newWorker(w int, cfg *Config) (*worker, error) {
+	n := len(cfg.Lanes)
 	wk := &worker{
 		w:          w,
 		cfg:        cfg,
+		nalg:       n,
 		keys:       newInterner(),
-		first:      make([]*Rejection, len(cfg.Algorithms)),
-		oracleAlgo: -1,
-		unrejected: uint8(1<<len(cfg.Algorithms) - 1),
+		scratch:    make([]limiters.Decision, n+1),
+		exact:      make([]limiters.Exact, n+1),
+		starts:     make([]int, n+1),
+		ends:       make([]int, n+1),
+		first:      make([]*Rejection, n),
+		unrejected: 1<<n - 1,
 		latest:     math.MinInt64,
 		sweptAt:    math.MinInt64,
 		nextSweep:  cfg.sweepAt,
 	}
+	if n > smallOutcomes {
+		wk.manyOutcomes = map[outcomeKey]int64{}
+	}
 	if !cfg.DecisionsOnly {
-		// Token bucket, leaky bucket and GCRA under one policy decide
-		// alike and take requests at the same times: one ring serves all.
+		// Lanes that decide alike and take requests at the same times (a
+		// token bucket, a leaky bucket and GCRA under one capacity and
+		// rate; a lane given twice) share one ring.
 		var align, bound []int64
-		ringOf := make([]int, len(cfg.Algorithms))
-		meter := -1
-		for l, a := range cfg.Algorithms {
-			if a == limiters.TokenBucket || a == limiters.LeakyBucket || a == limiters.GCRA {
-				if meter >= 0 {
-					ringOf[l] = ringOf[meter]
-					wk.sharing |= 1 << l
-					continue
-				}
-				meter = l
+		ringOf := make([]int, n)
+		for l, lane := range cfg.Lanes {
+			if k := slices.IndexFunc(cfg.Lanes[:l], func(o Lane) bool { return burstAlike(o, lane) }); k >= 0 {
+				ringOf[l] = ringOf[k]
+				wk.sharing |= 1 << l
+				continue
 			}
 			ringOf[l] = len(align)
-			bound = append(bound, burstBound(a, cfg.Policy, int64(cfg.Interval)))
-			switch a {
+			bound = append(bound, burstBound(lane.Algorithm, lane.Policy, int64(cfg.Interval)))
+			switch lane.Algorithm {
 			case limiters.FixedWindow, limiters.SlidingCounter:
 				// They admit a request earlier than their newest one as
 				// long as it falls in their current window.
-				align = append(align, int64(cfg.Policy.Window))
+				align = append(align, int64(lane.Policy.Window))
 			case limiters.LeakyQueue:
 				wk.queue |= 1 << l
 				align = append(align, 0)
@@ -116,19 +119,29 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		}
 		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
 	}
-	algs := slices.Clone(cfg.Algorithms)
-	wk.nalg = len(algs)
-	wk.oracleAlgo = slices.Index(algs, limiters.SlidingLog)
-	if wk.oracleAlgo < 0 && !cfg.DecisionsOnly {
-		wk.oracleAlgo = len(algs)
-		algs = append(algs, limiters.SlidingLog)
-	}
-	g, err := limiters.NewGroup(algs, cfg.Policy)
+	ls, err := newLaneSet(cfg.Lanes, cfg.Policy, !cfg.DecisionsOnly)
 	if err != nil {
 		return nil, err
 	}
-	wk.group = g
+	wk.lanes = ls
 	return wk, nil
+}
+
+// burstAlike reports whether lanes a and b allow the same requests at the
+// same times, so that one burst ring serves both.
+func burstAlike(a, b Lane) bool {
+	meter := func(x limiters.Algorithm) bool {
+		return x == limiters.TokenBucket || x == limiters.LeakyBucket || x == limiters.GCRA
+	}
+	switch {
+	case a.Policy.Clock != b.Policy.Clock:
+		return false
+	case a.Algorithm == b.Algorithm && a.Algorithm.Windowed():
+		return a.Policy.Limit == b.Policy.Limit && a.Policy.Window == b.Policy.Window
+	case a.Algorithm == b.Algorithm || meter(a.Algorithm) && meter(b.Algorithm):
+		return a.Policy.Capacity == b.Policy.Capacity && sameRate(a.Policy.Rate, b.Policy.Rate)
+	}
+	return false
 }
 
 // stepSafely is step that turns a panic into the batch's error.
@@ -225,7 +238,7 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		}
 		in.prefetchKey(c)
 		id := c.id1 - 1
-		wk.group.Prefetch(id)
+		wk.lanes.prefetch(id)
 		if p := wk.last.peek(uint64(id)); p != nil {
 			prefetch.Range(unsafe.Pointer(p), 8)
 		}
@@ -258,35 +271,34 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
 			wk.disorder = d
 		}
-		var all uint64 // the algorithms that allowed r, the oracle too
+		var all uint64 // the lanes that allowed r, and the oracle as bit n
 		if explain {
-			start := len(text)
-			text, all = wk.group.AllowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch[:], wk.exact[:], text, wk.ends[:])
+			text, all = wk.lanes.allowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch, wk.exact, text, wk.starts, wk.ends)
 			for a := 0; a < n; a++ {
-				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(start), end: uint32(wk.ends[a])}
-				start = wk.ends[a]
+				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(wk.starts[a]), end: uint32(wk.ends[a])}
 			}
-			text = text[:start] // not the oracle's text
-		} else if wk.cfg.Detail {
-			all = wk.group.AllowExact(id, r.time, r.cost, wk.scratch[:], wk.exact[:])
-		} else if wk.queue != 0 {
-			all = wk.group.Allow(id, r.time, r.cost, wk.scratch[:])
+		} else if wk.cfg.Detail || wk.queue != 0 {
+			all = wk.lanes.allow(id, r.time, r.cost, wk.scratch, wk.exact)
 		} else {
-			all = wk.group.Admit(id, r.time, r.cost)
+			all = wk.lanes.admit(id, r.time, r.cost)
 		}
 		if wk.cfg.Detail && wk.cfg.Rows {
 			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
 			copy(b.exact[int(i)*n:int(i)*n+n], wk.exact[:n])
 		}
-		mask := uint8(all) & (1<<n - 1)
-		oracle := wk.oracleAlgo >= 0 && all&(1<<wk.oracleAlgo) != 0
+		mask := all & (1<<n - 1)
+		oracle := all&(1<<n) != 0
 		if wk.cfg.Rows {
 			// Only the emitter reads these. Both workers write them, for
 			// rows side by side, so a line of them moves between cores.
 			b.masks[i] = mask
 			b.Oracle[i] = oracle
 		}
-		wk.outcomes[outcome(mask, oracle)]++
+		if wk.manyOutcomes == nil {
+			wk.outcomes[outcome(mask, oracle)]++
+		} else {
+			wk.manyOutcomes[outcomeKey{mask, oracle}]++
+		}
 		if mask != 0 && wk.burst != nil {
 			wk.recordBursts(b, int(i), id, mask, back)
 		}
@@ -355,29 +367,29 @@ func burstBound(a limiters.Algorithm, p limiters.Policy, interval int64) int64 {
 // lanes in mask, which allowed it. back says it came earlier than its
 // key's latest request: a lane under the clamp clock then took it at a
 // later time, its boundary.
-func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint8, back bool) {
+func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back bool) {
 	r := &b.rows[i]
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
 	for m := mask &^ wk.sharing; m != 0; m &= m - 1 {
-		l := bits.TrailingZeros8(m)
+		l := bits.TrailingZeros64(m)
 		t := r.time
 		if wk.queue&(1<<l) != 0 {
 			// What a queue admits leaves it at its release time; the
 			// delay counts from the request's own time.
 			d := wk.scratch[l].Delay
 			if d == limiters.InfDuration || t > math.MaxInt64-int64(d) {
-				wk.fail(b, i, "its release from the %v queue is later than the latest time ratesim can hold", wk.cfg.Algorithms[l])
+				wk.fail(b, i, "its release from the %s queue is later than the latest time ratesim can hold", wk.cfg.Lanes[l].Name)
 				return
 			}
 			t += int64(d)
 		} else if clamp {
-			t = wk.group.DecidedAt(id, l, t)
+			t = wk.lanes.decidedAt(id, l, t)
 		}
 		if !wk.burst.tracks(wk.burst.ringOf[l]) {
 			continue
 		}
 		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
-			wk.fail(b, i, "the cost %v allowed for its key in one interval is more than %d", wk.cfg.Algorithms[l], int64(math.MaxInt64))
+			wk.fail(b, i, "the cost %s allowed for its key in one interval is more than %d", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
 	}
@@ -424,7 +436,7 @@ func (wk *worker) sweep() {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
 		// time, which only its latest time can tell.
-		if !in.held(id) || *wk.last.at(uint64(id)) >= now || !wk.group.Idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
+		if !in.held(id) || *wk.last.at(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
 			continue
 		}
 		if wk.burst != nil {
@@ -433,7 +445,7 @@ func (wk *worker) sweep() {
 			}
 			wk.burst.reset(id)
 		}
-		wk.group.Reset(id)
+		wk.lanes.reset(id)
 		in.remove(id)
 	}
 	wk.sweptAt = max(wk.sweptAt, now)
@@ -451,7 +463,7 @@ func (wk *worker) retire(id uint32) {
 			wk.retired = append(wk.retired, k)
 		}
 	}
-	if len(wk.retired) > 2*wk.cfg.Top+2*maxAlgos {
+	if len(wk.retired) > 2*wk.cfg.Top+2*wk.nalg {
 		wk.retired = slices.Clip(topIntervals(wk.retired, wk.cfg.Top))
 	}
 }
@@ -534,8 +546,14 @@ func (hs *hashSet) grow() {
 	}
 }
 
+// outcomeKey is an outcome of a run of many lanes.
+type outcomeKey struct {
+	mask   uint64
+	oracle bool
+}
+
 // outcome indexes worker.outcomes: the allowed mask and the oracle's word.
-func outcome(mask uint8, oracle bool) int {
+func outcome(mask uint64, oracle bool) int {
 	o := int(mask) << 1
 	if oracle {
 		o |= 1
@@ -545,7 +563,7 @@ func outcome(mask uint8, oracle bool) int {
 
 // firstRejections records request i of b as the first rejection of the
 // algorithms in set, which had none before.
-func (wk *worker) firstRejections(b *batch, i int, set uint8) {
+func (wk *worker) firstRejections(b *batch, i int, set uint64) {
 	r := b.request(i)
 	rej := &Rejection{
 		Seq:      r.Seq,
