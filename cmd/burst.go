@@ -81,7 +81,14 @@ var burstFields = []field{
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
-	algos, err := parseAlgorithms(o.Algos)
+	var algos []limiters.Algorithm
+	if o.Algos != nil {
+		var err error
+		if algos, err = parseAlgorithms(o.Algos); err != nil {
+			return err
+		}
+	}
+	specs, err := o.policy.specs()
 	if err != nil {
 		return err
 	}
@@ -95,7 +102,7 @@ func runBurst(o *burstOptions, s streams) error {
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
-	rp, err := prepare(&o.trace, &o.policy, algos, o.Interval, s)
+	rp, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s)
 	if err != nil {
 		return err
 	}
@@ -118,20 +125,18 @@ func runBurst(o *burstOptions, s streams) error {
 	var rows [][]cell
 	for _, iv := range intervals {
 		user, from, to := burstCells(iv, sp)
-		capacity, rate := nullCell(), nullCell()
-		if !iv.Algorithm.Windowed() {
-			capacity, rate = intCell(sp.Policy.Capacity), strCell(sp.rate())
-		}
+		lane := sp.lane(iv.Name)
+		_, window, capacity, rate := sp.laneCells(lane)
 		rows = append(rows, []cell{
-			strCell(iv.Algorithm.String()),
-			intCell(sp.Policy.Limit),
+			strCell(iv.Name),
+			intCell(sp.Oracle.Limit),
 			decCell(sp.interval(), sp.Unit),
 			intCell(iv.Count),
-			numCell(ratio(iv.Count, sp.Policy.Limit)),
+			numCell(ratio(iv.Count, sp.Oracle.Limit)),
 			user, from, to,
-			decCell(sp.Policy.Window, sp.Unit),
+			window,
 			capacity, rate,
-			strCell(clockName(sp.Policy.Clock)),
+			strCell(clockName(lane.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
 		})
 	}
@@ -146,6 +151,9 @@ func runBurst(o *burstOptions, s streams) error {
 			w.line(line)
 		}
 		w.line("policy: " + sp.describe(true))
+		for _, l := range sp.laneLines() {
+			w.line(l)
+		}
 		w.blank()
 		if o.Top > 0 {
 			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.interval())))

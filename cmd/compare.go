@@ -73,7 +73,14 @@ func newCompareCmd() *cobra.Command {
 // runCompare replays o.trace through several algorithms and writes the
 // decision matrix, the summaries and the agreement matrix.
 func runCompare(o *compareOptions, s streams) error {
-	algos, err := parseAlgorithms(o.Algos)
+	var algos []limiters.Algorithm
+	if o.Algos != nil {
+		var err error
+		if algos, err = parseAlgorithms(o.Algos); err != nil {
+			return err
+		}
+	}
+	specs, err := o.policy.specs()
 	if err != nil {
 		return err
 	}
@@ -87,7 +94,7 @@ func runCompare(o *compareOptions, s streams) error {
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
-	rp, err := prepare(&o.trace, &o.policy, algos, o.Interval, s)
+	rp, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s)
 	if err != nil {
 		return err
 	}
@@ -97,9 +104,9 @@ func runCompare(o *compareOptions, s streams) error {
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		rw = newRecordWriter(s.out, format, matrixColumns(algos, len(o.trace.Key) > 0, rp.trace.RFC3339(), format))
+		rw = newRecordWriter(s.out, format, matrixColumns(rp.spec.Lanes, len(o.trace.Key) > 0, rp.trace.RFC3339(), format))
 		emit = func(b *sim.Batch) error {
-			return writeMatrix(rw, b, len(algos), len(o.trace.Key) > 0, o.Diff, &disagree)
+			return writeMatrix(rw, b, len(rp.spec.Lanes), len(o.trace.Key) > 0, o.Diff, &disagree)
 		}
 	}
 	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
@@ -124,6 +131,9 @@ func runCompare(o *compareOptions, s streams) error {
 	w := &textWriter{w: s.out, format: format}
 	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
 	w.line("policy: " + rp.spec.describe(true))
+	for _, l := range rp.spec.laneLines() {
+		w.line(l)
+	}
 	if line := backwardsLine(rep); line != "" {
 		w.line(line)
 	}
@@ -148,12 +158,12 @@ func runCompare(o *compareOptions, s streams) error {
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
 		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
-		if slices.Contains(algos, limiters.LeakyQueue) {
+		if slices.Contains(rp.spec.Algos, limiters.LeakyQueue) {
 			w.line(queueNote)
 		}
 		w.blank()
 		w.table(t)
-		if len(algos) > 1 {
+		if len(rp.spec.Lanes) > 1 {
 			w.blank()
 			w.line("agreement: % of requests decided alike")
 			w.blank()
@@ -169,10 +179,10 @@ func runCompare(o *compareOptions, s streams) error {
 // matrixColumns are the columns of the decision matrix: user, timestamp,
 // then one per algorithm, then the key with --key; tables add the diff
 // marker.
-func matrixColumns(algos []limiters.Algorithm, keyed, rfc3339 bool, format outputFormat) []column {
+func matrixColumns(lanes []sim.Lane, keyed, rfc3339 bool, format outputFormat) []column {
 	cols := []column{{"user", false}, {"timestamp", !rfc3339}}
-	for _, a := range algos {
-		cols = append(cols, column{a.String(), false})
+	for _, l := range lanes {
+		cols = append(cols, column{l.Name, false})
 	}
 	if keyed {
 		cols = append(cols, column{"key", false})
@@ -259,29 +269,26 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			first, firstUser = timeCell(fr.TimeText), strCell(fr.Key)
 		}
 		bUser, bFrom, bTo := burstCells(st.Burst, sp)
-		capacity, rate := nullCell(), nullCell()
-		if !st.Algorithm.Windowed() {
-			capacity, rate = intCell(sp.Policy.Capacity), strCell(sp.rate())
-		}
+		limit, window, capacity, rate := sp.laneCells(sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy})
 		rows = append(rows, []cell{
-			strCell(st.Algorithm.String()),
+			strCell(st.Name),
 			intCell(st.Requests),
 			intCell(st.Allowed),
 			intCell(st.Rejected),
 			numCell(pct(st.Allowed, st.Requests)),
 			intCell(st.Burst.Count),
-			numCell(ratio(st.Burst.Count, sp.Policy.Limit)),
+			numCell(ratio(st.Burst.Count, sp.Oracle.Limit)),
 			intCell(st.FalseAllows),
 			intCell(st.FalseRejects),
 			first,
 			firstUser,
 			bUser, bFrom, bTo,
-			intCell(sp.Policy.Limit),
-			decCell(sp.Policy.Window, sp.Unit),
+			limit,
+			window,
 			decCell(sp.interval(), sp.Unit),
 			capacity,
 			rate,
-			strCell(clockName(sp.Policy.Clock)),
+			strCell(clockName(st.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
 			intCell(rep.ClockBackwards),
 		})
@@ -318,11 +325,11 @@ func clockName(c limiters.Clock) string {
 func agreementTable(rep *sim.Report) *table {
 	t := &table{header: []string{"agree %"}, right: []bool{false}}
 	for _, st := range rep.Algos {
-		t.header = append(t.header, st.Algorithm.String())
+		t.header = append(t.header, st.Name)
 		t.right = append(t.right, true)
 	}
 	for a, st := range rep.Algos {
-		row := []string{st.Algorithm.String()}
+		row := []string{st.Name}
 		for b := range rep.Algos {
 			if rep.Requests == 0 {
 				row = append(row, "-")

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -35,9 +36,12 @@ POLICY
     algorithms:
       token-bucket: {capacity: 5, rate: 1/2}
 
-  Algorithms replayed together share one policy: give two window algorithms
-  different limits, or two buckets different rates, and ratesim asks for
-  separate runs.`
+  Each algorithm runs with its own parameters. The file may also give
+  algos (a list), key, unit, interval and clock. The oracle, against
+  which false allows and rejects are counted, is a sliding log with the
+  shared limit and window.
+
+` + limiterGrammar
 
 // Policy defaults, as in the seed: three requests per ten units.
 const (
@@ -53,6 +57,10 @@ type policyOptions struct {
 	Rate     string
 	Clock    string
 	Config   string
+	Limiters []string // --limiter, one spec each
+	// single: the replay is of the one limiter given on the command line;
+	// the config file's limiters and algos do not join it.
+	single bool
 
 	// set names the flags given explicitly; they override the config file.
 	set map[string]bool
@@ -65,6 +73,20 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 	fs.StringVar(&o.Rate, "rate", "", "bucket algorithms: refill or leak rate, per unit (0.2) or N/D (1/5, 3/10s, 300/1m) (default: limit per window)")
 	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: reject, or clamp to the key's last time")
 	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
+	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
+}
+
+// specs parses the --limiter flags.
+func (o *policyOptions) specs() ([]limiterSpec, error) {
+	var specs []limiterSpec
+	for _, s := range o.Limiters {
+		ls, err := parseLimiter(s)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, ls)
+	}
+	return specs, nil
 }
 
 // markSet records which policy flags were given on the command line.
@@ -102,22 +124,34 @@ func (p params) overlay(q params) params {
 
 // policySpec is the effective policy of a replay.
 type policySpec struct {
-	Algos  []limiters.Algorithm
+	// Lanes are the limiters to replay, each with its own policy.
+	Lanes []sim.Lane
+	Algos []limiters.Algorithm // the lanes' algorithms
+	// Policy is the policy the report's header states: the shared one,
+	// with the limit and window of the first window lane and the capacity
+	// and rate of the first bucket lane. Lanes whose own differ are listed
+	// beside it.
 	Policy limiters.Policy
+	// Oracle is the intended policy: the shared limit, window and clock.
+	// The oracle (a sliding log) and the burst ratios are against it.
+	Oracle limiters.Policy
 	Unit   time.Duration // the unit durations are read and written in
 	// Interval is the burst interval; 0 means the window.
 	Interval time.Duration
 	// rfc3339: the trace's timestamps are RFC 3339 times.
 	rfc3339 bool
-	// limitUsed and windowUsed: the algorithms use the limit and the
-	// window, directly or as the default of a bucket's capacity or rate.
-	// (The oracle and burst figures use them in any case.)
+	// limitUsed and windowUsed: the lanes use the limit and the window,
+	// directly or as the default of a bucket's capacity or rate. (The
+	// oracle and burst figures use them in any case.)
 	limitUsed, windowUsed bool
 }
 
-// resolve computes the effective policy for algos with durations in unit.
-// Every problem is a usage error, found before any replay.
-func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) (*policySpec, error) {
+// resolve computes the lanes of a replay and their policies, with
+// durations in unit: one lane per algorithm of algos (nil for the five
+// classic ones unless limiters are given), then one per limiter of the
+// config file and of specs. Every problem is a usage error, found before
+// any replay.
+func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec, unit time.Duration) (*policySpec, error) {
 	base := params{
 		limit: strconv.FormatInt(defaultLimit, 10), limitAt: "default",
 		window: defaultWindow, windowAt: "default",
@@ -130,21 +164,29 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 			return nil, err
 		}
 		base = base.overlay(file.shared)
+		if !o.single {
+			specs = append(slices.Clone(file.limiters), specs...)
+			if algos == nil {
+				algos = file.algoList
+			}
+		}
+	}
+	if algos == nil && len(specs) == 0 {
+		algos = limiters.SeedAlgorithms()
 	}
 	flags := o.flagParams()
-
-	spec := &policySpec{Algos: algos, Unit: unit}
-	var windowFrom, bucketFrom, clockFrom string
-	var havePolicy bool
-	for _, a := range algos {
-		p := base
-		if file != nil {
-			p = p.overlay(file.algos[a])
-		}
-		p = p.overlay(flags)
+	shared, err := base.overlay(flags).policy(unit)
+	if err != nil {
+		return nil, err
+	}
+	spec := &policySpec{Unit: unit, Oracle: limiters.Policy{Limit: shared.Limit, Window: shared.Window, Clock: shared.Clock}, Policy: shared}
+	if err := spec.Oracle.Validate(limiters.SlidingLog); err != nil {
+		return nil, usageErrorf("oracle: %s", ErrorText(err))
+	}
+	add := func(name string, a limiters.Algorithm, p params) error {
 		pol, err := p.policy(unit)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if a.Windowed() || p.capacity == "" || p.rate == "" {
 			spec.limitUsed = true
@@ -153,42 +195,69 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, unit time.Duration) 
 			spec.windowUsed = true
 		}
 		if err := pol.Validate(a); err != nil {
-			return nil, usageErrorf("%s: %s: %s", p.sources(a), a, ErrorText(err))
+			return usageErrorf("%s: %s: %s", p.sources(a), name, ErrorText(err))
 		}
-		if !havePolicy {
-			spec.Policy, havePolicy = pol, true
-			clockFrom = a.String()
-		}
-		if pol.Clock != spec.Policy.Clock {
-			return nil, usageErrorf("%s and %s have different clock policies; replay them separately", clockFrom, a)
-		}
-		if a.Windowed() {
-			if windowFrom == "" {
-				spec.Policy.Limit, spec.Policy.Window, windowFrom = pol.Limit, pol.Window, a.String()
-			} else if pol.Limit != spec.Policy.Limit || pol.Window != spec.Policy.Window {
-				return nil, usageErrorf("%s and %s have different limits or windows; replay them separately", windowFrom, a)
-			}
-		} else {
-			if bucketFrom == "" {
-				spec.Policy.Capacity, spec.Policy.Rate, bucketFrom = pol.Capacity, pol.Rate, a.String()
-			} else if pol.Capacity != spec.Policy.Capacity || !sameRate(pol.Rate, spec.Policy.Rate) {
-				return nil, usageErrorf("%s and %s have different capacities or rates; replay them separately", bucketFrom, a)
-			}
-		}
+		spec.Lanes = append(spec.Lanes, sim.Lane{Name: name, Algorithm: a, Policy: pol})
+		spec.Algos = append(spec.Algos, a)
+		return nil
 	}
-	if windowFrom == "" {
-		// No window algorithm: the oracle and the burst ratio use the shared
-		// limit and window.
-		pol, err := base.overlay(flags).policy(unit)
-		if err != nil {
+	for _, a := range algos {
+		p := base
+		if file != nil {
+			p = p.overlay(file.algos[a])
+		}
+		if err := add(a.String(), a, p.overlay(flags)); err != nil {
 			return nil, err
 		}
-		spec.Policy.Limit, spec.Policy.Window = pol.Limit, pol.Window
 	}
-	if err := spec.Policy.Validate(limiters.SlidingLog); err != nil {
-		return nil, usageErrorf("oracle: %s", ErrorText(err))
+	for _, ls := range specs {
+		name := ls.name
+		if name == "" {
+			name = ls.defaultName()
+		}
+		if err := add(name, ls.alg, base.overlay(flags).overlay(ls.p)); err != nil {
+			return nil, err
+		}
+	}
+	if len(spec.Lanes) > maxLanes {
+		return nil, usageErrorf("%d limiters given; at most %d run in one replay", len(spec.Lanes), maxLanes)
+	}
+	named := map[string]bool{}
+	for _, l := range spec.Lanes {
+		if named[l.Name] {
+			return nil, usageErrorf("two limiters are named %s: name one with --limiter NAME=ALGORITHM:...", l.Name)
+		}
+		named[l.Name] = true
+	}
+	// The header states the first window lane's limit and window and the
+	// first bucket lane's capacity and rate (all lanes share them in a
+	// plain run), and the clock of the first lane.
+	var window, bucket bool
+	for i, l := range spec.Lanes {
+		if i == 0 {
+			spec.Policy.Clock = l.Policy.Clock
+		}
+		if l.Algorithm.Windowed() && !window {
+			spec.Policy.Limit, spec.Policy.Window, window = l.Policy.Limit, l.Policy.Window, true
+		}
+		if !l.Algorithm.Windowed() && !bucket {
+			spec.Policy.Capacity, spec.Policy.Rate, bucket = l.Policy.Capacity, l.Policy.Rate, true
+		}
 	}
 	return spec, nil
+}
+
+// own reports whether lane l's policy differs from the one the header
+// states, in what its algorithm uses.
+func (sp *policySpec) own(l sim.Lane) bool {
+	p, q := l.Policy, sp.Policy
+	if p.Clock != q.Clock {
+		return true
+	}
+	if l.Algorithm.Windowed() {
+		return p.Limit != q.Limit || p.Window != q.Window
+	}
+	return p.Capacity != q.Capacity || !sameRate(p.Rate, q.Rate)
 }
 
 // flagParams returns the parameters given explicitly as flags.
@@ -299,14 +368,23 @@ func sameRate(a, b limiters.Rate) bool {
 	return h1 == h2 && l1 == l2
 }
 
+// maxLanes is the most limiters one replay runs (sim's bound).
+const maxLanes = 63
+
 // maxPolicyBytes caps the size of a policy file.
 const maxPolicyBytes = 1 << 20
 
 // policyFile is a parsed --config file: shared parameters and overrides
 // per algorithm.
 type policyFile struct {
-	shared params
-	algos  map[limiters.Algorithm]params
+	shared   params
+	algos    map[limiters.Algorithm]params
+	limiters []limiterSpec        // the limiters: list
+	algoList []limiters.Algorithm // algos:, nil when not given
+	key      []string             // key:, nil when not given
+	unit     string               // unit:, "" when not given
+	interval string               // interval:, "" when not given
+	at       map[string]string    // where key, unit and interval were given
 }
 
 // The YAML shape of a policy file.
@@ -321,6 +399,11 @@ type yamlParams struct {
 type yamlPolicy struct {
 	yamlParams `yaml:",inline"`
 	Algorithms yaml.Node `yaml:"algorithms"`
+	Limiters   yaml.Node `yaml:"limiters"`
+	Algos      yaml.Node `yaml:"algos"`
+	Key        yaml.Node `yaml:"key"`
+	Unit       yaml.Node `yaml:"unit"`
+	Interval   yaml.Node `yaml:"interval"`
 }
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
@@ -351,8 +434,11 @@ func readPolicyFile(path string) (*policyFile, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, usageErrorf("%s:%d: a policy file holds one YAML document", path, extra.Line)
 	}
-	pf := &policyFile{algos: map[limiters.Algorithm]params{}}
+	pf := &policyFile{algos: map[limiters.Algorithm]params{}, at: map[string]string{}}
 	if pf.shared, err = doc.yamlParams.params(path); err != nil {
+		return nil, err
+	}
+	if err := pf.readLists(path, &doc); err != nil {
 		return nil, err
 	}
 	if doc.Algorithms.Kind == 0 {
@@ -382,6 +468,110 @@ func readPolicyFile(path string) (*policyFile, error) {
 	return pf, nil
 }
 
+// list returns the values of n, a sequence of scalars or one scalar of
+// comma-separated values.
+func list(path, name string, n *yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strings.Split(n.Value, ","), nil
+	case yaml.SequenceNode:
+		var out []string
+		for _, v := range n.Content {
+			if v.Kind != yaml.ScalarNode {
+				return nil, usageErrorf("%s:%d: %s must list names", path, v.Line, name)
+			}
+			out = append(out, v.Value)
+		}
+		return out, nil
+	}
+	return nil, usageErrorf("%s:%d: %s must list names", path, n.Line, name)
+}
+
+// readLists reads the keys of a policy file beyond the parameters:
+// limiters, algos, key, unit and interval.
+func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
+	if n := &doc.Algos; n.Kind != 0 {
+		names, err := list(path, "algos", n)
+		if err != nil {
+			return err
+		}
+		algos, err := parseAlgorithms(names)
+		if err != nil {
+			return usageErrorf("%s:%d: algos: %s", path, n.Line, ErrorText(err))
+		}
+		pf.algoList = algos
+	}
+	if n := &doc.Key; n.Kind != 0 {
+		keys, err := list(path, "key", n)
+		if err != nil {
+			return err
+		}
+		pf.key, pf.at["key"] = keys, fmt.Sprintf("%s:%d", path, n.Line)
+	}
+	for _, f := range []struct {
+		name string
+		n    *yaml.Node
+		val  *string
+	}{{"unit", &doc.Unit, &pf.unit}, {"interval", &doc.Interval, &pf.interval}} {
+		if f.n.Kind == 0 {
+			continue
+		}
+		if f.n.Kind != yaml.ScalarNode || f.n.Value == "" {
+			return usageErrorf("%s:%d: %s must be a single value", path, f.n.Line, f.name)
+		}
+		*f.val, pf.at[f.name] = f.n.Value, fmt.Sprintf("%s:%d", path, f.n.Line)
+	}
+	n := &doc.Limiters
+	if n.Kind == 0 {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return usageErrorf("%s:%d: limiters must be a list of {name, algorithm, parameters...}", path, n.Line)
+	}
+	for _, item := range n.Content {
+		if item.Kind != yaml.MappingNode {
+			return usageErrorf("%s:%d: a limiter must be a mapping of name, algorithm and parameters", path, item.Line)
+		}
+		at := fmt.Sprintf("%s:%d", path, item.Line)
+		ls := limiterSpec{at: at}
+		var algo string
+		var args []string
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, v := item.Content[i], item.Content[i+1]
+			if v.Kind != yaml.ScalarNode || v.Value == "" {
+				return usageErrorf("%s:%d: %s must be a single value", path, v.Line, k.Value)
+			}
+			switch k.Value {
+			case "name":
+				ls.name = v.Value
+			case "algorithm":
+				algo = v.Value
+			default:
+				if !slices.Contains(limiterKeys, k.Value) {
+					return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, %s)", path, k.Line, k.Value, strings.Join(limiterKeys, ", "))
+				}
+				args = append(args, k.Value+"="+v.Value)
+			}
+		}
+		a, err := limiters.ParseAlgorithm(algo)
+		if err != nil {
+			return usageErrorf("%s: a limiter needs an algorithm (valid: %s), got %q", at, algorithmNames(), algo)
+		}
+		ls.alg, ls.args = a, strings.Join(args, ",")
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, v := item.Content[i], item.Content[i+1]
+			if k.Value == "name" || k.Value == "algorithm" {
+				continue
+			}
+			if err := ls.set(k.Value, v.Value, fmt.Sprintf("%s:%d", path, v.Line)); err != nil {
+				return usageErrorf("%s:%d: %s", path, k.Line, ErrorText(err))
+			}
+		}
+		pf.limiters = append(pf.limiters, ls)
+	}
+	return nil
+}
+
 // decodeKnown decodes n into v, refusing unknown keys with their line as
 // the file's decoder does (Node.Decode has no KnownFields).
 func decodeKnown(path string, n *yaml.Node, v any) error {
@@ -407,7 +597,7 @@ func yamlError(path string, err error) error {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg := te.Errors[0]
 		if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-			return usageErrorf("%s:%s: unknown key %q (valid: limit, window, capacity, rate, clock, algorithms)", path, m[1], m[2])
+			return usageErrorf("%s:%s: unknown key %q (valid: limit, window, capacity, rate, clock, algorithms, limiters, algos, key, unit, interval)", path, m[1], m[2])
 		}
 		if rest, ok := strings.CutPrefix(msg, "line "); ok {
 			return usageErrorf("%s:%s", path, rest)

@@ -25,7 +25,30 @@ type replay struct {
 // prepare checks every flag, then opens the trace. interval is the --interval
 // text ("" for the window). Usage errors come before the trace is touched,
 // except those that depend on whether its times are RFC 3339.
-func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, interval string, s streams) (*replay, error) {
+//
+// algos nil means the five classic algorithms, unless limiters are given
+// with --limiter (specs) or in the config file.
+func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, specs []limiterSpec, interval string, s streams) (*replay, error) {
+	if po.Config != "" {
+		// The config file may give the key, unit and interval too; flags
+		// given on the command line override it.
+		pf, err := readPolicyFile(po.Config)
+		if err != nil {
+			return nil, err
+		}
+		if pf.key != nil && !po.set["key"] {
+			to.Key = pf.key
+		}
+		if pf.unit != "" && !po.set["unit"] {
+			to.Unit = pf.unit
+		}
+		if pf.interval != "" && !po.set["interval"] {
+			interval = pf.interval
+		}
+	}
+	if err := checkKeys(to.Key); err != nil {
+		return nil, err
+	}
 	unit, err := parseUnit(to.Unit)
 	if err != nil {
 		return nil, err
@@ -33,13 +56,13 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 	if _, err := parseTraceFormat(to.Format); err != nil {
 		return nil, err
 	}
-	spec, err := resolveSpec(po, algos, interval, unit)
+	spec, err := resolveSpec(po, algos, specs, interval, unit)
 	// Durations of RFC 3339 traces are in seconds, whatever --unit says.
 	// A duration refused in --unit but good in seconds ("1.5" with --unit
 	// ns) is refused only once the trace turns out to be numeric.
 	var unitErr error
 	if err != nil && unit != time.Second {
-		if _, errSeconds := resolveSpec(po, algos, interval, time.Second); errSeconds == nil {
+		if _, errSeconds := resolveSpec(po, algos, specs, interval, time.Second); errSeconds == nil {
 			unitErr, err = err, nil
 		}
 	}
@@ -55,7 +78,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 	}
 	switch {
 	case t.RFC3339() && unit != time.Second:
-		if spec, err = resolveSpec(po, algos, interval, time.Second); err != nil {
+		if spec, err = resolveSpec(po, algos, specs, interval, time.Second); err != nil {
 			t.Close()
 			return nil, err
 		}
@@ -67,8 +90,8 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, in
 	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
 }
 
-func resolveSpec(po *policyOptions, algos []limiters.Algorithm, interval string, unit time.Duration) (*policySpec, error) {
-	spec, err := po.resolve(algos, unit)
+func resolveSpec(po *policyOptions, algos []limiters.Algorithm, specs []limiterSpec, interval string, unit time.Duration) (*policySpec, error) {
+	spec, err := po.resolve(algos, specs, unit)
 	if err != nil {
 		return nil, err
 	}
@@ -88,14 +111,14 @@ func resolveSpec(po *policyOptions, algos []limiters.Algorithm, interval string,
 // config is the sim configuration of the replay.
 func (rp *replay) config(rows, explain bool) sim.Config {
 	return sim.Config{
-		Algorithms: rp.spec.Algos,
-		Policy:     rp.spec.Policy,
-		KeyFields:  rp.keys,
-		KeepKeys:   rp.keepKeys,
-		Rows:       rows,
-		Explain:    explain,
-		Interval:   rp.spec.Interval,
-		Unit:       rp.spec.Unit,
+		Lanes:     rp.spec.Lanes,
+		Policy:    rp.spec.Oracle,
+		KeyFields: rp.keys,
+		KeepKeys:  rp.keepKeys,
+		Rows:      rows,
+		Explain:   explain,
+		Interval:  rp.spec.Interval,
+		Unit:      rp.spec.Unit,
 	}
 }
 
@@ -115,7 +138,7 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 	if err == nil && rep.ClockBackwards > 0 {
 		f := rep.FirstBackwards
 		remedy := "sort the trace by time, or use --clock clamp to judge them at their key's latest time"
-		if rp.spec.Policy.Clock == limiters.ClockClamp {
+		if rp.spec.Oracle.Clock == limiters.ClockClamp {
 			remedy = "--clock clamp judged them at their key's latest time; sort the trace by time to judge them at their own"
 		}
 		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
@@ -212,7 +235,50 @@ func (sp *policySpec) interval() time.Duration {
 	if sp.Interval > 0 {
 		return sp.Interval
 	}
-	return sp.Policy.Window
+	return sp.Oracle.Window
+}
+
+// lane returns the lane named name.
+func (sp *policySpec) lane(name string) sim.Lane {
+	for _, l := range sp.Lanes {
+		if l.Name == name {
+			return l
+		}
+	}
+	return sim.Lane{Name: name}
+}
+
+// laneCells are the limit, window, capacity and rate of a lane for a
+// report: a window lane's own limit and window, and for a bucket its
+// capacity and rate beside the oracle's limit and window.
+func (sp *policySpec) laneCells(l sim.Lane) (limit, window, capacity, rate cell) {
+	if l.Algorithm.Windowed() {
+		return intCell(l.Policy.Limit), decCell(l.Policy.Window, sp.Unit), nullCell(), nullCell()
+	}
+	return intCell(sp.Oracle.Limit), decCell(sp.Oracle.Window, sp.Unit), intCell(l.Policy.Capacity), strCell(l.Policy.Rate.Format(sp.Unit))
+}
+
+// laneLines describe, a line each, the lanes whose parameters differ from
+// the ones the header states; none in a plain run.
+func (sp *policySpec) laneLines() []string {
+	var lines []string
+	for _, l := range sp.Lanes {
+		if !sp.own(l) && l.Name == l.Algorithm.String() {
+			continue
+		}
+		p := l.Policy
+		text := fmt.Sprintf("limiter %s: ", l.Name)
+		if l.Name != l.Algorithm.String() {
+			text = fmt.Sprintf("limiter %s (%s): ", l.Name, l.Algorithm)
+		}
+		if l.Algorithm.Windowed() {
+			text += fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window))
+		} else {
+			text += fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit))
+		}
+		lines = append(lines, text+", clock "+clockName(p.Clock))
+	}
+	return lines
 }
 
 // duration renders d with the unit's name: "10s", "2.5s", "10000ms".
@@ -256,8 +322,8 @@ func (sp *policySpec) describe(burst bool) string {
 	parts = append(parts, "clock "+clock)
 	if burst {
 		parts = append(parts, "burst interval "+sp.duration(sp.interval()))
-		if !windowed {
-			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", p.Limit, sp.duration(p.Window)))
+		if !windowed || sp.Oracle.Limit != p.Limit || sp.Oracle.Window != p.Window {
+			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", sp.Oracle.Limit, sp.duration(sp.Oracle.Window)))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -70,9 +70,22 @@ func newRunCmd() *cobra.Command {
 
 // runRun replays o.trace through one algorithm and writes a row per request.
 func runRun(o *runOptions, s streams) error {
-	algo, err := parseAlgorithm(o.Algo)
+	specs, err := o.policy.specs()
 	if err != nil {
 		return err
+	}
+	var algos []limiters.Algorithm
+	switch {
+	case len(specs) > 1:
+		return usageErrorf("run replays one limiter: give one --limiter, or compare several")
+	case len(specs) == 1 && o.Algo != "":
+		return usageErrorf("give --algo or --limiter, not both")
+	case len(specs) == 0:
+		algo, err := parseAlgorithm(o.Algo)
+		if err != nil {
+			return err
+		}
+		algos = []limiters.Algorithm{algo}
 	}
 	format, err := parseOutput(o.Output)
 	if err != nil {
@@ -91,7 +104,8 @@ func runRun(o *runOptions, s streams) error {
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
-	rp, err := prepare(&o.trace, &o.policy, []limiters.Algorithm{algo}, "", s)
+	o.policy.single = true // the config file's limiters: and algos: do not join
+	rp, err := prepare(&o.trace, &o.policy, algos, specs, "", s)
 	if err != nil {
 		return err
 	}
@@ -102,6 +116,7 @@ func runRun(o *runOptions, s streams) error {
 		{"user", false}, {"timestamp", !rp.trace.RFC3339()}, {"cost", true}, {"allowed", false},
 		{"remaining", true}, {"retry_after", true}, {"reset_after", true}, {"reason", false},
 	}
+	algo := rp.spec.Lanes[0].Algorithm
 	queue := algo == limiters.LeakyQueue
 	if queue {
 		cols = append(cols, column{"delay", true})
@@ -201,7 +216,11 @@ func runRun(o *runOptions, s streams) error {
 			footer = nil
 		}
 		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("%s on %s: %s", algo, rp.trace.name, rp.spec.describe(false)))
+		name := algo.String()
+		if lane := rp.spec.Lanes[0]; lane.Name != name {
+			name = fmt.Sprintf("%s (%s)", lane.Name, algo)
+		}
+		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describe(false)))
 		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
 		if line := backwardsLine(rep); line != "" {
 			w.line(line)

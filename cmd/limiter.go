@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// limiterGrammar documents --limiter in help texts.
+const limiterGrammar = `LIMITERS
+  --limiter adds a limiter of its own, beside or instead of --algos:
+
+    --limiter [NAME=]ALGORITHM[:KEY=VALUE,...]
+
+  KEY is limit, window, capacity, rate or clock, as the flags of the same
+  names; what a limiter does not give comes from the flags and --config.
+  NAME names its column and summary row; without one, a limiter is named
+  by its algorithm, or by its algorithm and parameters
+  (token-bucket(capacity=10)), and two limiters of one name must be given
+  names. Repeat --limiter for more; up to 63 run in one pass:
+
+    ratesim compare --limiter tb3=token-bucket:capacity=3,rate=0.3 \
+                    --limiter tb10=token-bucket:capacity=10,rate=0.3 trace.csv
+
+  In --config, a list under limiters: does the same:
+
+    limiters:
+      - {name: tb10, algorithm: token-bucket, capacity: 10, rate: 5/1s}`
+
+// limiterKeys are the parameters a --limiter may give.
+var limiterKeys = []string{"limit", "window", "capacity", "rate", "clock"}
+
+// limiterSpec is one limiter given with --limiter or in the config
+// file's limiters: list.
+type limiterSpec struct {
+	name string // "" for the default name
+	alg  limiters.Algorithm
+	p    params
+	args string // the KEY=VALUE list as given, for the default name
+	at   string // where it was given, for messages
+}
+
+// defaultName is the limiter's name when none is given: its algorithm,
+// with its parameters when it gives any.
+func (ls *limiterSpec) defaultName() string {
+	if ls.args == "" {
+		return ls.alg.String()
+	}
+	return ls.alg.String() + "(" + ls.args + ")"
+}
+
+// parseLimiter parses a --limiter value.
+func parseLimiter(s string) (limiterSpec, error) {
+	bad := func(format string, args ...any) error {
+		return usageErrorf("--limiter %q: %s", s, fmt.Sprintf(format, args...))
+	}
+	spec := limiterSpec{at: "--limiter " + s}
+	head, args, _ := strings.Cut(s, ":")
+	if name, algo, ok := strings.Cut(head, "="); ok {
+		if name == "" {
+			return spec, bad("empty name before '='")
+		}
+		if strings.ContainsAny(name, ",=") {
+			return spec, bad("name %q holds ',' or '='", name)
+		}
+		spec.name, head = name, algo
+	}
+	a, err := limiters.ParseAlgorithm(head)
+	if err != nil {
+		return spec, bad("unknown algorithm %q (valid: %s)", head, algorithmNames())
+	}
+	spec.alg, spec.args = a, args
+	if args == "" {
+		if strings.Contains(s, ":") {
+			return spec, bad("no parameters after ':'")
+		}
+		return spec, nil
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(args, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+			return spec, bad("%q is not KEY=VALUE (keys: %s)", kv, strings.Join(limiterKeys, ", "))
+		case v == "":
+			return spec, bad("%s has no value", k)
+		case seen[k]:
+			return spec, bad("%s given twice", k)
+		}
+		seen[k] = true
+		if err := spec.set(k, v, spec.at); err != nil {
+			return spec, bad("%s", ErrorText(err))
+		}
+	}
+	return spec, nil
+}
+
+// set sets parameter k to v, given at at, checking that the algorithm
+// uses it.
+func (ls *limiterSpec) set(k, v, at string) error {
+	p := &ls.p
+	switch k {
+	case "limit":
+		p.limit, p.limitAt = v, at
+	case "window":
+		p.window, p.windowAt = v, at
+	case "capacity", "rate":
+		if ls.alg.Windowed() {
+			return fmt.Errorf("%s takes limit, window and clock, not %s", ls.alg, k)
+		}
+		if k == "capacity" {
+			p.capacity, p.capacityAt = v, at
+		} else {
+			p.rate, p.rateAt = v, at
+		}
+	case "clock":
+		p.clock, p.clockAt = v, at
+	default:
+		return fmt.Errorf("unknown parameter %q (valid: %s)", k, strings.Join(limiterKeys, ", "))
+	}
+	return nil
+}
