@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencyRules keeps the layering of DESIGN.md: limiters imports
+// none of sim, traces, report or cmd; traces neither limiters nor sim; sim
+// no cmd or report; report no cmd.
+func TestDependencyRules(t *testing.T) {
+	const mod = "github.com/ratesim/ratesim/"
+	rules := map[string][]string{
+		"limiters": {"sim", "traces", "report", "cmd"},
+		"traces":   {"limiters", "sim", "report", "cmd"},
+		"sim":      {"cmd", "report"},
+		"report":   {"cmd"},
+	}
+	for pkg, banned := range rules {
+		if _, err := os.Stat(pkg); err != nil {
+			continue // a package not written yet
+		}
+		out, err := exec.Command("go", "list", "-deps", "./"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) == 0 {
+			t.Fatalf("go list -deps ./%s listed nothing", pkg)
+		}
+		for _, dep := range deps {
+			for _, b := range banned {
+				if dep == mod+b || strings.HasPrefix(dep, mod+b+"/") {
+					t.Errorf("%s imports %s, which DESIGN.md forbids", pkg, dep)
+				}
+			}
+		}
+	}
+}
