@@ -4,13 +4,19 @@
 #
 #   bench/bench.sh [REQUESTS] [USERS] [RUNS]     (defaults 5000000 100000 5)
 #
+# Traces: short keys and UUID keys, Zipf-popular users (steady pattern), and
+# short keys uniform over the users (no locality: nearly every request's
+# first touch of its key misses the cache).
+#
 # Yardsticks (bench/baseline, bench/seedtb):
-#   baseline  a bare loop: ReadSlice, hand-parsed fields, one map update a row
+#   baseline  the tightest plain loop: ReadSlice, hand-parsed fields, one map
+#             update a row
 #   seedtb    the seed's token bucket behind bufio.Scanner + strings.Split,
 #             printing one bool per request
 # Targets: compare --summary -o json (five algorithms, burst, oracle) <= 1.0x
-# baseline (aim 0.5x); run --algo token-bucket -o csv <= 0.8x seedtb; peak
-# memory under 100 MB and flat between half and full trace length.
+# baseline on every trace; run --algo token-bucket -o csv <= 0.8x seedtb;
+# peak memory under 100 MB and flat between half and full trace length; 16
+# token buckets of different capacities in one compare <= 3x the five.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,14 +30,21 @@ go build -o "$work/ratesim" .
 go build -o "$work/baseline" ./bench/baseline
 go build -o "$work/seedtb" ./bench/seedtb
 
-gen() { # gen NAME REQUESTS KEYSTYLE
-	"$work/ratesim" gen --pattern steady --users "$users" --requests "$2" \
-		--seed 1 --unit ms --keys "$3" -o csv >"$work/$1.csv"
+gen() { # gen NAME REQUESTS KEYSTYLE [FLAGS...]
+	local name=$1 n=$2 keys=$3
+	shift 3
+	"$work/ratesim" gen --pattern steady --users "$users" --requests "$n" \
+		--seed 1 --unit ms --keys "$keys" "$@" -o csv >"$work/$name.csv"
 }
 echo "generating traces in $work ($requests requests, $users users)"
 gen short "$requests" short
 gen uuid "$requests" uuid
+gen uniform "$requests" short --uniform
 gen half $((requests / 2)) uuid
+lanes16=()
+for c in $(seq 1 16); do
+	lanes16+=(--limiter "tb$c=token-bucket:capacity=$c")
+done
 
 # measure LABEL CMD...: wall seconds and peak RSS (KiB) of one run.
 measure() {
@@ -44,13 +57,14 @@ measure() {
 
 : >"$work/results.txt"
 for run in $(seq "$runs"); do
-	for keys in short uuid; do
+	for keys in short uuid uniform; do
 		trace="$work/$keys.csv"
 		measure "baseline/$keys" "$work/baseline" "$trace"
 		measure "compare/$keys" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$trace"
 		measure "seedtb/$keys" "$work/seedtb" "$trace"
 		measure "run-tb/$keys" "$work/ratesim" run --algo token-bucket -o csv --unit ms --window 10s "$trace"
 	done
+	measure "lanes16/short" "$work/ratesim" compare --summary -o json --unit ms --window 10s "${lanes16[@]}" "$work/short.csv"
 	measure "compare/half" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$work/half.csv"
 	echo "run $run done" >&2
 done
@@ -71,11 +85,12 @@ END {
 	close("sort")
 	printf "\nratios (median of each):\n"
 	for (keys in n) {}
-	split("short uuid", ks, " ")
-	for (i = 1; i <= 2; i++) {
+	split("short uuid uniform", ks, " ")
+	for (i = 1; i <= 3; i++) {
 		k = ks[i]
 		printf "  compare --summary -o json / baseline (%s keys): %.2fx\n", k, sec["compare/" k] / sec["baseline/" k]
 		printf "  run --algo token-bucket -o csv / seed code (%s keys): %.2fx\n", k, sec["run-tb/" k] / sec["seedtb/" k]
 	}
 	printf "  peak memory, compare: %.1f MiB at half length, %.1f MiB at full length\n", mem["compare/half"], mem["compare/uuid"]
+	printf "  compare of 16 token buckets / compare of the five (short keys): %.2fx\n", sec["lanes16/short"] / sec["compare/short"]
 }' "$work/results.txt"

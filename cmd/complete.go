@@ -38,6 +38,9 @@ func registerCompletions(c *cobra.Command) {
 	if c.Flags().Lookup("algos") != nil {
 		_ = c.RegisterFlagCompletionFunc("algos", completeAlgoList)
 	}
+	if c.Flags().Lookup("limiter") != nil {
+		_ = c.RegisterFlagCompletionFunc("limiter", completeLimiter)
+	}
 	if c.Name() == "gen" {
 		fixed("output",
 			cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
@@ -152,4 +155,22 @@ func addCompletionCmd(root *cobra.Command) {
 	comp.RunE = func(c *cobra.Command, args []string) error {
 		return usageErrorf("completion needs a shell (valid: %s)", valid)
 	}
+}
+
+// completeLimiter completes a --limiter: the algorithm after an optional
+// NAME=, then, after a ':', the parameter keys.
+func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if head, args, ok := strings.Cut(toComplete, ":"); ok {
+		done := args[:strings.LastIndex(args, ",")+1]
+		var out []cobra.Completion
+		for _, k := range limiterKeys {
+			out = append(out, head+":"+done+k+"=")
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+	prefix := ""
+	if name, _, ok := strings.Cut(toComplete, "="); ok {
+		prefix = name + "="
+	}
+	return algoCompletions(prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
