@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -183,9 +182,7 @@ func (t *trace) RFC3339() bool { return t.r.RFC3339() }
 // Name is the trace's name as errors show it.
 func (t *trace) Name() string { return t.r.Name() }
 
-// Empty reports whether the trace holds no events.
-func (t *trace) Empty() bool { return errors.Is(t.err, io.EOF) }
-
+// Close closes the trace's file.
 func (t *trace) Close() error { return t.closer.Close() }
 
 // finish turns rows skipped by a lenient read into a partial error.
@@ -229,7 +226,7 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 // algorithms; a list given with no name in it ("", ",") is an error.
 func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
 	if list == nil {
-		return limiters.SeedAlgorithms(), nil
+		return limiters.ClassicAlgorithms(), nil
 	}
 	var algos []limiters.Algorithm
 	for _, name := range list {

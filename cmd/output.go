@@ -46,11 +46,10 @@ type recordWriter struct {
 	cells  [][]string
 	row    []string
 	hidden int64 // rows beyond maxTableRows
-	limit  int   // rows kept; maxTableRows unless set
 }
 
 func newRecordWriter(w io.Writer, format outputFormat, cols []column) *recordWriter {
-	rw := &recordWriter{w: w, format: format, cols: cols, limit: maxTableRows}
+	rw := &recordWriter{w: w, format: format, cols: cols}
 	switch format {
 	case outCSV:
 		rw.buf = make([]byte, 0, flushAt+4096)
@@ -94,7 +93,7 @@ func (rw *recordWriter) begin() {
 	case outJSONL:
 		rw.buf = append(rw.buf, '{')
 	case outTable, outMarkdown:
-		if len(rw.cells) < rw.limit {
+		if len(rw.cells) < maxTableRows {
 			rw.row = make([]string, 0, len(rw.cols))
 		} else {
 			rw.row = nil

@@ -172,7 +172,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 		}
 	}
 	if algos == nil && len(specs) == 0 {
-		algos = limiters.SeedAlgorithms()
+		algos = limiters.ClassicAlgorithms()
 	}
 	flags := o.flagParams()
 	shared, err := base.overlay(flags).policy(unit)

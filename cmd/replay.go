@@ -286,11 +286,6 @@ func (sp *policySpec) duration(d time.Duration) string {
 	return string(traces.AppendDecimal(nil, int64(d), sp.Unit)) + unitName(sp.Unit)
 }
 
-// decimal renders d as a number in the unit.
-func (sp *policySpec) decimal(d time.Duration) string {
-	return string(traces.AppendDecimal(nil, int64(d), sp.Unit))
-}
-
 // rate renders the bucket rate per unit.
 func (sp *policySpec) rate() string {
 	return sp.Policy.Rate.Format(sp.Unit)

@@ -94,9 +94,9 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 	return 0, fmt.Errorf("limiters: unknown algorithm %q (valid: %s)", name, strings.Join(algorithmNames[:], ", "))
 }
 
-// SeedAlgorithms returns the five classic algorithms: FixedWindow,
+// ClassicAlgorithms returns the five classic algorithms: FixedWindow,
 // SlidingLog, SlidingCounter, TokenBucket and LeakyBucket.
-func SeedAlgorithms() []Algorithm {
+func ClassicAlgorithms() []Algorithm {
 	return []Algorithm{FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket}
 }
 
@@ -108,3 +108,8 @@ func AllAlgorithms() []Algorithm {
 	}
 	return all
 }
+
+// SeedAlgorithms returns ClassicAlgorithms().
+//
+// Deprecated: Use ClassicAlgorithms.
+func SeedAlgorithms() []Algorithm { return ClassicAlgorithms() }

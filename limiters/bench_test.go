@@ -165,7 +165,7 @@ func BenchmarkAllow(b *testing.B) {
 // store first sees a warm-up stream, so that what is measured is the
 // steady state (every key's state created, the logs at their size).
 func BenchmarkSeedFive(b *testing.B) {
-	algs := SeedAlgorithms()
+	algs := ClassicAlgorithms()
 	for _, keys := range []int{1, 100_000} {
 		ids := benchKeys(keys)
 		warm := func(step func(id uint32, now int64)) int64 {

@@ -267,7 +267,7 @@ func (s LeakyQueueState) Step(r *Rule, now, cost int64) (LeakyQueueState, Decisi
 	return s, d
 }
 
-// appendDebtText appends "tat T" (GCRA) or "queue Q until T" (LeakyQueue)
+// appendText appends "tat T" (GCRA) or "queue Q until T" (LeakyQueue)
 // for the state after a decision at now.
 func (g *debt) appendText(r *Rule, queue bool, unit time.Duration, dst []byte) []byte {
 	if queue {

@@ -244,7 +244,7 @@ func TestDifferentialSeed(t *testing.T) {
 			}
 			trace[i] = [2]int64{int64(rng.IntN(users)), ts}
 		}
-		for _, alg := range SeedAlgorithms() {
+		for _, alg := range ClassicAlgorithms() {
 			oracle := newSeedLimiter(alg, limit, w, rt.f)
 			tab, err := NewTable(alg, p)
 			if err != nil {

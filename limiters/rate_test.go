@@ -182,7 +182,7 @@ func TestAlgorithms(t *testing.T) {
 	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
 		t.Error("unknown algorithm names")
 	}
-	if len(SeedAlgorithms()) != 5 || len(AllAlgorithms()) != 7 {
+	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 7 {
 		t.Error("algorithm lists")
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {

@@ -20,7 +20,8 @@ type stateOps[S any] interface {
 	idle(r *Rule, now int64) bool
 }
 
-// apply is the transition of principle 1: it judges a request of cost at
+// apply is the one transition of every algorithm, a pure function of the
+// rule, the state, the time and the cost: it judges a request of cost at
 // now against the state *p for rule r and updates *p.
 func apply[S any, P stateOps[S]](p P, r *Rule, now, cost int64) Decision {
 	return applyExact(p, r, now, cost, nil)

@@ -89,7 +89,7 @@ func TestForgetsLongKeys(t *testing.T) {
 		events[i].user = prefix + events[i].user
 	}
 	for _, workers := range []int{1, 2} {
-		keep := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, KeepKeys: true}
+		keep := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, KeepKeys: true}
 		forget := keep
 		forget.KeepKeys = false
 		forget.sweepAt = 64
@@ -135,7 +135,7 @@ func TestForgottenKeyComesBackEarly(t *testing.T) {
 		events = append(events, event{user: "k" + strconv.Itoa(i), time: int64(i) * int64(time.Second), cost: 1})
 	}
 	events = append(events, event{user: "k3", time: 1500 * int64(time.Second), cost: 1})
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: 1, Rows: true, sweepAt: 64}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: 1, Rows: true, sweepAt: 64}
 	_, err := Run(&sliceSource{events: events}, cfg, func(*Batch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), `trace:2002: key "k3" comes back at 1500`) {
 		t.Fatalf("got %v, want an error for line 2002", err)

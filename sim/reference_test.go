@@ -217,6 +217,16 @@ func FuzzReplay(f *testing.F) {
 		p.Limit = 1 + int64(data[1]&3)
 		p.Capacity = 1 + int64(data[1]>>2&3)
 		cfg := Config{Algorithms: algos, Policy: p, Workers: 1 + int(data[1]>>4&1), Top: int(data[1] >> 5)}
+		if len(data) > 2 && data[2]&1 == 1 {
+			// Lanes: each algorithm twice, the second under a policy of
+			// its own, so that lanes of one algorithm split into groups.
+			q := p
+			q.Limit, q.Capacity = p.Limit+1, p.Capacity+2
+			q.Window, q.Rate = 7*time.Second, limiters.Rate{N: 2, Per: 5 * time.Second}
+			for _, a := range algos {
+				cfg.Lanes = append(cfg.Lanes, Lane{Name: a.String(), Algorithm: a, Policy: p}, Lane{Name: a.String() + "'", Algorithm: a, Policy: q})
+			}
+		}
 		if data[1]&0x40 != 0 {
 			cfg.Interval = 3 * time.Second
 		}

@@ -135,7 +135,7 @@ func collectAllowed(t *testing.T, events []event, cfg Config) ([][]bool, *Report
 }
 
 func TestBoundaryBurst(t *testing.T) {
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy}
 	_, _, rep := collect(t, secs("u1", 7, 8, 9, 10, 11, 12), cfg)
 	want := map[limiters.Algorithm]Interval{
 		limiters.FixedWindow: {Algorithm: limiters.FixedWindow, Name: "fixed-window", Key: "u1", From: 7e9, To: 12e9, Count: 6},
@@ -252,7 +252,7 @@ func TestExplainStates(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Rows: true}
 	boom := errors.New("boom")
 	events := randomTrace(rand.New(rand.NewPCG(3, 4)), 5000, 50, false)
 
@@ -288,7 +288,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestEmptyTrace(t *testing.T) {
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Rows: true}
 	rep, err := Run(&sliceSource{}, cfg, func(b *Batch) error {
 		t.Errorf("emit called with %d rows", len(b.Requests))
 		return nil
@@ -316,7 +316,7 @@ func BenchmarkRun(b *testing.B) {
 		events := benchEvents(1_000_000, users)
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("users=%d/workers=%d", users, workers), func(b *testing.B) {
-				cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: workers}
+				cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: workers}
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := Run(&sliceSource{events: events}, cfg, nil); err != nil {
@@ -359,7 +359,7 @@ type namedSource struct{ sliceSource }
 func (namedSource) Name() string { return "trace.csv" }
 
 func TestKeyFieldMissing(t *testing.T) {
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, KeyFields: []string{"user", "tenant"}}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, KeyFields: []string{"user", "tenant"}}
 	_, err := Run(&namedSource{sliceSource{events: secs("u1", 1)}}, cfg, nil)
 	var pe *traces.ParseError
 	if !errors.As(err, &pe) || pe.File != "trace.csv" || pe.Line != 2 || !strings.Contains(err.Error(), `"tenant"`) {
@@ -403,7 +403,7 @@ func TestLongKeys(t *testing.T) {
 		user := strings.Repeat(string(rune('a'+i%5)), 512<<10) + strconv.Itoa(i%7)
 		events = append(events, event{user: user, time: int64(i) * int64(time.Second), cost: 1})
 	}
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Rows: true}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Rows: true}
 	batches := 0
 	if _, err := Run(&sliceSource{events: events}, cfg, func(*Batch) error { batches++; return nil }); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func TestEmptyKeyForgotten(t *testing.T) {
 		events = append(events, event{user: "e" + strconv.Itoa(n), time: int64(n+1) * 100 * int64(time.Millisecond), cost: 1})
 	}
 	for _, workers := range []int{1, 2} {
-		keep := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy, Workers: workers, KeepKeys: true, Top: 3}
+		keep := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: workers, KeepKeys: true, Top: 3}
 		forget := keep
 		forget.KeepKeys, forget.sweepAt = false, 64
 		_, _, want := collect(t, events, keep)
@@ -168,7 +168,7 @@ func TestClockBackwardsCounted(t *testing.T) {
 		events = append(events, event{user: "u", time: int64(100-i) * int64(time.Second), cost: 1})
 	}
 	events = append(events, event{user: "v", time: 0, cost: 1}) // another key: not back in time
-	cfg := Config{Algorithms: limiters.SeedAlgorithms(), Policy: seedPolicy}
+	cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy}
 	_, _, rep := collect(t, events, cfg)
 	if rep.ClockBackwards != 99 {
 		t.Errorf("clock went backwards %d times, want 99", rep.ClockBackwards)
