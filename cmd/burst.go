@@ -81,14 +81,7 @@ var burstFields = []field{
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
-	var algos []limiters.Algorithm
-	if o.Algos != nil {
-		var err error
-		if algos, err = parseAlgorithms(o.Algos); err != nil {
-			return err
-		}
-	}
-	specs, err := o.policy.specs()
+	algos, specs, err := o.policy.lanesGiven(o.Algos)
 	if err != nil {
 		return err
 	}

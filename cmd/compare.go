@@ -73,14 +73,7 @@ func newCompareCmd() *cobra.Command {
 // runCompare replays o.trace through several algorithms and writes the
 // decision matrix, the summaries and the agreement matrix.
 func runCompare(o *compareOptions, s streams) error {
-	var algos []limiters.Algorithm
-	if o.Algos != nil {
-		var err error
-		if algos, err = parseAlgorithms(o.Algos); err != nil {
-			return err
-		}
-	}
-	specs, err := o.policy.specs()
+	algos, specs, err := o.policy.lanesGiven(o.Algos)
 	if err != nil {
 		return err
 	}

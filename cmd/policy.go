@@ -76,6 +76,20 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
 }
 
+// lanesGiven parses --algos (nil when not given: the default depends on
+// the limiters given) and the --limiter flags.
+func (o *policyOptions) lanesGiven(algoList []string) ([]limiters.Algorithm, []limiterSpec, error) {
+	var algos []limiters.Algorithm
+	if algoList != nil {
+		var err error
+		if algos, err = parseAlgorithms(algoList); err != nil {
+			return nil, nil, err
+		}
+	}
+	specs, err := o.specs()
+	return algos, specs, err
+}
+
 // specs parses the --limiter flags.
 func (o *policyOptions) specs() ([]limiterSpec, error) {
 	var specs []limiterSpec
