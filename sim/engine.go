@@ -264,21 +264,34 @@ func (e *engine) newBatch() *batch {
 		done:  make(chan struct{}, 1),
 	}
 	b.nalg = n
-	b.Requests = make([]Request, 0, batchSize)
-	b.masks = make([]uint64, batchSize)
-	if e.cfg.Detail {
-		b.Decisions = make([]limiters.Decision, batchSize*n)
-		b.exact = make([]limiters.Exact, batchSize*n)
-	}
-	b.Oracle = make([]bool, batchSize)
 	for w := range b.own {
 		b.own[w] = make([]int32, 0, batchSize)
 	}
 	if e.cfg.Explain {
-		b.states = make([]stateSpan, batchSize*n)
 		b.text = make([][]byte, len(e.workers))
 	}
 	return b
+}
+
+// size makes room in b's per-row results for its rows. A batch's results
+// grow to the rows it has held, not to batchSize at once: with many lanes
+// they take megabytes, which a short trace should not pay for.
+func (e *engine) size(b *batch) {
+	rows, n := len(b.rows), e.nalg
+	if cap(b.masks) >= rows {
+		return
+	}
+	rows = max(rows, min(2*cap(b.masks), batchSize))
+	b.Requests = make([]Request, 0, rows)
+	b.masks = make([]uint64, rows)
+	b.Oracle = make([]bool, rows)
+	if e.cfg.Detail {
+		b.Decisions = make([]limiters.Decision, rows*n)
+		b.exact = make([]limiters.Exact, rows*n)
+	}
+	if e.cfg.Explain {
+		b.states = make([]stateSpan, rows*n)
+	}
 }
 
 // read fills batches from src and hands them to the workers and, in
@@ -292,6 +305,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 		b := <-free
 		b.seq0 = seq
 		err := e.fill(b, src)
+		e.size(b)
 		e.route(b)
 		seq += int64(len(b.rows))
 		b.left.Store(int32(len(work)))
