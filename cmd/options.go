@@ -67,34 +67,17 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
-// units are the trace time units, in the order help texts list them.
-var units = []struct {
-	name string
-	d    time.Duration
-}{
-	{"s", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond}, {"ns", time.Nanosecond},
-}
-
+// parseUnit parses --unit; traces.ParseUnit knows the units.
 func parseUnit(s string) (time.Duration, error) {
-	if s == "µs" {
-		s = "us"
+	u, err := traces.ParseUnit(s)
+	if err != nil {
+		return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
 	}
-	for _, u := range units {
-		if u.name == s {
-			return u.d, nil
-		}
-	}
-	return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+	return u, nil
 }
 
-func unitName(d time.Duration) string {
-	for _, u := range units {
-		if u.d == d {
-			return u.name
-		}
-	}
-	return d.String()
-}
+// unitName is the name of a trace unit, as --unit takes it.
+func unitName(d time.Duration) string { return traces.UnitName(d) }
 
 func parseTraceFormat(s string) (traces.Format, error) {
 	if s == "" {

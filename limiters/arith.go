@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -196,7 +197,7 @@ func appendRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
 		if neg && (q != 0 || n > 0) {
 			dst = append(dst, '-')
 		}
-		dst = appendUint(dst, q)
+		dst = strconv.AppendUint(dst, q, 10)
 		if n > 0 {
 			dst = append(dst, '.')
 			dst = append(dst, frac[:n]...)
@@ -220,7 +221,7 @@ func appendRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
 	if neg && (q != 0 || f != 0) {
 		dst = append(dst, '-')
 	}
-	dst = appendUint(dst, q)
+	dst = strconv.AppendUint(dst, q, 10)
 	dst = append(dst, '.')
 	dst = append(dst, byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 	return dst
@@ -241,20 +242,6 @@ func appendBigRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
 	// Quotients this large never need more than the rounded form.
 	dst = append(dst, '~')
 	return append(dst, v.FloatString(roundDigits)...)
-}
-
-func appendUint(dst []byte, v uint64) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, buf[i:]...)
 }
 
 // appendTime appends ns as a decimal number of units.

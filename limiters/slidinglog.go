@@ -1,6 +1,9 @@
 package limiters
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // A logEntry is the time and total cost of the admitted requests of one
 // key at one instant.
@@ -224,13 +227,13 @@ func (s *SlidingLogState) appendText(unit time.Duration, dst []byte) []byte {
 		dst = appendTime(dst, e.t, unit)
 		if e.cost != 1 {
 			dst = append(dst, 'x')
-			dst = appendUint(dst, uint64(e.cost))
+			dst = strconv.AppendUint(dst, uint64(e.cost), 10)
 		}
 	}
 	dst = append(dst, ']')
 	if s.n > logTextEntries {
 		dst = append(dst, " ("...)
-		dst = appendUint(dst, uint64(s.n))
+		dst = strconv.AppendUint(dst, uint64(s.n), 10)
 		dst = append(dst, " entries)"...)
 	}
 	return dst

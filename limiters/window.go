@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -75,7 +76,7 @@ func (s *FixedWindowState) appendText(r *Rule, now int64, unit time.Duration, ds
 	dst = append(dst, "window ["...)
 	dst = appendWindowSpan(dst, k, r.window, unit)
 	dst = append(dst, ") count "...)
-	return appendUint(dst, uint64(s.count))
+	return strconv.AppendUint(dst, uint64(s.count), 10)
 }
 
 // SlidingCounterState is one key's state under SlidingCounter: the index

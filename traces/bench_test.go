@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"io"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -32,13 +33,13 @@ func benchCSV() (short, uuid []byte) {
 			k := int(mix64(uint64(i)) % 100_000)
 			ts := uint64(1_700_000_000 + i/50)
 			benchShort = append(benchShort, 'u')
-			benchShort = appendUint(benchShort, uint64(k))
+			benchShort = strconv.AppendUint(benchShort, uint64(k), 10)
 			benchShort = append(benchShort, ',')
-			benchShort = appendUint(benchShort, ts)
+			benchShort = strconv.AppendUint(benchShort, ts, 10)
 			benchShort = append(benchShort, '\n')
 			benchUUID = g.key(benchUUID, k)
 			benchUUID = append(benchUUID, ',')
-			benchUUID = appendUint(benchUUID, ts)
+			benchUUID = strconv.AppendUint(benchUUID, ts, 10)
 			benchUUID = append(benchUUID, '\n')
 		}
 	})

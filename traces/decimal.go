@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -193,7 +194,7 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 		abs = uint64(ns)
 	}
 	q, r := abs/u, abs%u
-	dst = appendUint(dst, q)
+	dst = strconv.AppendUint(dst, q, 10)
 	if r == 0 {
 		return dst
 	}
@@ -235,19 +236,6 @@ func pow10Digits(u uint64) int {
 		return 0
 	}
 	return k
-}
-
-func appendUint(dst []byte, v uint64) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for v >= 10 {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return append(dst, buf[i:]...)
 }
 
 // ParseDuration parses a duration given either as a number of units ("10",

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -445,7 +446,7 @@ func (g *generator) advance(s *stream) {
 func (g *generator) key(dst []byte, k int) []byte {
 	if g.o.Keys == KeysShort {
 		dst = append(dst, 'u')
-		return appendUint(dst, uint64(k))
+		return strconv.AppendUint(dst, uint64(k), 10)
 	}
 	hi := mix64(g.seedK ^ uint64(k))
 	lo := mix64(hi ^ 0x9e3779b97f4a7c15)

@@ -559,7 +559,7 @@ func TestNoAllocs(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(appendUint(nil, uint64(i))) }
+func itoa(i int) string { return string(strconv.AppendUint(nil, uint64(i), 10)) }
 
 // TestManyFields checks duplicate detection in records with many fields,
 // which use a map instead of a scan.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -282,7 +283,7 @@ func (w *Writer) appendCSV(b []byte, e *Event) ([]byte, error) {
 	}
 	if w.costCol {
 		b = append(b, ',')
-		b = appendUint(b, uint64(e.Cost))
+		b = strconv.AppendUint(b, uint64(e.Cost), 10)
 	}
 	for j, n := range w.names {
 		b = append(b, ',')
@@ -335,7 +336,7 @@ func (w *Writer) appendJSONL(b []byte, e *Event) []byte {
 	}
 	if writeCost(e) {
 		b = append(b, `,"cost":`...)
-		b = appendUint(b, uint64(e.Cost))
+		b = strconv.AppendUint(b, uint64(e.Cost), 10)
 	}
 	for i := range e.attrs {
 		b = append(b, ',')
@@ -382,7 +383,7 @@ func (w *Writer) appendYAML(b []byte, e *Event) []byte {
 	}
 	if writeCost(e) {
 		b = append(b, ", cost: "...)
-		b = appendUint(b, uint64(e.Cost))
+		b = strconv.AppendUint(b, uint64(e.Cost), 10)
 	}
 	for i := range e.attrs {
 		b = append(b, ", "...)
