@@ -1,8 +1,11 @@
 package limiters
 
 import (
+	"math"
 	"sync"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/keyhash"
 )
 
 const (
@@ -20,9 +23,12 @@ const (
 // again) is forgotten, so memory follows the keys that are live rather than
 // every key ever seen. A shard looks for such keys each time the number of
 // keys it holds doubles, judging them at the latest request time it has
-// seen. Forgetting a key changes no decision for requests at or after that
-// time; a request for a forgotten key that arrives earlier (a clock that
-// went backwards across the sweep) is judged as the key's first request.
+// seen less twice the furthest any request so far came before the latest
+// one: callers whose clocks differ a little, or requests that reach the
+// shard a little out of order, are then judged exactly. Forgetting a key
+// changes no decision for requests at or after that time; a request for a
+// forgotten key that arrives earlier still (further back than any request
+// before it) is judged as the key's first request.
 //
 // Keyed is safe for simultaneous use by multiple goroutines. Use NewKeyed
 // to make one: the zero Keyed refuses every request with ReasonBadRule.
@@ -32,15 +38,17 @@ type Keyed struct {
 }
 
 type keyedShard struct {
-	mu      sync.Mutex
-	ids     map[string]uint32
-	free    []uint32
-	next    uint32
-	table   Table
-	latest  int64
-	seen    bool
-	sweepAt int
-	_       [64]byte // keeps neighbouring shards' locks off one cache line
+	mu     sync.Mutex
+	ids    map[string]uint32
+	free   []uint32
+	next   uint32
+	table  Table
+	latest int64
+	seen   bool
+	// disorder is the furthest a request came before latest.
+	disorder uint64
+	sweepAt  int
+	_        [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
 // NewKeyed returns a keyed limiter for algorithm a under policy p, or an
@@ -72,7 +80,7 @@ func (k *Keyed) Allow(key string, now, cost int64) Decision {
 	if k.rule == nil {
 		return Decision{Reason: ReasonBadRule} // a zero Keyed
 	}
-	sh := &k.shards[hashKey(key)&(keyedShards-1)]
+	sh := &k.shards[keyhash.String(key)&(keyedShards-1)]
 	sh.mu.Lock()
 	d := sh.allow(key, now, cost)
 	sh.mu.Unlock()
@@ -85,7 +93,7 @@ func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, ds
 	if k.rule == nil {
 		return Decision{Reason: ReasonBadRule}, dst
 	}
-	sh := &k.shards[hashKey(key)&(keyedShards-1)]
+	sh := &k.shards[keyhash.String(key)&(keyedShards-1)]
 	sh.mu.Lock()
 	id, ok := sh.ids[key]
 	if !ok {
@@ -123,6 +131,8 @@ func (sh *keyedShard) alloc() uint32 {
 func (sh *keyedShard) after(key string, id uint32, known bool, now int64) {
 	if !sh.seen || now > sh.latest {
 		sh.latest, sh.seen = now, true
+	} else if d := since(sh.latest, now); d > sh.disorder {
+		sh.disorder = d
 	}
 	if !known {
 		if sh.table.Idle(id, now) {
@@ -139,8 +149,13 @@ func (sh *keyedShard) after(key string, id uint32, known bool, now int64) {
 }
 
 func (sh *keyedShard) sweep() {
+	// latest - 2*disorder, not below MinInt64; unsigned, as it may not fit.
+	at := int64(math.MinInt64)
+	if above, slack := uint64(sh.latest)^1<<63, 2*sh.disorder; sh.disorder < 1<<62 && above > slack {
+		at = int64(uint64(sh.latest) - slack)
+	}
 	for key, id := range sh.ids {
-		if sh.table.Idle(id, sh.latest) {
+		if sh.table.Idle(id, at) {
 			delete(sh.ids, key)
 			sh.table.Reset(id)
 			sh.free = append(sh.free, id)
@@ -159,14 +174,4 @@ func (k *Keyed) Len() int {
 		sh.mu.Unlock()
 	}
 	return n
-}
-
-// hashKey is FNV-1a.
-func hashKey(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }

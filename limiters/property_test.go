@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/keyhash"
 )
 
 // model runs one key through the exported state types' Step functions.
@@ -466,5 +468,35 @@ func TestKeyedConcurrent(t *testing.T) {
 		if keyed.Len() != 16 {
 			t.Errorf("%s: Len = %d", alg, keyed.Len())
 		}
+	}
+}
+
+// TestKeyedOutOfOrderAcrossKeys: requests of different keys that reach a
+// shard out of time order (callers whose clocks differ a little) must not
+// make the shard forget a key that is still live for its own requests.
+func TestKeyedOutOfOrderAcrossKeys(t *testing.T) {
+	p := Policy{Limit: 2, Window: 10 * time.Second}
+	keyed, _ := NewKeyed(FixedWindow, p)
+	// Keys that land in one shard.
+	shard := keyhash.String("a") & (keyedShards - 1)
+	var others []string
+	for i := 0; len(others) < 3*minSweepShard; i++ {
+		if k := fmt.Sprint("o", i); keyhash.String(k)&(keyedShards-1) == shard {
+			others = append(others, k)
+		}
+	}
+	// Two callers whose clocks are 7 s apart: the shard learns that
+	// requests reach it up to 7 s out of order.
+	keyed.Allow(others[0], 12*sec, 1)
+	keyed.Allow(others[1], 5*sec, 1)
+	keyed.Allow("a", 0, 1)
+	// The caller 12 s on sends many keys: the shard sweeps while its
+	// latest time is in the window after a's.
+	for _, k := range others[2:] {
+		keyed.Allow(k, 12*sec, 1)
+	}
+	// a's own second request, 5 s after its first: its window holds one.
+	if d := keyed.Allow("a", 5*sec, 1); !d.Allowed || d.Remaining != 0 {
+		t.Errorf("a's second request in its window: %+v, want allowed with 0 remaining", d)
 	}
 }
