@@ -305,7 +305,10 @@ func (g *Group) Reset(id uint32) {
 // which saves most of the arithmetic. It returns the allowed mask.
 func (g *Group) Admit(id uint32, now, cost int64) uint64 {
 	if g.single != nil {
-		return allowedBit(g.single.Allow(id, now, cost))
+		if g.single.admit(id, now, cost) {
+			return 1
+		}
+		return 0
 	}
 	s, dp := g.at(id)
 	var mask uint64

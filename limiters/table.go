@@ -112,6 +112,27 @@ func (t *Table) AllowExact(id uint32, now, cost int64) (Decision, Exact) {
 	return d, t.exact
 }
 
+// admit is Allow for callers that need only whether the request was
+// allowed; see Group.Admit.
+func (t *Table) admit(id uint32, now, cost int64) bool {
+	r := &t.rule
+	if !validCost(r, cost) {
+		return t.Allow(id, now, cost).Allowed // refused, and the zero Table
+	}
+	switch r.alg {
+	case FixedWindow:
+		return t.fw.at(id).admit(r, now, cost)
+	case SlidingLog:
+		return t.sl.at(id).admit(r, now, cost)
+	case SlidingCounter:
+		return t.sc.at(id).admit(r, now, cost)
+	case TokenBucket, LeakyBucket:
+		return t.bk.at(id).admit(r, now, cost)
+	default:
+		return t.db.at(id).admit(r, now, cost)
+	}
+}
+
 // allow is Allow that also sets *x, unless x is nil, to the decision's
 // durations in full. x must be nil or point to memory on the heap (see
 // applyExact).
