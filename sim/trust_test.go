@@ -229,7 +229,7 @@ func TestHugeCosts(t *testing.T) {
 	cfg.Rows = true
 	_, err := Run(&sliceSource{events: events}, cfg, func(*Batch) error { return nil })
 	var pe *traces.ParseError
-	if !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(err.Error(), "more than 9223372036854775807") {
+	if !errors.As(err, &pe) || pe.Line != 3 || !strings.Contains(err.Error(), "token-bucket allowed this key more than 9223372036854775807 units of cost within one burst interval") {
 		t.Errorf("overflowing interval: error %v, want one at line 3", err)
 	}
 }

@@ -389,7 +389,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 			continue
 		}
 		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
-			wk.fail(b, i, "the cost %s allowed for its key in one interval is more than %d", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
+			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
 	}
