@@ -10,6 +10,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/ratesim/ratesim/traces"
 )
 
 // maxTableRows is how many per-request rows a table shows; the rest are
@@ -421,41 +423,9 @@ func toAny(s []string) []any {
 }
 
 // appendCSV appends s as one CSV field, quoted when it must be.
-func appendCSV(dst []byte, s string) []byte {
-	if !csvNeedsQuote(s) {
-		return append(dst, s...)
-	}
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			dst = append(dst, '"')
-		}
-		dst = append(dst, s[i])
-	}
-	return append(dst, '"')
-}
+func appendCSV(dst []byte, s string) []byte { return traces.AppendCSVField(dst, s) }
 
-func appendCSVBytes(dst, b []byte) []byte {
-	for _, c := range b {
-		if c == ',' || c == '"' || c == '\n' || c == '\r' {
-			return appendCSV(dst, string(b))
-		}
-	}
-	if len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		return appendCSV(dst, string(b))
-	}
-	return append(dst, b...)
-}
-
-func csvNeedsQuote(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == ' ' || s[0] == '\t' {
-		return true
-	}
-	return strings.ContainsAny(s, ",\"\r\n")
-}
+func appendCSVBytes(dst, b []byte) []byte { return traces.AppendCSVField(dst, b) }
 
 // appendJSONString appends s as a JSON string.
 func appendJSONString(dst []byte, s string) []byte {

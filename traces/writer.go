@@ -232,7 +232,7 @@ func (w *Writer) appendHeader(b []byte) []byte {
 	}
 	for _, n := range w.names {
 		b = append(b, ',')
-		b = appendCSVField(b, []byte(n))
+		b = AppendCSVField(b, []byte(n))
 	}
 	return append(b, '\n')
 }
@@ -273,13 +273,13 @@ func (w *Writer) appendCSV(b []byte, e *Event) ([]byte, error) {
 			return b, fmt.Errorf("traces: attribute %q is not a column of the CSV header", e.attrs[i].name)
 		}
 	}
-	b = appendCSVField(b, e.User)
+	b = AppendCSVField(b, e.User)
 	b = append(b, ',')
 	start := len(b)
 	b, _ = w.appendTime(b, e)
 	if needsQuotes(b[start:]) {
 		t := append([]byte(nil), b[start:]...)
-		b = appendCSVField(b[:start], t)
+		b = AppendCSVField(b[:start], t)
 	}
 	if w.costCol {
 		b = append(b, ',')
@@ -288,12 +288,12 @@ func (w *Writer) appendCSV(b []byte, e *Event) ([]byte, error) {
 	for j, n := range w.names {
 		b = append(b, ',')
 		if j < len(e.attrs) && e.attrs[j].name == n {
-			b = appendCSVField(b, e.attrs[j].value)
+			b = AppendCSVField(b, e.attrs[j].value)
 			continue
 		}
 		for i := range e.attrs {
 			if e.attrs[i].name == n {
-				b = appendCSVField(b, e.attrs[i].value)
+				b = AppendCSVField(b, e.attrs[i].value)
 				break
 			}
 		}
@@ -301,25 +301,34 @@ func (w *Writer) appendCSV(b []byte, e *Event) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func needsQuotes(s []byte) bool {
-	for _, c := range s {
-		if c == ',' || c == '"' || c == '\r' || c == '\n' {
+// needsQuotes reports whether a CSV field must be quoted: it holds a comma,
+// a quote or a line end, or starts with a space or a tab, which some
+// readers would trim.
+func needsQuotes[T []byte | string](s T) bool {
+	if len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '"' || c == '\r' || c == '\n' {
 			return true
 		}
 	}
 	return false
 }
 
-func appendCSVField(b, s []byte) []byte {
+// AppendCSVField appends s to b as one CSV field: as it is, or quoted with
+// its quotes doubled when needsQuotes says so. Reading the field back
+// gives s exactly.
+func AppendCSVField[T []byte | string](b []byte, s T) []byte {
 	if !needsQuotes(s) {
 		return append(b, s...)
 	}
 	b = append(b, '"')
-	for _, c := range s {
-		if c == '"' {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
 			b = append(b, '"')
 		}
-		b = append(b, c)
+		b = append(b, s[i])
 	}
 	return append(b, '"')
 }

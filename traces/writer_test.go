@@ -187,3 +187,32 @@ func TestWriterErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriterQuotesLeadingSpace: a CSV field that starts with a space or a
+// tab is quoted, as the command line's CSV output does, since some readers
+// trim an unquoted one; reading it back gives the exact bytes.
+func TestWriterQuotesLeadingSpace(t *testing.T) {
+	var e Event
+	e.User, e.Time, e.Cost = []byte(" bob"), 2*int64(time.Second), 1
+	e.SetAttrs("path", "\t/a")
+	var b bytes.Buffer
+	w := NewWriter(&b, CSV, 0)
+	if err := w.Write(&e); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if want := "user,timestamp,path\n\" bob\",2,\"\t/a\"\n"; b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+	r, err := NewReader(strings.NewReader(b.String()), "t.csv", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path, _ := got.Attr("path"); string(got.User) != " bob" || string(path) != "\t/a" {
+		t.Errorf("read back user %q path %q", got.User, path)
+	}
+}
