@@ -428,45 +428,7 @@ func appendCSV(dst []byte, s string) []byte { return traces.AppendCSVField(dst, 
 func appendCSVBytes(dst, b []byte) []byte { return traces.AppendCSVField(dst, b) }
 
 // appendJSONString appends s as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				const hex = "0123456789abcdef"
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, `\u202`...)
-			dst = append(dst, byte('8'+r-'\u2028'))
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}
+func appendJSONString(dst []byte, s string) []byte { return traces.AppendJSONString(dst, s) }
 
 func appendJSONBytes(dst, b []byte) []byte {
 	for _, c := range b {

@@ -335,13 +335,13 @@ func AppendCSVField[T []byte | string](b []byte, s T) []byte {
 
 func (w *Writer) appendJSONL(b []byte, e *Event) []byte {
 	b = append(b, `{"user":`...)
-	b = appendJSONString(b, e.User)
+	b = AppendJSONString(b, e.User)
 	b = append(b, `,"timestamp":`...)
 	start := len(b)
 	b, isText := w.appendTime(b, e)
 	if isText {
 		t := append([]byte(nil), b[start:]...)
-		b = appendJSONString(b[:start], t)
+		b = AppendJSONString(b[:start], t)
 	}
 	if writeCost(e) {
 		b = append(b, `,"cost":`...)
@@ -349,33 +349,52 @@ func (w *Writer) appendJSONL(b []byte, e *Event) []byte {
 	}
 	for i := range e.attrs {
 		b = append(b, ',')
-		b = appendJSONString(b, []byte(e.attrs[i].name))
+		b = AppendJSONString(b, []byte(e.attrs[i].name))
 		b = append(b, ':')
-		b = appendJSONString(b, e.attrs[i].value)
+		b = AppendJSONString(b, e.attrs[i].value)
 	}
 	return append(b, "}\n"...)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s, valid UTF-8, as a JSON string.
-func appendJSONString(b, s []byte) []byte {
+// AppendJSONString appends s to b as a JSON string. Bytes that are not
+// UTF-8 become U+FFFD, and U+2028 and U+2029 are escaped, so that the
+// result is valid JSON and safe in JavaScript too.
+func AppendJSONString[T []byte | string](b []byte, s T) []byte {
 	b = append(b, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c >= 0x20:
-			b = append(b, c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c >= 0x20:
+				b = append(b, c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			continue
 		}
+		// At most utf8.UTFMax bytes, converted on the stack.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, `\u202`...)
+			b = append(b, byte('8'+r-'\u2028'))
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
 	}
 	return append(b, '"')
 }

@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -214,5 +215,25 @@ func TestWriterQuotesLeadingSpace(t *testing.T) {
 	}
 	if path, _ := got.Attr("path"); string(got.User) != " bob" || string(path) != "\t/a" {
 		t.Errorf("read back user %q path %q", got.User, path)
+	}
+}
+
+// TestWriterJSONValid: JSON Lines output is valid JSON, with control
+// characters and the line separators JavaScript would break on escaped.
+func TestWriterJSONValid(t *testing.T) {
+	var e Event
+	e.User, e.Time, e.Cost = []byte("ab\u2028"), int64(time.Second), 1
+	e.SetAttrs("path", "\x01/\"x\"")
+	var b bytes.Buffer
+	w := NewWriter(&b, JSONL, 0)
+	if err := w.Write(&e); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if !json.Valid(b.Bytes()) {
+		t.Fatalf("invalid JSON: %q", b.String())
+	}
+	if want := `{"user":"ab\u2028","timestamp":1,"path":"\u0001/\"x\""}` + "\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
