@@ -121,12 +121,6 @@ func floorDivMod(t, w int64) (q, m int64) {
 	return q, m
 }
 
-// mulDivCeil returns ceil(a*b/d) for d > 0, saturating at MaxUint64.
-func mulDivCeil(a, b, d uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return divCeil128(hi, lo, d)
-}
-
 // divCeil128 returns ceil((hi<<64|lo)/d) for d > 0, saturating at MaxUint64.
 func divCeil128(hi, lo, d uint64) uint64 {
 	if hi >= d {

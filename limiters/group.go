@@ -109,30 +109,6 @@ func (g *Group) at(id uint32) (s *groupState, dp *debtPair) {
 	return g.states.at(id), dp
 }
 
-// Touch reads a word from each cache line of id's state and returns their
-// sum. Calling it for the ids of a batch before their Allow calls brings
-// their states into the cache with loads that do not wait for one another.
-// It creates nothing. Prefetch, which does not wait at all, is usually the
-// better choice.
-func (g *Group) Touch(id uint32) uint64 {
-	if g.single != nil {
-		return g.single.Touch(id)
-	}
-	s := g.states.get(id)
-	if s == nil {
-		return 0
-	}
-	// One word from each line, and no branch on what they hold: a branch
-	// on a value being loaded would wait for it.
-	sum := uint64(s.fw.window) + uint64(s.sl.sum) + uint64(s.sl.inline[inlineLog-1].t)
-	if g.debt {
-		if d := g.debts.get(id); d != nil {
-			sum += uint64(d.gc.last)
-		}
-	}
-	return sum
-}
-
 // Prefetch asks the CPU to start loading id's states into its caches and
 // returns at once; see Table.Prefetch. It creates nothing.
 func (g *Group) Prefetch(id uint32) {

@@ -94,9 +94,6 @@ func (t *Table) Algorithm() Algorithm { return t.rule.alg }
 // Policy returns the table's policy.
 func (t *Table) Policy() Policy { return t.rule.pol }
 
-// Rule returns the table's rule.
-func (t *Table) Rule() *Rule { return &t.rule }
-
 // Allow judges a request of cost at time now (in nanoseconds) for key id
 // and updates the key's state. It allocates nothing, except when the table
 // grows or a sliding log's ring changes size.
@@ -273,38 +270,8 @@ func explainDebt(s *debt, r *Rule, now, cost int64, unit time.Duration, dst []by
 	return d, c.appendText(r, r.alg == LeakyQueue, unit, dst)
 }
 
-// Touch reads the first word of id's state and returns it. Calling it for
-// the ids of a batch before their Allow calls brings their states into the
-// cache. It creates nothing: an id never used reads as 0. Prefetch, which
-// does not wait for the load, is usually the better choice.
-func (t *Table) Touch(id uint32) uint64 {
-	switch t.rule.alg {
-	case FixedWindow:
-		if s := t.fw.get(id); s != nil {
-			return uint64(s.window)
-		}
-	case SlidingLog:
-		if s := t.sl.get(id); s != nil {
-			return uint64(s.sum)
-		}
-	case SlidingCounter:
-		if s := t.sc.get(id); s != nil {
-			return uint64(s.window)
-		}
-	case TokenBucket, LeakyBucket:
-		if s := t.bk.get(id); s != nil {
-			return uint64(s.last)
-		}
-	default:
-		if s := t.db.get(id); s != nil {
-			return uint64(s.last)
-		}
-	}
-	return 0
-}
-
 // Prefetch asks the CPU to start loading id's state into its caches and
-// returns at once. Unlike Touch it does not wait for the load, so a caller
+// returns at once. It does not wait for the load, so a caller
 // that prefetches the ids of the next few requests while deciding this one
 // overlaps the cache misses with work. It creates nothing, and it is only
 // a hint: on architectures without a prefetch instruction it does nothing.
