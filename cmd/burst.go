@@ -154,7 +154,7 @@ func runBurst(o *burstOptions, s streams) error {
 			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
 			w.line("from its first to its last allowed request in it")
 		}
-		if slices.Contains(rp.spec.Algos, limiters.LeakyQueue) {
+		if slices.Contains(rp.spec.algos(), limiters.LeakyQueue) {
 			w.line(queueNote)
 		}
 		w.blank()

@@ -38,7 +38,6 @@ type limiterSpec struct {
 	alg  limiters.Algorithm
 	p    params
 	args string // the KEY=VALUE list as given, for the default name
-	at   string // where it was given, for messages
 }
 
 // defaultName is the limiter's name when none is given: its algorithm,
@@ -55,7 +54,7 @@ func parseLimiter(s string) (limiterSpec, error) {
 	bad := func(format string, args ...any) error {
 		return usageErrorf("--limiter %q: %s", s, fmt.Sprintf(format, args...))
 	}
-	spec := limiterSpec{at: "--limiter " + s}
+	var spec limiterSpec
 	head, args, _ := strings.Cut(s, ":")
 	if name, algo, ok := strings.Cut(head, "="); ok {
 		if name == "" {
@@ -89,7 +88,7 @@ func parseLimiter(s string) (limiterSpec, error) {
 			return spec, bad("%s given twice", k)
 		}
 		seen[k] = true
-		if err := spec.set(k, v, spec.at); err != nil {
+		if err := spec.set(k, v, "--limiter "+s); err != nil {
 			return spec, bad("%s", ErrorText(err))
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"regexp"
 	"slices"
@@ -61,6 +60,7 @@ type policyOptions struct {
 	// single: the replay is of the one limiter given on the command line;
 	// the config file's limiters and algos do not join it.
 	single bool
+	file   *policyFile // --config, once read
 
 	// set names the flags given explicitly; they override the config file.
 	set map[string]bool
@@ -88,6 +88,18 @@ func (o *policyOptions) lanesGiven(algoList []string) ([]limiters.Algorithm, []l
 	}
 	specs, err := o.specs()
 	return algos, specs, err
+}
+
+// policyFile reads the --config file, once however often it is asked for.
+func (o *policyOptions) policyFile() (*policyFile, error) {
+	if o.file == nil {
+		pf, err := readPolicyFile(o.Config)
+		if err != nil {
+			return nil, err
+		}
+		o.file = pf
+	}
+	return o.file, nil
 }
 
 // specs parses the --limiter flags.
@@ -140,7 +152,6 @@ func (p params) overlay(q params) params {
 type policySpec struct {
 	// Lanes are the limiters to replay, each with its own policy.
 	Lanes []sim.Lane
-	Algos []limiters.Algorithm // the lanes' algorithms
 	// Policy is the policy the report's header states: the shared one,
 	// with the limit and window of the first window lane and the capacity
 	// and rate of the first bucket lane. Lanes whose own differ are listed
@@ -174,7 +185,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 	var file *policyFile
 	if o.Config != "" {
 		var err error
-		if file, err = readPolicyFile(o.Config); err != nil {
+		if file, err = o.policyFile(); err != nil {
 			return nil, err
 		}
 		base = base.overlay(file.shared)
@@ -212,7 +223,6 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 			return usageErrorf("%s: %s: %s", p.sources(a), name, ErrorText(err))
 		}
 		spec.Lanes = append(spec.Lanes, sim.Lane{Name: name, Algorithm: a, Policy: pol})
-		spec.Algos = append(spec.Algos, a)
 		return nil
 	}
 	for _, a := range algos {
@@ -261,6 +271,15 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 	return spec, nil
 }
 
+// algos returns the lanes' algorithms, in lane order.
+func (sp *policySpec) algos() []limiters.Algorithm {
+	algos := make([]limiters.Algorithm, len(sp.Lanes))
+	for i, l := range sp.Lanes {
+		algos[i] = l.Algorithm
+	}
+	return algos
+}
+
 // own reports whether lane l's policy differs from the one the header
 // states, in what its algorithm uses.
 func (sp *policySpec) own(l sim.Lane) bool {
@@ -271,7 +290,7 @@ func (sp *policySpec) own(l sim.Lane) bool {
 	if l.Algorithm.Windowed() {
 		return p.Limit != q.Limit || p.Window != q.Window
 	}
-	return p.Capacity != q.Capacity || !sameRate(p.Rate, q.Rate)
+	return p.Capacity != q.Capacity || !p.Rate.Equal(q.Rate)
 }
 
 // flagParams returns the parameters given explicitly as flags.
@@ -372,16 +391,6 @@ func (p params) sources(a limiters.Algorithm) string {
 	return strings.Join(from, " and ")
 }
 
-// sameRate reports whether a and b are the same rate: a.N/a.Per == b.N/b.Per.
-func sameRate(a, b limiters.Rate) bool {
-	if a.N < 0 || b.N < 0 || a.Per < 0 || b.Per < 0 {
-		return a == b
-	}
-	h1, l1 := bits.Mul64(uint64(a.N), uint64(b.Per))
-	h2, l2 := bits.Mul64(uint64(b.N), uint64(a.Per))
-	return h1 == h2 && l1 == l2
-}
-
 // maxLanes is the most limiters one replay runs (sim's bound).
 const maxLanes = 63
 
@@ -398,7 +407,6 @@ type policyFile struct {
 	key      []string             // key:, nil when not given
 	unit     string               // unit:, "" when not given
 	interval string               // interval:, "" when not given
-	at       map[string]string    // where key, unit and interval were given
 }
 
 // The YAML shape of a policy file.
@@ -448,7 +456,7 @@ func readPolicyFile(path string) (*policyFile, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, usageErrorf("%s:%d: a policy file holds one YAML document", path, extra.Line)
 	}
-	pf := &policyFile{algos: map[limiters.Algorithm]params{}, at: map[string]string{}}
+	pf := &policyFile{algos: map[limiters.Algorithm]params{}}
 	if pf.shared, err = doc.yamlParams.params(path); err != nil {
 		return nil, err
 	}
@@ -520,7 +528,7 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 		if err != nil {
 			return err
 		}
-		pf.key, pf.at["key"] = keys, fmt.Sprintf("%s:%d", path, n.Line)
+		pf.key = keys
 	}
 	for _, f := range []struct {
 		name string
@@ -533,7 +541,7 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 		if f.n.Kind != yaml.ScalarNode || f.n.Value == "" {
 			return usageErrorf("%s:%d: %s must be a single value", path, f.n.Line, f.name)
 		}
-		*f.val, pf.at[f.name] = f.n.Value, fmt.Sprintf("%s:%d", path, f.n.Line)
+		*f.val = f.n.Value
 	}
 	n := &doc.Limiters
 	if n.Kind == 0 {
@@ -547,7 +555,7 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 			return usageErrorf("%s:%d: a limiter must be a mapping of name, algorithm and parameters", path, item.Line)
 		}
 		at := fmt.Sprintf("%s:%d", path, item.Line)
-		ls := limiterSpec{at: at}
+		var ls limiterSpec
 		var algo string
 		var args []string
 		for i := 0; i+1 < len(item.Content); i += 2 {

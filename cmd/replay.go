@@ -32,7 +32,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if po.Config != "" {
 		// The config file may give the key, unit and interval too; flags
 		// given on the command line override it.
-		pf, err := readPolicyFile(po.Config)
+		pf, err := po.policyFile()
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +166,7 @@ func backwardsLine(rep *sim.Report) string {
 // RFC 3339 trace.
 func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	var windowed, buckets []string
-	for _, a := range rp.spec.Algos {
+	for _, a := range rp.spec.algos() {
 		if a.Windowed() {
 			windowed = append(windowed, a.String())
 		} else {
@@ -295,7 +295,7 @@ func (sp *policySpec) rate() string {
 // the burst interval and the oracle's limit and window.
 func (sp *policySpec) describe(burst bool) string {
 	var windowed, bucket bool
-	for _, a := range sp.Algos {
+	for _, a := range sp.algos() {
 		if a.Windowed() {
 			windowed = true
 		} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -14,6 +15,18 @@ import (
 type Rate struct {
 	N   int64
 	Per time.Duration
+}
+
+// Equal reports whether r and s are the same rate as numbers, r.N/r.Per
+// = s.N/s.Per, as 1/5s and 2/10s are. Rates that are not Valid are equal
+// only when identical.
+func (r Rate) Equal(s Rate) bool {
+	if !r.Valid() || !s.Valid() {
+		return r == s
+	}
+	h1, l1 := bits.Mul64(uint64(r.N), uint64(s.Per))
+	h2, l2 := bits.Mul64(uint64(s.N), uint64(r.Per))
+	return h1 == h2 && l1 == l2
 }
 
 // Valid reports whether both N and Per are positive.

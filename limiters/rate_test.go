@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,23 @@ func TestZeroStores(t *testing.T) {
 	}
 	if tableHolds(&tab, 0) || !tab.Idle(0, 0) || k.Len() != 0 {
 		t.Error("zero stores hold state")
+	}
+}
+
+func TestRateEqual(t *testing.T) {
+	for _, c := range []struct {
+		a, b Rate
+		want bool
+	}{
+		{Rate{1, 5 * time.Second}, Rate{2, 10 * time.Second}, true},
+		{Rate{3, 10 * time.Second}, Rate{3, 10 * time.Second}, true},
+		{Rate{1, 5 * time.Second}, Rate{1, 4 * time.Second}, false},
+		{Rate{math.MaxInt64, 1}, Rate{math.MaxInt64, 1}, true},
+		{Rate{math.MaxInt64, 2}, Rate{math.MaxInt64 - 1, 2}, false},
+		{Rate{0, time.Second}, Rate{0, 2 * time.Second}, false},
+	} {
+		if got := c.a.Equal(c.b); got != c.want {
+			t.Errorf("%v.Equal(%v) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -110,7 +110,6 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("sim: at most %d limiters at once, got %d", maxLanes, len(c.Lanes))
 	}
 	names := map[string]bool{}
-	c.Algorithms = c.Algorithms[:0:0]
 	for _, l := range c.Lanes {
 		if l.Name == "" || names[l.Name] {
 			return fmt.Errorf("sim: limiter names must be given and differ, got %q twice or empty", l.Name)
@@ -119,7 +118,6 @@ func (c *Config) normalize() error {
 		if err := l.Policy.Validate(l.Algorithm); err != nil {
 			return fmt.Errorf("%s: %w", l.Name, err)
 		}
-		c.Algorithms = append(c.Algorithms, l.Algorithm)
 	}
 	if c.DecisionsOnly {
 		c.Top = 0
@@ -159,7 +157,7 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, nalg: len(cfg.Algorithms), name: "trace"}
+	e := &engine{cfg: cfg, nalg: len(cfg.Lanes), name: "trace"}
 	if n, ok := src.(interface{ Name() string }); ok {
 		e.name = n.Name()
 	}
@@ -439,7 +437,8 @@ func (e *engine) report(requests int64) *Report {
 		}
 		r.Keys += wk.distinct()
 		r.KeysHeld += wk.peak
-		count := func(mask uint64, oracle bool, count int64) {
+		// tally adds count requests of one outcome to every figure.
+		tally := func(mask uint64, oracle bool, count int64) {
 			for a := 0; a < n; a++ {
 				s := &r.Algos[a]
 				allowed := mask&(1<<a) != 0
@@ -464,11 +463,11 @@ func (e *engine) report(requests int64) *Report {
 		}
 		for o, c := range wk.outcomes {
 			if c != 0 {
-				count(uint64(o>>1), o&1 == 1, c)
+				tally(uint64(o>>1), o&1 == 1, c)
 			}
 		}
 		for o, c := range wk.manyOutcomes {
-			count(o.mask, o.oracle, c)
+			tally(o.mask, o.oracle, c)
 		}
 		for a := 0; a < n; a++ {
 			s := &r.Algos[a]

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/bits"
 	"time"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -157,19 +156,11 @@ func merge(q limiters.Policy, a limiters.Algorithm, p limiters.Policy) (limiters
 		q.Limit, q.Window = p.Limit, p.Window
 		return q, true
 	}
-	if q.Capacity != 0 && (q.Capacity != p.Capacity || !sameRate(q.Rate, p.Rate)) {
+	if q.Capacity != 0 && (q.Capacity != p.Capacity || !q.Rate.Equal(p.Rate)) {
 		return q, false
 	}
 	q.Capacity, q.Rate = p.Capacity, p.Rate
 	return q, true
-}
-
-// sameRate reports whether two rates are equal as numbers: a.N/a.Per =
-// b.N/b.Per.
-func sameRate(a, b limiters.Rate) bool {
-	h1, l1 := bits.Mul64(uint64(a.N), uint64(b.Per))
-	h2, l2 := bits.Mul64(uint64(b.N), uint64(a.Per))
-	return h1 == h2 && l1 == l2
 }
 
 // admit decides a request of cost at now for key id under every lane

@@ -204,7 +204,7 @@ type Report struct {
 	Top []Interval
 }
 
-// Run replays src through cfg.Algorithms. With cfg.Rows it calls emit for
+// Run replays src through cfg.Lanes (or cfg.Algorithms). With cfg.Rows it calls emit for
 // each batch of requests in trace order; emit must not keep the batch. It
 // returns the report over the whole trace, or the first error from src or
 // emit.

@@ -64,7 +64,6 @@ type worker struct {
 	retired   []scoredInterval // forgotten keys' best intervals, for Top
 	name      string           // the source's name, for errors
 	peak      int              // the most keys held at once
-	err       error            // a forgotten key came back too early
 }
 
 // minSweep is the fewest keys a worker holds before it looks for idle
@@ -139,7 +138,7 @@ func burstAlike(a, b Lane) bool {
 	case a.Algorithm == b.Algorithm && a.Algorithm.Windowed():
 		return a.Policy.Limit == b.Policy.Limit && a.Policy.Window == b.Policy.Window
 	case a.Algorithm == b.Algorithm || meter(a.Algorithm) && meter(b.Algorithm):
-		return a.Policy.Capacity == b.Policy.Capacity && sameRate(a.Policy.Rate, b.Policy.Rate)
+		return a.Policy.Capacity == b.Policy.Capacity && a.Policy.Rate.Equal(b.Policy.Rate)
 	}
 	return false
 }
@@ -309,13 +308,6 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 	return text
 }
 
-// sweep forgets the keys that are idle: whose states decide every later
-// request exactly as fresh states would, and whose burst rings hold nothing
-// a later interval can reach. Memory then follows the live keys, not every
-// key the trace ever named. "Later" is judged at the latest time seen,
-// less twice the most the trace has gone back in time so far. Should a
-// forgotten key come back earlier than that, its decision could differ, so
-// the run stops with an error instead (see cameBack).
 // burstBound returns the most cost algorithm a under policy p can allow a
 // key inside one closed interval of length interval, or math.MaxInt64 when
 // no bound is known (or it does not fit):
@@ -414,6 +406,13 @@ func (wk *worker) wentBack(b *batch, i int) {
 	}
 }
 
+// sweep forgets the keys that are idle: whose states decide every later
+// request exactly as fresh states would, and whose burst rings hold nothing
+// a later interval can reach. Memory then follows the live keys, not every
+// key the trace ever named. "Later" is judged at the latest time seen,
+// less twice the most the trace has gone back in time so far. Should a
+// forgotten key come back earlier than that, its decision could differ, so
+// the run stops with an error instead (see cameBack).
 func (wk *worker) sweep() {
 	in := wk.keys
 	now := wk.latest
