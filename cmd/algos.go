@@ -3,82 +3,13 @@ package cmd
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/limiters"
 )
-
-// algoInfo describes one algorithm for "ratesim algos".
-type algoInfo struct {
-	how, params, state, bursts, choose string
-}
-
-var algoInfos = map[limiters.Algorithm]algoInfo{
-	limiters.FixedWindow: {
-		how: "Cuts time into aligned windows of --window ([0,10), [10,20), ...) and counts the cost each key spent in the current one. " +
-			"A request passes while the count stays within --limit; the count starts over when the next window begins.",
-		params: "--limit, --window",
-		state:  "constant: the window start and a count",
-		bursts: "Up to twice the limit across a window edge: a full window's worth just before the edge and another just after it " +
-			"(6 requests in [7, 12] under 3 per 10).",
-		choose: "A plain quota per calendar interval, where the smallest state matters more than rolling accuracy and an occasional double burst is harmless.",
-	},
-	limiters.SlidingLog: {
-		how: "Keeps the time of every allowed request. A request passes if the cost allowed in the closed interval [now - window, now] " +
-			"leaves room for it; entries older than that are dropped as time moves on.",
-		params: "--limit, --window",
-		state:  "grows with the limit: one timestamp per allowed request in the last window",
-		bursts: "Never more than the limit in any closed interval of the window's length. This is the exact rolling policy, " +
-			"the oracle ratesim measures the other algorithms against.",
-		choose: "An exact rolling maximum, when the limit is small enough to store a timestamp per allowed request.",
-	},
-	limiters.SlidingCounter: {
-		how: "Keeps the counts of the current and the previous fixed window and estimates the rolling count as " +
-			"previous x (share of the previous window still inside the rolling interval) + current. " +
-			"A request passes while the estimate leaves room for it; ratesim computes the estimate exactly, in integers.",
-		params: "--limit, --window",
-		state:  "constant: a window start and two counts",
-		bursts: "Far smaller than a fixed window's, but not zero: the estimate assumes the previous window's requests were spread evenly, " +
-			"so it lets a few too many through when they came late and rejects early when they came early.",
-		choose: "A rolling limit in constant memory, when an estimate is good enough.",
-	},
-	limiters.TokenBucket: {
-		how: "Each key has a bucket of up to --capacity tokens, full at first, refilled at --rate tokens per unit of time. " +
-			"A request takes its cost in tokens if enough are there and is rejected otherwise. The refill is computed from the elapsed time when a request arrives, exactly.",
-		params: "--capacity, --rate",
-		state:  "constant: the tokens and the time they were counted",
-		bursts: "The capacity at once after a quiet spell, then the rate: never more than capacity + rate x elapsed in any interval.",
-		choose: "API traffic: a long-term rate with an explicit, bounded burst. A sound default.",
-	},
-	limiters.LeakyBucket: {
-		how: "The meter form of the leaky bucket: each key's bucket starts empty and drains at --rate units per unit of time. " +
-			"A request pours in its cost and is rejected if that would overflow --capacity.",
-		params: "--capacity, --rate",
-		state:  "constant: the level and the time it was measured",
-		bursts: "As the token bucket: the capacity at once, then the rate. It counts the capacity used where the token bucket counts the capacity left.",
-		choose: "Rejecting overflow in front of a backend that needs a steady rate; leaky-queue delays instead of rejecting.",
-	},
-	limiters.GCRA: {
-		how: "The generic cell rate algorithm: one theoretical arrival time per key, pushed forward by cost / rate for every allowed request. " +
-			"A request passes if that time is no more than capacity / rate ahead of now. It decides exactly as token-bucket with the same capacity and rate.",
-		params: "--capacity, --rate",
-		state:  "constant: one timestamp",
-		bursts: "As the token bucket: the capacity at once, then the rate.",
-		choose: "A token bucket in a single number per key, cheap to update atomically in a shared store (as redis_rate and throttled do).",
-	},
-	limiters.LeakyQueue: {
-		how: "The queue form of the leaky bucket: admitted requests wait in a per-key queue of --capacity and leave at --rate. " +
-			"An admitted request gets a delay, its release time; only a full queue rejects. " +
-			"C requests at once get delays 0, 1/rate, ..., (C-1)/rate (nginx limit_req with burst=C-1).",
-		params: "--capacity, --rate",
-		state:  "constant: the time the queue empties",
-		bursts: "None downstream: work leaves at the rate; a burst turns into delay, up to (capacity-1) / rate. " +
-			"Its max_in_interval is measured when requests leave the queue (timestamp + delay), not when they arrive.",
-		choose: "Smoothing traffic into a downstream that needs a steady pace, when callers can wait.",
-	},
-}
 
 const algosGuide = `Which one?
   a simple quota per interval            fixed-window
@@ -153,9 +84,9 @@ func runAlgos(o *algosOptions, s streams) error {
 	if format != outTable {
 		var rows [][]cell
 		for _, a := range algos {
-			in := algoInfos[a]
-			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(in.params),
-				strCell(in.how), strCell(in.state), strCell(in.bursts), strCell(in.choose)})
+			doc := a.Doc()
+			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(paramFlags(a)),
+				strCell(doc.How), strCell(doc.State), strCell(doc.Bursts), strCell(doc.Choose)})
 		}
 		t, err := writeRecords(s.out, format, algosFields, rows)
 		if err != nil || t == nil {
@@ -165,15 +96,19 @@ func runAlgos(o *algosOptions, s streams) error {
 	}
 	var b strings.Builder
 	for i, a := range algos {
-		in := algoInfos[a]
+		doc := a.Doc()
 		if i > 0 {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "%s: %s\n", a, a.Summary())
 		for _, l := range []struct{ label, text string }{
-			{"how", in.how}, {"parameters", in.params}, {"state", in.state}, {"bursts", in.bursts}, {"choose", in.choose},
+			{"how", doc.How}, {"parameters", paramFlags(a)}, {"state", doc.State}, {"bursts", doc.Bursts}, {"choose", doc.Choose},
 		} {
 			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
+		}
+		if len(o.Names) > 0 && doc.Walkthrough != "" {
+			writeWrapped(&b, "  example:", doc.Walkthrough, 14, 78)
+			writeWrapped(&b, "", exampleCommand(a), 14, 78)
 		}
 	}
 	if len(o.Names) == 0 {
@@ -181,6 +116,31 @@ func runAlgos(o *algosOptions, s streams) error {
 	}
 	_, err = fmt.Fprint(s.out, b.String())
 	return err
+}
+
+// countWord spells n out in words up to twelve: "seven".
+func countWord(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return strconv.Itoa(n)
+}
+
+// paramFlags names the flags of the parameters a takes: "--limit,
+// --window".
+func paramFlags(a limiters.Algorithm) string {
+	var flags []string
+	for _, name := range a.Params() {
+		flags = append(flags, "--"+name)
+	}
+	return strings.Join(flags, ", ")
+}
+
+// exampleCommand is the command that replays a's example trace with the
+// parameters its walk-through assumes, as the demo runs it.
+func exampleCommand(a limiters.Algorithm) string {
+	return "$ ratesim " + strings.Join(exampleArgs(a), " ")
 }
 
 // writeWrapped writes label then text, wrapped at width with continuation

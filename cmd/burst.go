@@ -154,7 +154,7 @@ func runBurst(o *burstOptions, s streams) error {
 			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
 			w.line("from its first to its last allowed request in it")
 		}
-		if slices.Contains(rp.spec.algos(), limiters.LeakyQueue) {
+		if slices.ContainsFunc(rp.spec.algos(), limiters.Algorithm.Delays) {
 			w.line(queueNote)
 		}
 		w.blank()

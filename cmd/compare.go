@@ -151,7 +151,7 @@ func runCompare(o *compareOptions, s streams) error {
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
 		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
-		if slices.Contains(rp.spec.algos(), limiters.LeakyQueue) {
+		if slices.ContainsFunc(rp.spec.algos(), limiters.Algorithm.Delays) {
 			w.line(queueNote)
 		}
 		w.blank()

@@ -122,7 +122,7 @@ func completeAlgoList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.
 	}
 	out := algoCompletions(prefix)
 	if prefix == "" {
-		out = append(out, cobra.CompletionWithDesc("all", "all seven algorithms"))
+		out = append(out, cobra.CompletionWithDesc("all", "all "+countWord(len(limiters.AllAlgorithms()))+" algorithms"))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
@@ -163,7 +163,7 @@ func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.C
 	if head, args, ok := strings.Cut(toComplete, ":"); ok {
 		done := args[:strings.LastIndex(args, ",")+1]
 		var out []cobra.Completion
-		for _, k := range limiterKeys {
+		for _, k := range paramNames() {
 			out = append(out, head+":"+done+k+"=")
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

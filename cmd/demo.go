@@ -19,30 +19,21 @@ The window algorithms allow 3 requests per 10 seconds; the buckets hold 3 and
 refill (or drain) at 0.2 per second, one unit every 5 seconds. Every command
 shown can be run as it is from a checkout of ratesim.`
 
-const demoOutro = `Next:
+var demoOutro = `Next:
   ratesim algos                       how each algorithm works and when to choose it
-  ratesim compare --algos all TRACE   all seven side by side on your own trace
+  ratesim compare --algos all TRACE   all ` + countWord(len(limiters.AllAlgorithms())) + ` side by side on your own trace
   ratesim gen --pattern bursty --users 50 --requests 5000 --seed 1 > t.csv
   ratesim run --help                  policy flags, output formats, --key, --config`
 
-// demoStep is one algorithm of the tour.
-type demoStep struct {
-	algo  limiters.Algorithm
-	trace string
-	note  string
-}
-
-var demoSteps = []demoStep{
-	{limiters.FixedWindow, "fixed-window.csv",
-		"Fixed window: one count per aligned window. The fourth request in [0,10) is refused; at 11 a new window starts. u2 has its own count."},
-	{limiters.SlidingLog, "sliding-log.csv",
-		"Sliding log: the times of the allowed requests in the closed interval [t-10, t]. At 12 the entry 1 has left the interval; at 13 the entry 3 sits exactly on its edge and still counts."},
-	{limiters.SlidingCounter, "sliding-counter.csv",
-		"Sliding counter: the previous window's count, weighted by how much of it the rolling interval still covers, plus the current count. At 12: 3 x 0.8 + 0 = 2.4 passes; at 13: 3 x 0.7 + 1 = 3.1 does not."},
-	{limiters.TokenBucket, "token-bucket.csv",
-		"Token bucket: starts full with 3 tokens, spends one per request and gets one back every 5 seconds. At 6 only a fifth of a token has come back."},
-	{limiters.LeakyBucket, "leaky-bucket.csv",
-		"Leaky bucket (meter form): starts empty, each request adds one unit, one unit drains every 5 seconds. The same decisions as the token bucket, seen from the other side."},
+// exampleArgs are the arguments of the command that replays a's example
+// trace (Doc.Example) with the parameters its walk-through assumes: 3 per
+// 10 seconds, or a bucket of 3 that refills at 0.2 per second.
+func exampleArgs(a limiters.Algorithm) []string {
+	args := []string{"run", "--algo", a.String()}
+	if !a.Windowed() {
+		args = append(args, "--capacity", "3", "--rate", "0.2")
+	}
+	return append(args, "--explain", "traces/examples/"+a.Doc().Example)
 }
 
 func newDemoCmd() *cobra.Command {
@@ -67,32 +58,30 @@ func runDemo(s streams) error {
 	example := func(name string) traceOptions {
 		return traceOptions{Path: name, Unit: "s", fsys: examples.FS, display: "traces/examples/" + name}
 	}
-	for i, st := range demoSteps {
+	steps := limiters.ClassicAlgorithms()
+	for i, algo := range steps {
 		policy := policyOptions{Limit: 3, Window: "10", Clock: "reject", set: map[string]bool{}}
-		args := []string{"run", "--algo", st.algo.String()}
-		if !st.algo.Windowed() {
+		if !algo.Windowed() {
 			policy.Capacity, policy.Rate = 3, "0.2"
 			policy.set["capacity"], policy.set["rate"] = true, true
-			args = append(args, "--capacity", "3", "--rate", "0.2")
 		}
-		args = append(args, "--explain", "traces/examples/"+st.trace)
 		w.blank()
-		w.line(fmt.Sprintf("%d. %s", i+1, st.algo))
+		w.line(fmt.Sprintf("%d. %s", i+1, algo))
 		w.blank()
-		w.line(wrap(st.note, 78))
+		w.line(wrap(algo.Doc().Walkthrough, 78))
 		w.blank()
-		w.line("$ ratesim " + strings.Join(args, " "))
+		w.line(exampleCommand(algo))
 		if w.err != nil {
 			return w.err
 		}
-		o := &runOptions{trace: example(st.trace), policy: policy, Algo: st.algo.String(), Explain: true, Output: "table"}
+		o := &runOptions{trace: example(algo.Doc().Example), policy: policy, Algo: algo.String(), Explain: true, Output: "table"}
 		if err := runRun(o, s); err != nil {
 			return err
 		}
 	}
 
 	w.blank()
-	w.line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(demoSteps)+1))
+	w.line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(steps)+1))
 	w.blank()
 	w.line(wrap("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
 		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", 78))
@@ -107,7 +96,7 @@ func runDemo(s streams) error {
 	}
 
 	w.blank()
-	w.line(fmt.Sprintf("%d. burst: the worst 10 seconds each algorithm let through", len(demoSteps)+2))
+	w.line(fmt.Sprintf("%d. burst: the worst 10 seconds each algorithm let through", len(steps)+2))
 	w.blank()
 	w.line("$ ratesim burst traces/examples/boundary.csv")
 	if w.err != nil {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -27,9 +28,6 @@ const limiterGrammar = `LIMITERS
 
     limiters:
       - {name: tb10, algorithm: token-bucket, capacity: 10, rate: 5/1s}`
-
-// limiterKeys are the parameters a --limiter may give.
-var limiterKeys = []string{"limit", "window", "capacity", "rate", "clock"}
 
 // limiterSpec is one limiter given with --limiter or in the config
 // file's limiters: list.
@@ -81,7 +79,7 @@ func parseLimiter(s string) (limiterSpec, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		switch {
 		case !ok:
-			return spec, bad("%q is not KEY=VALUE (keys: %s)", kv, strings.Join(limiterKeys, ", "))
+			return spec, bad("%q is not KEY=VALUE (keys: %s)", kv, strings.Join(paramNames(), ", "))
 		case v == "":
 			return spec, bad("%s has no value", k)
 		case seen[k]:
@@ -96,27 +94,19 @@ func parseLimiter(s string) (limiterSpec, error) {
 }
 
 // set sets parameter k to v, given at at, checking that the algorithm
-// uses it.
+// takes it. Every algorithm takes the clock, and the limit and the window,
+// which are the defaults of a bucket's capacity and rate.
 func (ls *limiterSpec) set(k, v, at string) error {
-	p := &ls.p
-	switch k {
-	case "limit":
-		p.limit, p.limitAt = v, at
-	case "window":
-		p.window, p.windowAt = v, at
-	case "capacity", "rate":
-		if ls.alg.Windowed() {
-			return fmt.Errorf("%s takes limit, window and clock, not %s", ls.alg, k)
-		}
-		if k == "capacity" {
-			p.capacity, p.capacityAt = v, at
-		} else {
-			p.rate, p.rateAt = v, at
-		}
-	case "clock":
-		p.clock, p.clockAt = v, at
-	default:
-		return fmt.Errorf("unknown parameter %q (valid: %s)", k, strings.Join(limiterKeys, ", "))
+	if !slices.Contains(paramNames(), k) {
+		return fmt.Errorf("unknown parameter %q (valid: %s)", k, strings.Join(paramNames(), ", "))
 	}
+	takes := ls.alg.Params()
+	if !slices.Contains(takes, k) && k != "limit" && k != "window" && k != "clock" {
+		return fmt.Errorf("%s takes %s and clock, not %s", ls.alg, strings.Join(takes, ", "), k)
+	}
+	if ls.p == nil {
+		ls.p = params{}
+	}
+	ls.p[k] = setting{v, at}
 	return nil
 }

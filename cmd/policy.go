@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -62,6 +63,9 @@ type policyOptions struct {
 	single bool
 	file   *policyFile // --config, once read
 
+	// extra holds the flags of the parameters beyond coreParams, by name.
+	extra map[string]*string
+
 	// set names the flags given explicitly; they override the config file.
 	set map[string]bool
 }
@@ -72,6 +76,17 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 	fs.Int64Var(&o.Capacity, "capacity", 0, "bucket algorithms: bucket size (default: the limit)")
 	fs.StringVar(&o.Rate, "rate", "", "bucket algorithms: refill or leak rate, per unit (0.2) or N/D (1/5, 3/10s, 300/1m) (default: limit per window)")
 	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: reject, or clamp to the key's last time")
+	for _, prm := range limiters.Params() {
+		if slices.Contains(coreParams, prm.Name) {
+			continue
+		}
+		if o.extra == nil {
+			o.extra = map[string]*string{}
+		}
+		v := new(string)
+		o.extra[prm.Name] = v
+		fs.StringVar(v, prm.Name, prm.Default, takers(prm.Name)+": "+prm.Usage)
+	}
 	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
 	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
 }
@@ -121,31 +136,35 @@ func (o *policyOptions) markSet(fs *pflag.FlagSet) {
 	fs.Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
 }
 
-// params is one set of policy parameters as text, from flags or the file.
-// Empty fields are unset.
-type params struct {
-	limit, window, capacity, rate, clock           string
-	limitAt, windowAt, capacityAt, rateAt, clockAt string // where each came from, for messages
+// params is one set of policy parameters as text, from flags, the file or
+// a --limiter: each parameter given, by name (the names of
+// limiters.Params, and clock), with where it came from, for messages.
+type params map[string]setting
+
+// setting is one parameter's text and where it came from ("--limit",
+// "policy.yaml:3", "default").
+type setting struct{ value, at string }
+
+// paramNames are the parameters a policy file, a --limiter or the policy
+// flags may give: those of limiters.Params, then clock.
+func paramNames() []string {
+	var names []string
+	for _, prm := range limiters.Params() {
+		names = append(names, prm.Name)
+	}
+	return append(names, "clock")
 }
 
-// overlay returns p with the fields set in q replacing p's.
+// coreParams are the parameters whose flags have texts of their own; the
+// others get theirs from limiters.Params.
+var coreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+
+// overlay returns p with the parameters set in q replacing p's.
 func (p params) overlay(q params) params {
-	if q.limit != "" {
-		p.limit, p.limitAt = q.limit, q.limitAt
-	}
-	if q.window != "" {
-		p.window, p.windowAt = q.window, q.windowAt
-	}
-	if q.capacity != "" {
-		p.capacity, p.capacityAt = q.capacity, q.capacityAt
-	}
-	if q.rate != "" {
-		p.rate, p.rateAt = q.rate, q.rateAt
-	}
-	if q.clock != "" {
-		p.clock, p.clockAt = q.clock, q.clockAt
-	}
-	return p
+	out := make(params, len(p)+len(q))
+	maps.Copy(out, p)
+	maps.Copy(out, q)
+	return out
 }
 
 // policySpec is the effective policy of a replay.
@@ -178,9 +197,9 @@ type policySpec struct {
 // any replay.
 func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec, unit time.Duration) (*policySpec, error) {
 	base := params{
-		limit: strconv.FormatInt(defaultLimit, 10), limitAt: "default",
-		window: defaultWindow, windowAt: "default",
-		clock: "reject", clockAt: "default",
+		"limit":  {strconv.FormatInt(defaultLimit, 10), "default"},
+		"window": {defaultWindow, "default"},
+		"clock":  {"reject", "default"},
 	}
 	var file *policyFile
 	if o.Config != "" {
@@ -213,10 +232,12 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 		if err != nil {
 			return err
 		}
-		if a.Windowed() || p.capacity == "" || p.rate == "" {
+		_, capacity := p["capacity"]
+		_, rate := p["rate"]
+		if a.Windowed() || !capacity || !rate {
 			spec.limitUsed = true
 		}
-		if a.Windowed() || p.rate == "" {
+		if a.Windowed() || !rate {
 			spec.windowUsed = true
 		}
 		if err := pol.Validate(a); err != nil {
@@ -268,7 +289,31 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 			spec.Policy.Capacity, spec.Policy.Rate, bucket = l.Policy.Capacity, l.Policy.Rate, true
 		}
 	}
+	// And the other parameters as the first lane that takes each has them.
+	for _, prm := range limiters.Params() {
+		if slices.Contains(coreParams, prm.Name) {
+			continue
+		}
+		for _, l := range spec.Lanes {
+			if slices.Contains(l.Algorithm.Params(), prm.Name) {
+				copyParam(&spec.Policy, l.Policy, prm.Name)
+				break
+			}
+		}
+	}
 	return spec, nil
+}
+
+// copyParam sets parameter name of dst to its value in src.
+func copyParam(dst *limiters.Policy, src limiters.Policy, name string) {
+	switch v := dst.Field(name).(type) {
+	case *int64:
+		*v = *src.Field(name).(*int64)
+	case *time.Duration:
+		*v = *src.Field(name).(*time.Duration)
+	case *limiters.Rate:
+		*v = *src.Field(name).(*limiters.Rate)
+	}
 }
 
 // algos returns the lanes' algorithms, in lane order.
@@ -283,79 +328,116 @@ func (sp *policySpec) algos() []limiters.Algorithm {
 // own reports whether lane l's policy differs from the one the header
 // states, in what its algorithm uses.
 func (sp *policySpec) own(l sim.Lane) bool {
-	p, q := l.Policy, sp.Policy
-	if p.Clock != q.Clock {
-		return true
-	}
-	if l.Algorithm.Windowed() {
-		return p.Limit != q.Limit || p.Window != q.Window
-	}
-	return p.Capacity != q.Capacity || !p.Rate.Equal(q.Rate)
+	return !l.Policy.SameFor(l.Algorithm, sp.Policy)
 }
 
 // flagParams returns the parameters given explicitly as flags.
 func (o *policyOptions) flagParams() params {
-	var p params
-	if o.set["limit"] {
-		p.limit, p.limitAt = strconv.FormatInt(o.Limit, 10), "--limit"
-	}
-	if o.set["window"] {
-		p.window, p.windowAt = o.Window, "--window"
-	}
-	if o.set["capacity"] {
-		p.capacity, p.capacityAt = strconv.FormatInt(o.Capacity, 10), "--capacity"
-	}
-	if o.set["rate"] {
-		p.rate, p.rateAt = o.Rate, "--rate"
-	}
-	if o.set["clock"] {
-		p.clock, p.clockAt = o.Clock, "--clock"
+	p := params{}
+	for _, name := range paramNames() {
+		if o.set[name] {
+			p[name] = setting{o.flagValue(name), "--" + name}
+		}
 	}
 	return p
 }
 
+// flagValue returns the text of the flag of parameter name.
+func (o *policyOptions) flagValue(name string) string {
+	switch name {
+	case "limit":
+		return strconv.FormatInt(o.Limit, 10)
+	case "window":
+		return o.Window
+	case "capacity":
+		return strconv.FormatInt(o.Capacity, 10)
+	case "rate":
+		return o.Rate
+	case "clock":
+		return o.Clock
+	}
+	if v := o.extra[name]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+// takers names the algorithms that take parameter name: "fixed-window,
+// sliding-log".
+func takers(name string) string {
+	var names []string
+	for _, a := range limiters.AllAlgorithms() {
+		if slices.Contains(a.Params(), name) {
+			names = append(names, a.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // policy parses p into a limiters.Policy. The capacity defaults to the
-// limit, the rate to the limit per window.
+// limit, the rate to the limit per window, the others to their own
+// defaults.
 func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 	var pol limiters.Policy
-	var err error
-	if pol.Limit, err = strconv.ParseInt(p.limit, 10, 64); err != nil {
-		return pol, usageErrorf("%s: invalid limit %q: want a whole number", p.limitAt, p.limit)
-	}
-	if pol.Limit <= 0 {
-		return pol, usageErrorf("%s: limit must be positive, got %d", p.limitAt, pol.Limit)
-	}
-	if pol.Window, err = traces.ParseDuration(p.window, unit); err != nil {
-		return pol, usageErrorf("%s: invalid window %q: %s", p.windowAt, p.window, ErrorText(err))
-	}
-	if pol.Window <= 0 {
-		return pol, usageErrorf("%s: window must be positive, got %s", p.windowAt, p.window)
-	}
-	pol.Capacity = pol.Limit
-	if p.capacity != "" {
-		if pol.Capacity, err = strconv.ParseInt(p.capacity, 10, 64); err != nil {
-			return pol, usageErrorf("%s: invalid capacity %q: want a whole number", p.capacityAt, p.capacity)
+	for _, prm := range limiters.Params() {
+		s, ok := p[prm.Name]
+		if !ok {
+			switch {
+			case prm.Name == "capacity":
+				pol.Capacity = pol.Limit
+				continue
+			case prm.Name == "rate":
+				pol.Rate = limiters.Rate{N: pol.Limit, Per: pol.Window}
+				continue
+			case prm.Default == "":
+				continue
+			}
+			s = setting{prm.Default, "default"}
 		}
-		if pol.Capacity <= 0 {
-			return pol, usageErrorf("%s: capacity must be positive, got %d", p.capacityAt, pol.Capacity)
+		if err := parseParam(&pol, prm, s, unit); err != nil {
+			return pol, err
 		}
 	}
-	if p.rate != "" {
-		if pol.Rate, err = limiters.ParseRate(p.rate, unit); err != nil {
-			return pol, usageErrorf("%s: %s", p.rateAt, ErrorText(err)) // the error quotes the rate
-		}
-	} else {
-		pol.Rate = limiters.Rate{N: pol.Limit, Per: pol.Window}
-	}
-	switch p.clock {
+	switch c := p["clock"]; c.value {
 	case "reject":
 		pol.Clock = limiters.ClockReject
 	case "clamp":
 		pol.Clock = limiters.ClockClamp
 	default:
-		return pol, usageErrorf("%s: invalid clock %q (valid: reject, clamp)", p.clockAt, p.clock)
+		return pol, usageErrorf("%s: invalid clock %q (valid: reject, clamp)", c.at, c.value)
 	}
 	return pol, nil
+}
+
+// parseParam parses the text of parameter prm into pol.
+func parseParam(pol *limiters.Policy, prm limiters.Param, s setting, unit time.Duration) error {
+	switch v := pol.Field(prm.Name).(type) {
+	case *int64:
+		n, err := strconv.ParseInt(s.value, 10, 64)
+		if err != nil {
+			return usageErrorf("%s: invalid %s %q: want a whole number", s.at, prm.Name, s.value)
+		}
+		if n <= 0 {
+			return usageErrorf("%s: %s must be positive, got %d", s.at, prm.Name, n)
+		}
+		*v = n
+	case *time.Duration:
+		d, err := traces.ParseDuration(s.value, unit)
+		if err != nil {
+			return usageErrorf("%s: invalid %s %q: %s", s.at, prm.Name, s.value, ErrorText(err))
+		}
+		if d <= 0 {
+			return usageErrorf("%s: %s must be positive, got %s", s.at, prm.Name, s.value)
+		}
+		*v = d
+	case *limiters.Rate:
+		r, err := limiters.ParseRate(s.value, unit)
+		if err != nil {
+			return usageErrorf("%s: %s", s.at, ErrorText(err)) // the error quotes the rate
+		}
+		*v = r
+	}
+	return nil
 }
 
 // sources names where the parameters that a uses came from, for an error
@@ -363,26 +445,20 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 // policy.yaml:3".
 func (p params) sources(a limiters.Algorithm) string {
 	var from []string
-	add := func(at string) {
-		if at != "default" && !slices.Contains(from, at) {
+	add := func(name string) {
+		if at := p[name].at; at != "" && at != "default" && !slices.Contains(from, at) {
 			from = append(from, at)
 		}
 	}
-	switch {
-	case a.Windowed():
-		add(p.limitAt)
-		add(p.windowAt)
-	default:
-		if p.capacity != "" {
-			add(p.capacityAt)
-		} else {
-			add(p.limitAt) // the capacity defaults to the limit
-		}
-		if p.rate != "" {
-			add(p.rateAt)
-		} else {
-			add(p.limitAt)
-			add(p.windowAt)
+	for _, name := range a.Params() {
+		switch _, given := p[name]; {
+		case given:
+			add(name)
+		case name == "capacity":
+			add("limit") // the capacity defaults to the limit
+		case name == "rate":
+			add("limit")
+			add("window")
 		}
 	}
 	if len(from) == 0 {
@@ -409,24 +485,20 @@ type policyFile struct {
 	interval string               // interval:, "" when not given
 }
 
-// The YAML shape of a policy file.
-type yamlParams struct {
-	Limit    yaml.Node `yaml:"limit"`
-	Window   yaml.Node `yaml:"window"`
-	Capacity yaml.Node `yaml:"capacity"`
-	Rate     yaml.Node `yaml:"rate"`
-	Clock    yaml.Node `yaml:"clock"`
+// The YAML shape of a policy file: the parameters shared by every
+// limiter are the keys not named here.
+type yamlPolicy struct {
+	Algorithms yaml.Node            `yaml:"algorithms"`
+	Limiters   yaml.Node            `yaml:"limiters"`
+	Algos      yaml.Node            `yaml:"algos"`
+	Key        yaml.Node            `yaml:"key"`
+	Unit       yaml.Node            `yaml:"unit"`
+	Interval   yaml.Node            `yaml:"interval"`
+	Params     map[string]yaml.Node `yaml:",inline"`
 }
 
-type yamlPolicy struct {
-	yamlParams `yaml:",inline"`
-	Algorithms yaml.Node `yaml:"algorithms"`
-	Limiters   yaml.Node `yaml:"limiters"`
-	Algos      yaml.Node `yaml:"algos"`
-	Key        yaml.Node `yaml:"key"`
-	Unit       yaml.Node `yaml:"unit"`
-	Interval   yaml.Node `yaml:"interval"`
-}
+// fileKeys are the keys of a policy file beyond the parameters.
+var fileKeys = []string{"algorithms", "limiters", "algos", "key", "unit", "interval"}
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
 
@@ -457,7 +529,7 @@ func readPolicyFile(path string) (*policyFile, error) {
 		return nil, usageErrorf("%s:%d: a policy file holds one YAML document", path, extra.Line)
 	}
 	pf := &policyFile{algos: map[limiters.Algorithm]params{}}
-	if pf.shared, err = doc.yamlParams.params(path); err != nil {
+	if pf.shared, err = sharedParams(path, doc.Params); err != nil {
 		return nil, err
 	}
 	if err := pf.readLists(path, &doc); err != nil {
@@ -479,11 +551,7 @@ func readPolicyFile(path string) (*policyFile, error) {
 		if _, dup := pf.algos[a]; dup {
 			return nil, usageErrorf("%s:%d: algorithm %s given twice", path, name.Line, a)
 		}
-		var yp yamlParams
-		if err := decodeKnown(path, body, &yp); err != nil {
-			return nil, err
-		}
-		if pf.algos[a], err = yp.params(path); err != nil {
+		if pf.algos[a], err = mappingParams(path, body); err != nil {
 			return nil, err
 		}
 	}
@@ -569,8 +637,8 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 			case "algorithm":
 				algo = v.Value
 			default:
-				if !slices.Contains(limiterKeys, k.Value) {
-					return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, %s)", path, k.Line, k.Value, strings.Join(limiterKeys, ", "))
+				if !slices.Contains(paramNames(), k.Value) {
+					return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, %s)", path, k.Line, k.Value, strings.Join(paramNames(), ", "))
 				}
 				args = append(args, k.Value+"="+v.Value)
 			}
@@ -594,24 +662,6 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 	return nil
 }
 
-// decodeKnown decodes n into v, refusing unknown keys with their line as
-// the file's decoder does (Node.Decode has no KnownFields).
-func decodeKnown(path string, n *yaml.Node, v any) error {
-	if n.Kind != yaml.MappingNode {
-		return usageErrorf("%s:%d: an algorithm's parameters must be a mapping", path, n.Line)
-	}
-	known := map[string]bool{"limit": true, "window": true, "capacity": true, "rate": true, "clock": true}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; !known[k.Value] {
-			return usageErrorf("%s:%d: unknown key %q (valid: limit, window, capacity, rate, clock)", path, k.Line, k.Value)
-		}
-	}
-	if err := n.Decode(v); err != nil {
-		return yamlError(path, err)
-	}
-	return nil
-}
-
 // yamlError turns a YAML decoding error into a usage error naming the file
 // and line.
 func yamlError(path string, err error) error {
@@ -619,7 +669,7 @@ func yamlError(path string, err error) error {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg := te.Errors[0]
 		if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-			return usageErrorf("%s:%s: unknown key %q (valid: limit, window, capacity, rate, clock, algorithms, limiters, algos, key, unit, interval)", path, m[1], m[2])
+			return usageErrorf("%s:%s: unknown key %q (valid: %s)", path, m[1], m[2], strings.Join(append(paramNames(), fileKeys...), ", "))
 		}
 		if rest, ok := strings.CutPrefix(msg, "line "); ok {
 			return usageErrorf("%s:%s", path, rest)
@@ -633,28 +683,51 @@ func yamlError(path string, err error) error {
 	return usageErrorf("%s: %s", path, msg)
 }
 
-// params reads the scalar texts of y; numbers keep their exact text.
-func (y *yamlParams) params(path string) (params, error) {
-	var p params
-	for _, f := range []struct {
-		name     string
-		n        *yaml.Node
-		val, loc *string
-	}{
-		{"limit", &y.Limit, &p.limit, &p.limitAt},
-		{"window", &y.Window, &p.window, &p.windowAt},
-		{"capacity", &y.Capacity, &p.capacity, &p.capacityAt},
-		{"rate", &y.Rate, &p.rate, &p.rateAt},
-		{"clock", &y.Clock, &p.clock, &p.clockAt},
-	} {
-		if f.n.Kind == 0 {
-			continue
+// sharedParams reads the parameters of a policy file's top level, m:
+// every key that is not one of fileKeys.
+func sharedParams(path string, m map[string]yaml.Node) (params, error) {
+	names := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(names, func(a, b string) int { return m[a].Line - m[b].Line })
+	p := params{}
+	for _, name := range names {
+		n := m[name]
+		if !slices.Contains(paramNames(), name) {
+			return nil, usageErrorf("%s:%d: unknown key %q (valid: %s)", path, n.Line, name, strings.Join(append(paramNames(), fileKeys...), ", "))
 		}
-		if f.n.Kind != yaml.ScalarNode || f.n.Value == "" {
-			return p, usageErrorf("%s:%d: %s must be a single value", path, f.n.Line, f.name)
+		if err := p.setNode(path, name, &n); err != nil {
+			return nil, err
 		}
-		*f.val = f.n.Value
-		*f.loc = fmt.Sprintf("%s:%d", path, f.n.Line)
 	}
 	return p, nil
+}
+
+// mappingParams reads the parameters of one algorithm in a policy file.
+func mappingParams(path string, n *yaml.Node) (params, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, usageErrorf("%s:%d: an algorithm's parameters must be a mapping", path, n.Line)
+	}
+	p := params{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(paramNames(), k.Value) {
+			return nil, usageErrorf("%s:%d: unknown key %q (valid: %s)", path, k.Line, k.Value, strings.Join(paramNames(), ", "))
+		}
+		if _, dup := p[k.Value]; dup {
+			return nil, usageErrorf("%s:%d: %s given twice", path, k.Line, k.Value)
+		}
+		if err := p.setNode(path, k.Value, v); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// setNode sets parameter name to the text of n, which must be one scalar;
+// numbers keep their exact text.
+func (p params) setNode(path, name string, n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.Value == "" {
+		return usageErrorf("%s:%d: %s must be a single value", path, n.Line, name)
+	}
+	p[name] = setting{n.Value, fmt.Sprintf("%s:%d", path, n.Line)}
+	return nil
 }

@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,6 +201,14 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 			warnf(w, "%s: %s %s %s given", noEffect(flags), strings.Join(buckets, ", "), its, given)
 		}
 	}
+	for _, prm := range limiters.Params() {
+		if slices.Contains(coreParams, prm.Name) || !rp.given[prm.Name] {
+			continue
+		}
+		if !slices.ContainsFunc(rp.spec.algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
+			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
+		}
+	}
 	if rp.trace.RFC3339() && rp.given["unit"] {
 		warnf(w, "--unit has no effect: the trace's times are RFC 3339, and its durations are in seconds")
 	}
@@ -276,9 +286,37 @@ func (sp *policySpec) laneLines() []string {
 		} else {
 			text += fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit))
 		}
+		text += sp.extraParams([]limiters.Algorithm{l.Algorithm}, p)
 		lines = append(lines, text+", clock "+clockName(p.Clock))
 	}
 	return lines
+}
+
+// extraParams states, each after ", ", the parameters beyond coreParams
+// that any of algos takes, with their values in p: ", buckets 10".
+func (sp *policySpec) extraParams(algos []limiters.Algorithm, p limiters.Policy) string {
+	var b strings.Builder
+	for _, prm := range limiters.Params() {
+		if slices.Contains(coreParams, prm.Name) || !slices.ContainsFunc(algos, func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
+			continue
+		}
+		b.WriteString(", " + prm.Name + " " + sp.paramText(p, prm.Name))
+	}
+	return b.String()
+}
+
+// paramText renders the value of parameter name in p, durations and
+// rates in the unit: "10", "2.5s", "0.2".
+func (sp *policySpec) paramText(p limiters.Policy, name string) string {
+	switch v := p.Field(name).(type) {
+	case *int64:
+		return strconv.FormatInt(*v, 10)
+	case *time.Duration:
+		return sp.duration(*v)
+	case *limiters.Rate:
+		return v.Format(sp.Unit)
+	}
+	return ""
 }
 
 // duration renders d with the unit's name: "10s", "2.5s", "10000ms".
@@ -309,6 +347,9 @@ func (sp *policySpec) describe(burst bool) string {
 	}
 	if bucket {
 		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, sp.rate(), unitName(sp.Unit)))
+	}
+	if extra := sp.extraParams(sp.algos(), p); extra != "" {
+		parts = append(parts, extra[2:])
 	}
 	clock := "reject"
 	if p.Clock == limiters.ClockClamp {

@@ -117,7 +117,7 @@ func runRun(o *runOptions, s streams) error {
 		{"remaining", true}, {"retry_after", true}, {"reset_after", true}, {"reason", false},
 	}
 	algo := rp.spec.Lanes[0].Algorithm
-	queue := algo == limiters.LeakyQueue
+	queue := algo.Delays()
 	if queue {
 		cols = append(cols, column{"delay", true})
 	}

@@ -48,14 +48,22 @@ func (b *bucket) fill(r *Rule, cost int64) (nh, nl, ch, cl uint64) {
 	return nh, nl, ch, cl
 }
 
-func (b *bucket) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
+func (b *bucket) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if b.seen && now < b.last {
+		return false, true
+	}
+	full := out != nil
 	b.drain(r, now)
 	nh, nl, ch, cl := b.fill(r, cost)
 	var d Decision
 	if !less128(ch, cl, nh, nl) {
 		d.Allowed = true
 		b.lh, b.ll = nh, nl
-	} else {
+	}
+	if !full {
+		return d.Allowed, false
+	}
+	if !d.Allowed {
 		d.Reason = r.refusal
 		// Wait until the level falls to Capacity-cost: the excess
 		// (level+cost-Capacity)*per drains at n per ns; round up.
@@ -68,22 +76,8 @@ func (b *bucket) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decisio
 	q, _ := bits.Div64(rh, rl, r.per)
 	d.Remaining = int64(q)
 	setReset(&d, x, divCeilSpan(b.lh, b.ll, r.n))
-	return d
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (b *bucket) admit(r *Rule, now, cost int64) bool {
-	if b.seen && now < b.last {
-		return apply(b, r, now, cost).Allowed
-	}
-	b.drain(r, now)
-	nh, nl, ch, cl := b.fill(r, cost)
-	if less128(ch, cl, nh, nl) {
-		return false
-	}
-	b.lh, b.ll = nh, nl
-	return true
+	*out = d
+	return d.Allowed, false
 }
 
 func (b *bucket) idle(r *Rule, now int64) bool {
@@ -98,9 +92,20 @@ func (b *bucket) idle(r *Rule, now int64) bool {
 	return c.lh|c.ll == 0
 }
 
-// appendAmount appends the level (leaky) or the tokens (token bucket).
-func (b *bucket) appendAmount(r *Rule, tokens bool, dst []byte) []byte {
-	hi, lo := b.lh, b.ll
+// appendText appends "tokens T" (TokenBucket) or "level L" (LeakyBucket)
+// for the state after a decision at at.
+func (b *bucket) appendText(r *Rule, _ *bucket, at int64, _ time.Duration, dst []byte) []byte {
+	c := *b
+	if !c.seen {
+		c.drain(r, at)
+	}
+	tokens := r.alg == TokenBucket
+	if tokens {
+		dst = append(dst, "tokens "...)
+	} else {
+		dst = append(dst, "level "...)
+	}
+	hi, lo := c.lh, c.ll
 	if tokens {
 		ch, cl := bits.Mul64(uint64(r.limit), r.per)
 		hi, lo = sub128(ch, cl, hi, lo)
@@ -174,7 +179,11 @@ func (g *debt) advance(now int64) {
 	g.last, g.seen = now, true
 }
 
-func (g *debt) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
+func (g *debt) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if g.seen && now < g.last {
+		return false, true
+	}
+	full := out != nil
 	g.advance(now)
 	// Allowed when TAT + cost*T - Capacity*T <= now, that is when the debt
 	// is at most (Capacity-cost)*T.
@@ -187,11 +196,15 @@ func (g *debt) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision 
 	var d Decision
 	if g.ns < lns || g.ns == lns && g.frac <= lfr {
 		d.Allowed = true
-		if r.alg == LeakyQueue {
+		if full && r.k.delays {
 			setDelay(&d, x, span64(g.ceil()))
 		}
 		g.take(r, incNs, incFr)
-	} else {
+	}
+	if !full {
+		return d.Allowed, false
+	}
+	if !d.Allowed {
 		d.Reason = r.refusal
 		// Wait until the debt falls to (Capacity-cost)*T.
 		wait := g.ns - lns
@@ -205,7 +218,8 @@ func (g *debt) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision 
 	hi, lo = add128(hi, lo, 0, g.frac)
 	d.Remaining = r.limit - int64(divCeil128(hi, lo, r.per))
 	setReset(&d, x, span64(g.ceil()))
-	return d
+	*out = d
+	return d.Allowed, false
 }
 
 // ceil returns the debt rounded up to a whole nanosecond.
@@ -268,9 +282,14 @@ func (s LeakyQueueState) Step(r *Rule, now, cost int64) (LeakyQueueState, Decisi
 }
 
 // appendText appends "tat T" (GCRA) or "queue Q until T" (LeakyQueue)
-// for the state after a decision at now.
-func (g *debt) appendText(r *Rule, queue bool, unit time.Duration, dst []byte) []byte {
-	if queue {
+// for the state after a decision at at.
+func (g *debt) appendText(r *Rule, _ *debt, at int64, unit time.Duration, dst []byte) []byte {
+	if !g.seen {
+		c := *g
+		c.advance(at)
+		g = &c
+	}
+	if r.k.delays {
 		hi, lo := bits.Mul64(g.ns, r.n)
 		hi, lo = add128(hi, lo, 0, g.frac)
 		dst = append(dst, "queue "...)
@@ -316,26 +335,6 @@ func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
 		hi, lo = sub128(lh, ll, nh, nl)
 	}
 	return appendRat(dst, neg, hi, lo, dl)
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (g *debt) admit(r *Rule, now, cost int64) bool {
-	if g.seen && now < g.last {
-		return apply(g, r, now, cost).Allowed
-	}
-	g.advance(now)
-	lns, lfr := r.burst1Ns, r.burst1Fr
-	incNs, incFr := r.tNs, r.tFrac
-	if cost != 1 {
-		lns, lfr = r.interval(uint64(r.limit - cost))
-		incNs, incFr = r.interval(uint64(cost))
-	}
-	if g.ns < lns || g.ns == lns && g.frac <= lfr {
-		g.take(r, incNs, incFr)
-		return true
-	}
-	return false
 }
 
 // take adds incNs + incFr/n nanoseconds to the debt.

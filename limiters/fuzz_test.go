@@ -118,7 +118,7 @@ func FuzzBuckets(f *testing.F) {
 			for i := range got {
 				g := got[i]
 				g.Delay = 0
-				if g.Reason == refusals[alg] {
+				if g.Reason == kinds[alg].refusal {
 					g.Reason = ReasonNoTokens
 				}
 				if g != tb[i] {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -142,9 +141,13 @@ func TestPrefetch(t *testing.T) {
 }
 
 func TestGroupStateSize(t *testing.T) {
-	// Three cache lines: a request for the seed's five touches no more.
-	if n := unsafe.Sizeof(groupState{}); n != 192 {
-		t.Errorf("groupState is %d bytes, want 192", n)
+	// Three cache lines: a request for the classic five touches no more.
+	g, err := NewGroup(ClassicAlgorithms(), Policy{Limit: 3, Window: 10, Capacity: 3, Rate: Rate{1, 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := g.s.blocks.Size(); n != 192 {
+		t.Errorf("the classic five's block is %d bytes, want 192", n)
 	}
 }
 
@@ -294,23 +297,24 @@ func TestExact(t *testing.T) {
 	}
 }
 
-// stateHeld reports whether id has a state in c that is not the zero
-// value.
-func stateHeld[S any](c *chunks[S], id uint32) bool {
-	s := c.get(id)
-	return s != nil && !reflect.ValueOf(*s).IsZero()
+// storeHolds reports whether s keeps a state for id other than the fresh
+// one.
+func storeHolds(s *store, id uint32) bool {
+	p := s.blocks.Get(id)
+	if p == nil {
+		return false
+	}
+	for _, b := range unsafe.Slice((*byte)(p), s.blocks.Size()) {
+		if b != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tableHolds reports whether t keeps a state for id other than the fresh
 // one.
-func tableHolds(t *Table, id uint32) bool {
-	return stateHeld(&t.fw, id) || stateHeld(&t.sl, id) || stateHeld(&t.sc, id) || stateHeld(&t.bk, id) || stateHeld(&t.db, id)
-}
+func tableHolds(t *Table, id uint32) bool { return storeHolds(&t.s, id) }
 
 // groupHolds is tableHolds for a Group.
-func groupHolds(g *Group, id uint32) bool {
-	if g.single != nil {
-		return tableHolds(g.single, id)
-	}
-	return stateHeld(&g.states, id) || stateHeld(&g.debts, id)
-}
+func groupHolds(g *Group, id uint32) bool { return storeHolds(&g.s, id) }

@@ -62,7 +62,7 @@ func NewKeyed(a Algorithm, p Policy) (*Keyed, error) {
 	for i := range k.shards {
 		sh := &k.shards[i]
 		sh.ids = make(map[string]uint32)
-		sh.table.rule = *r
+		sh.table = Table{s: newStore([]*Rule{r})}
 		sh.sweepAt = minSweepShard
 	}
 	return k, nil

@@ -27,10 +27,11 @@ const (
 	ClockClamp
 )
 
-// A Policy holds the parameters of a limiter. The window algorithms
-// (FixedWindow, SlidingLog, SlidingCounter) use Limit and Window; the bucket
-// algorithms (TokenBucket, LeakyBucket, GCRA, LeakyQueue) use Capacity and
-// Rate. Clock applies to all.
+// A Policy holds the parameters of a limiter. Each algorithm takes some
+// of them (Algorithm.Params): the window algorithms (FixedWindow,
+// SlidingLog, SlidingCounter) use Limit and Window; the bucket algorithms
+// (TokenBucket, LeakyBucket, GCRA, LeakyQueue) use Capacity and Rate.
+// Clock applies to all.
 type Policy struct {
 	Limit    int64         // window algorithms: most total cost per window
 	Window   time.Duration // window algorithms: window length
@@ -39,42 +40,130 @@ type Policy struct {
 	Clock    Clock
 }
 
+// A ParamKind says what type of value a parameter holds.
+type ParamKind uint8
+
+// The kinds of parameter.
+const (
+	ParamCount    ParamKind = iota // a positive whole number: *int64
+	ParamDuration                  // a positive duration: *time.Duration
+	ParamRate                      // a positive Rate: *Rate
+)
+
+// A Param describes one parameter of a Policy.
+type Param struct {
+	Name  string    // as command lines and files spell it: "limit"
+	Kind  ParamKind // the type of its value
+	Usage string    // what it means, in a few words
+	// Default is its value when a policy gives none, as text, or "" when
+	// it has no default of its own (a caller chooses one).
+	Default string
+	// field returns the parameter's field of p.
+	field func(p *Policy) any
+}
+
+// params are the Policy's parameters, in the order Params lists them.
+var params = []Param{
+	{Name: "limit", Kind: ParamCount, Usage: "most total cost per window", field: func(p *Policy) any { return &p.Limit }},
+	{Name: "window", Kind: ParamDuration, Usage: "window length", field: func(p *Policy) any { return &p.Window }},
+	{Name: "capacity", Kind: ParamCount, Usage: "bucket size: most cost at once", field: func(p *Policy) any { return &p.Capacity }},
+	{Name: "rate", Kind: ParamRate, Usage: "refill or leak rate", field: func(p *Policy) any { return &p.Rate }},
+}
+
+// Params returns the parameters of a Policy, the clock aside, in a fixed
+// order.
+func Params() []Param { return append([]Param(nil), params...) }
+
+// Field returns a pointer to the field of p that holds the parameter
+// named name: an *int64 (ParamCount), a *time.Duration (ParamDuration) or
+// a *Rate (ParamRate); nil when there is no such parameter.
+func (p *Policy) Field(name string) any {
+	for _, prm := range params {
+		if prm.Name == name {
+			return prm.field(p)
+		}
+	}
+	return nil
+}
+
+// check reports whether the value of prm in p is positive.
+func (prm Param) check(p Policy) error {
+	switch v := prm.field(&p).(type) {
+	case *int64:
+		if *v <= 0 {
+			return fmt.Errorf("limiters: %s must be positive, got %d", prm.Name, *v)
+		}
+	case *time.Duration:
+		if *v <= 0 {
+			return fmt.Errorf("limiters: %s must be positive, got %dns", prm.Name, int64(*v))
+		}
+	case *Rate:
+		if v.N <= 0 {
+			return fmt.Errorf("limiters: %s must be positive, got %d tokens per %dns", prm.Name, v.N, int64(v.Per))
+		}
+		if v.Per <= 0 {
+			return fmt.Errorf("limiters: %s period must be positive, got %dns", prm.Name, int64(v.Per))
+		}
+	}
+	return nil
+}
+
+// equal reports whether p and q hold the same value of prm; rates are
+// compared as numbers.
+func (prm Param) equal(p, q Policy) bool {
+	switch v := prm.field(&p).(type) {
+	case *int64:
+		return *v == *prm.field(&q).(*int64)
+	case *time.Duration:
+		return *v == *prm.field(&q).(*time.Duration)
+	case *Rate:
+		return v.Equal(*prm.field(&q).(*Rate))
+	}
+	return false
+}
+
+// param returns the parameter named name.
+func param(name string) Param {
+	for _, prm := range params {
+		if prm.Name == name {
+			return prm
+		}
+	}
+	panic("limiters: no parameter " + name) // the kinds table names only params
+}
+
+// SameFor reports whether p and q are the same policy for algorithm a:
+// equal in the clock and every parameter a takes.
+func (p Policy) SameFor(a Algorithm, q Policy) bool {
+	k := a.kind()
+	if k == nil || p.Clock != q.Clock {
+		return false
+	}
+	for _, name := range k.params {
+		if !param(name).equal(p, q) {
+			return false
+		}
+	}
+	return true
+}
+
 // Validate reports the first parameter of p that algorithm a uses and that
 // is not valid, naming it, as in "limiters: limit must be positive, got 0".
 func (p Policy) Validate(a Algorithm) error {
-	if a >= numAlgorithms {
+	k := a.kind()
+	if k == nil {
 		return fmt.Errorf("limiters: unknown algorithm %d", uint8(a))
 	}
 	if p.Clock > ClockClamp {
 		return fmt.Errorf("limiters: unknown clock mode %d", uint8(p.Clock))
 	}
-	if a.Windowed() {
-		if p.Limit <= 0 {
-			return fmt.Errorf("limiters: limit must be positive, got %d", p.Limit)
+	for _, name := range k.params {
+		if err := param(name).check(p); err != nil {
+			return err
 		}
-		if p.Window <= 0 {
-			return fmt.Errorf("limiters: window must be positive, got %dns", int64(p.Window))
-		}
-		return nil
 	}
-	if p.Capacity <= 0 {
-		return fmt.Errorf("limiters: capacity must be positive, got %d", p.Capacity)
-	}
-	if p.Rate.N <= 0 {
-		return fmt.Errorf("limiters: rate must be positive, got %d tokens per %dns", p.Rate.N, int64(p.Rate.Per))
-	}
-	if p.Rate.Per <= 0 {
-		return fmt.Errorf("limiters: rate period must be positive, got %dns", int64(p.Rate.Per))
-	}
-	if a == GCRA || a == LeakyQueue {
-		// These keep the bucket as a time debt of up to Capacity/Rate.
-		hi, lo := bits.Mul64(uint64(p.Capacity), uint64(p.Rate.Per))
-		if hi >= uint64(p.Rate.N) {
-			return fmt.Errorf("limiters: capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
-		}
-		if q, _ := bits.Div64(hi, lo, uint64(p.Rate.N)); q > math.MaxInt64 {
-			return fmt.Errorf("limiters: capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
-		}
+	if k.validate != nil {
+		return k.validate(p)
 	}
 	return nil
 }
@@ -100,16 +189,6 @@ const (
 	ReasonTooEarly  Reason = "too early"               // GCRA: before the theoretical arrival time allows
 	ReasonQueueFull Reason = "queue full"              // LeakyQueue
 )
-
-var refusals = [numAlgorithms]Reason{
-	FixedWindow:    ReasonWindow,
-	SlidingLog:     ReasonLog,
-	SlidingCounter: ReasonEstimate,
-	TokenBucket:    ReasonNoTokens,
-	LeakyBucket:    ReasonOverflow,
-	GCRA:           ReasonTooEarly,
-	LeakyQueue:     ReasonQueueFull,
-}
 
 // A Decision is a limiter's answer to one request.
 type Decision struct {
@@ -140,10 +219,10 @@ type Decision struct {
 // A Rule is immutable and safe for simultaneous use.
 type Rule struct {
 	alg     Algorithm
-	ok      bool
+	k       *kind
 	pol     Policy
 	refusal Reason
-	limit   int64 // Limit or Capacity
+	limit   int64 // the most cost one request may have: Limit or Capacity
 	window  int64
 	n, per  uint64 // Rate in lowest terms
 
@@ -158,18 +237,22 @@ func NewRule(a Algorithm, p Policy) (*Rule, error) {
 	if err := p.Validate(a); err != nil {
 		return nil, err
 	}
-	r := &Rule{alg: a, ok: true, pol: p, refusal: refusals[a]}
-	if a.Windowed() {
-		r.limit = p.Limit
-		r.window = int64(p.Window)
-		return r, nil
+	k := a.kind()
+	r := &Rule{alg: a, k: k, pol: p, refusal: k.refusal, window: int64(p.Window)}
+	r.limit = *p.Field(k.params[0]).(*int64)
+	if k.setup != nil {
+		k.setup(r)
 	}
-	r.limit = p.Capacity
+	return r, nil
+}
+
+// setupRate derives a bucket rule's rate fields.
+func setupRate(r *Rule) {
+	p := r.pol
 	g := gcd(uint64(p.Rate.N), uint64(p.Rate.Per))
 	r.n, r.per = uint64(p.Rate.N)/g, uint64(p.Rate.Per)/g
 	r.tNs, r.tFrac = r.interval(1)
 	r.burst1Ns, r.burst1Fr = r.interval(uint64(p.Capacity - 1))
-	return r, nil
 }
 
 // interval returns k*per/n as whole ns and a fraction in 1/n ns. Validate
@@ -190,5 +273,11 @@ func (r *Rule) Policy() Policy { return r.pol }
 
 // fits reports whether r is a valid rule for algorithm a.
 func (r *Rule) fits(a Algorithm) bool {
-	return r != nil && r.ok && r.alg == a
+	return r != nil && r.k != nil && r.alg == a
+}
+
+// same reports whether r and o are rules of one algorithm under the same
+// policy.
+func (r *Rule) same(o *Rule) bool {
+	return r.alg == o.alg && r.pol.SameFor(r.alg, o.pol)
 }

@@ -355,7 +355,7 @@ func TestGCRAIsTokenBucket(t *testing.T) {
 			for i := range got {
 				g := got[i]
 				g.Delay = 0
-				if g.Reason == refusals[alg] {
+				if g.Reason == kinds[alg].refusal {
 					g.Reason = ReasonNoTokens
 				}
 				if g != tb[i] {

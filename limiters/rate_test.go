@@ -279,7 +279,7 @@ func TestStateTexts(t *testing.T) {
 func TestTableTouchIdleReset(t *testing.T) {
 	for _, a := range AllAlgorithms() {
 		tab, _ := NewTable(a, seedPolicy)
-		if tab.Algorithm() != a || tab.Policy() != seedPolicy || !tab.rule.fits(a) {
+		if tab.Algorithm() != a || tab.Policy() != seedPolicy || !tab.rule().fits(a) {
 			t.Errorf("%s: accessors", a)
 		}
 		if tableHolds(tab, 5000) || !tab.Idle(5000, 0) {

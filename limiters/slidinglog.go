@@ -90,7 +90,11 @@ func (s *SlidingLogState) boundary(r *Rule, now int64) (int64, bool) {
 	return 0, false
 }
 
-func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
+func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if s.n > 0 && now < s.newest() {
+		return false, true
+	}
+	full := out != nil
 	w := uint64(r.window)
 	// Find the entries still inside [now-W, now]. They are dropped from the
 	// ring only when a request is admitted: a refusal leaves the log as it
@@ -101,6 +105,9 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool, x *Exact
 	mask := len(ring) - 1
 	var d Decision
 	if cost > r.limit-sum {
+		if !full {
+			return d.Allowed, false
+		}
 		d.Reason = r.refusal
 		d.Remaining = r.limit - sum
 		// The retry waits until enough of the oldest entries have left the
@@ -115,20 +122,26 @@ func (s *SlidingLogState) decide(r *Rule, now, cost int64, commit bool, x *Exact
 			}
 		}
 		setReset(&d, x, span64(w+1-since(now, s.newest())))
-		return d
+		*out = d
+		return d.Allowed, false
 	}
 	d.Allowed = true
-	d.Remaining = r.limit - sum - cost
-	switch {
-	case cost > 0:
-		setReset(&d, x, span64(w+1))
-	case n > 0:
-		setReset(&d, x, span64(w+1-since(now, s.newest())))
+	if full {
+		d.Remaining = r.limit - sum - cost
+		switch {
+		case cost > 0:
+			setReset(&d, x, span64(w+1))
+		case n > 0:
+			setReset(&d, x, span64(w+1-since(now, s.newest())))
+		}
 	}
 	if commit && cost > 0 {
 		s.take(head, n, sum, now, cost)
 	}
-	return d
+	if full {
+		*out = d
+	}
+	return true, false
 }
 
 // expire returns the ring position, count and cost of the entries still
@@ -161,20 +174,6 @@ func (s *SlidingLogState) take(head, n int, sum, now, cost int64) {
 		s.resize(len(s.buf) / 2)
 	}
 	s.push(now, cost)
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (s *SlidingLogState) admit(r *Rule, now, cost int64) bool {
-	if s.n > 0 && now < s.newest() {
-		return apply(s, r, now, cost).Allowed
-	}
-	head, n, sum := s.expire(r, now)
-	if cost > r.limit-sum {
-		return false
-	}
-	s.take(head, n, sum, now, cost)
-	return true
 }
 
 func (s *SlidingLogState) push(now, cost int64) {
@@ -213,7 +212,7 @@ func (s *SlidingLogState) idle(r *Rule, now int64) bool {
 // their first and last entries around an ellipsis.
 const logTextEntries = 7
 
-func (s *SlidingLogState) appendText(unit time.Duration, dst []byte) []byte {
+func (s *SlidingLogState) appendText(_ *Rule, _ *SlidingLogState, _ int64, unit time.Duration, dst []byte) []byte {
 	dst = append(dst, "log ["...)
 	for i := 0; i < s.n; i++ {
 		if s.n > logTextEntries && i == 3 {

@@ -1,37 +1,141 @@
 package limiters
 
-// stateOps is what every per-key state type provides to apply. The methods
-// are the time rule of one algorithm; apply adds what all share: cost
-// checks and the clock rule.
+import (
+	"reflect"
+	"time"
+	"unsafe"
+)
+
+// stateOps is what every per-key state type provides. The methods are
+// the time rule of one algorithm; apply adds what all share: cost checks
+// and the clock rule, and the ops type below turns them into the kindOps
+// the tables and groups dispatch through.
 type stateOps[S any] interface {
 	*S
 	// boundary returns the earliest time the state accepts, and whether
 	// now is before it (the clock went backwards for the key).
 	boundary(r *Rule, now int64) (b int64, back bool)
-	// decide judges a request of 0 <= cost <= r.limit at a time now not
-	// before the boundary. It brings the state forward to now (which never
-	// changes a later decision) and, when commit is true and the request
-	// is allowed, takes the cost. With commit false it never writes to
-	// storage the state shares with a copy. Unless x is nil, it sets *x to
-	// the decision's durations in full.
-	decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision
+	// decide judges a request of 0 <= cost <= r.limit and reports whether
+	// it is allowed: one rule for both the allow-only path and the full
+	// decision. If now is before the boundary it reports back and changes
+	// and decides nothing: apply handles that case. It brings the state
+	// forward to now (which never changes a later decision) and, when
+	// commit is true and the request is allowed, takes the cost. With
+	// commit false it never writes to storage the state shares with a
+	// copy. With out nil that is all: the allow-only path. Otherwise it
+	// sets *out to the full decision and, unless x is nil, *x to its
+	// durations in full. out and x must be nil or point to memory on the
+	// heap: called through a type parameter or a function value, a
+	// pointer to a variable of the caller's would escape to the heap.
+	decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool)
 	// idle reports whether the state decides every request at or after
 	// now exactly as the fresh state does, so a store may forget it.
 	idle(r *Rule, now int64) bool
+	// appendText appends the state text of Table.AllowExplain for the
+	// state after a decision judged at at; pre is the state before it.
+	appendText(r *Rule, pre *S, at int64, unit time.Duration, dst []byte) []byte
+}
+
+// kindOps is one algorithm's state operations on a state the caller holds
+// as an unsafe.Pointer, so that a table or group keeps the states of
+// several algorithms side by side in one block per key.
+type kindOps interface {
+	// stateType is the type of the state p points at.
+	stateType() reflect.Type
+	// allow is applyExact, with out as its scratch.
+	allow(r *Rule, p unsafe.Pointer, now, cost int64, out *Decision, x *Exact) Decision
+	// admit is allow reporting only whether the request was allowed: the
+	// same decision and the same change to the state, without computing
+	// the other fields.
+	admit(r *Rule, p unsafe.Pointer, now, cost int64, out *Decision) bool
+	// explain is allow that also appends the state text to dst.
+	explain(r *Rule, p unsafe.Pointer, now, cost int64, unit time.Duration, dst []byte, out *Decision, x *Exact) (Decision, []byte)
+	// text appends the state text for the state as it stands, after a
+	// decision at now that another rule sharing it made.
+	text(r *Rule, p unsafe.Pointer, now int64, unit time.Duration, dst []byte) []byte
+	idle(r *Rule, p unsafe.Pointer, now int64) bool
+	decidedAt(r *Rule, p unsafe.Pointer, now int64) int64
+	reset(p unsafe.Pointer)
+}
+
+// fastDecide is a state type's decide as a plain function of a pointer to
+// the state: the hot path of the stores calls it directly. (Called
+// through a type parameter, a method goes through the generic code's
+// dictionary, and the calls inside it through the dictionary again; this
+// is the concrete method itself, one indirect call.)
+type fastDecide func(p unsafe.Pointer, r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool)
+
+// fastOf returns the fastDecide of a state type from its decide method,
+// given as a method expression ((*FixedWindowState).decide). A method
+// with a pointer receiver is called exactly as a function with the pointer
+// as its first argument, so the function value is reinterpreted as taking
+// an unsafe.Pointer.
+func fastOf[S any](decide func(s *S, r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool)) fastDecide {
+	return *(*fastDecide)(unsafe.Pointer(&decide))
+}
+
+// ops is the kindOps of state type S.
+type ops[S any, P stateOps[S]] struct{}
+
+func (ops[S, P]) stateType() reflect.Type { return reflect.TypeFor[S]() }
+
+func (ops[S, P]) allow(r *Rule, p unsafe.Pointer, now, cost int64, out *Decision, x *Exact) Decision {
+	return applyExact(P((*S)(p)), r, now, cost, out, x)
+}
+
+func (ops[S, P]) admit(r *Rule, p unsafe.Pointer, now, cost int64, out *Decision) bool {
+	if !validCost(r, cost) {
+		return false // refused, and the state unchanged
+	}
+	return applyExact(P((*S)(p)), r, now, cost, out, nil).Allowed
+}
+
+func (ops[S, P]) explain(r *Rule, p unsafe.Pointer, now, cost int64, unit time.Duration, dst []byte, out *Decision, x *Exact) (Decision, []byte) {
+	s := P((*S)(p))
+	pre := *s
+	at := decidedAt(P(&pre), r, now)
+	d := applyExact(s, r, now, cost, out, x)
+	return d, s.appendText(r, &pre, at, unit, dst)
+}
+
+func (ops[S, P]) text(r *Rule, p unsafe.Pointer, now int64, unit time.Duration, dst []byte) []byte {
+	s := P((*S)(p))
+	return s.appendText(r, (*S)(s), decidedAt(s, r, now), unit, dst)
+}
+
+func (ops[S, P]) idle(r *Rule, p unsafe.Pointer, now int64) bool {
+	return P((*S)(p)).idle(r, now)
+}
+
+func (ops[S, P]) decidedAt(r *Rule, p unsafe.Pointer, now int64) int64 {
+	return decidedAt(P((*S)(p)), r, now)
+}
+
+func (ops[S, P]) reset(p unsafe.Pointer) {
+	var fresh S
+	*(*S)(p) = fresh
+}
+
+// validCost reports whether a request of cost can ever pass rule r: a cost
+// of zero, below zero or above the limit (or capacity) is refused and
+// changes nothing.
+func validCost(r *Rule, cost int64) bool {
+	return uint64(cost-1) < uint64(r.limit)
 }
 
 // apply is the one transition of every algorithm, a pure function of the
 // rule, the state, the time and the cost: it judges a request of cost at
 // now against the state *p for rule r and updates *p.
 func apply[S any, P stateOps[S]](p P, r *Rule, now, cost int64) Decision {
-	return applyExact(p, r, now, cost, nil)
+	return applyExact(p, r, now, cost, new(Decision), nil)
 }
 
 // applyExact is apply that also sets *x, unless x is nil, to the decision's
-// durations in full. (A pointer to a variable of the caller's would escape
-// to the heap through the method of a type parameter: x is nil or points
-// to memory that is on the heap already.)
-func applyExact[S any, P stateOps[S]](p P, r *Rule, now, cost int64, x *Exact) Decision {
+// durations in full. out is scratch for decide. (A pointer to a variable of
+// the caller's would escape to the heap through the method of a type
+// parameter: out points to memory on the heap already, and x is nil or
+// does.)
+func applyExact[S any, P stateOps[S]](p P, r *Rule, now, cost int64, out *Decision, x *Exact) Decision {
 	if cost < 1 {
 		if x != nil {
 			*x = Exact{}
@@ -46,15 +150,16 @@ func applyExact[S any, P stateOps[S]](p P, r *Rule, now, cost int64, x *Exact) D
 		off = span64(since(b, now))
 	}
 	if cost > r.limit {
-		return refuse(p, r, at, off, cost, ReasonCost, x)
+		return refuse(p, r, at, off, cost, ReasonCost, out, x)
 	}
 	if back && r.pol.Clock == ClockReject {
-		return refuse(p, r, at, off, cost, ReasonClock, x)
+		return refuse(p, r, at, off, cost, ReasonClock, out, x)
 	}
 	if x != nil {
 		*x = Exact{}
 	}
-	d := p.decide(r, at, cost, true, x)
+	p.decide(r, at, cost, true, out, x)
+	d := *out
 	if back {
 		// The durations count from the request's own time.
 		var full Exact
@@ -64,7 +169,7 @@ func applyExact[S any, P stateOps[S]](p P, r *Rule, now, cost int64, x *Exact) D
 			full = Exact{span64(uint64(d.RetryAfter)), span64(uint64(d.ResetAfter)), span64(uint64(d.Delay))}
 		}
 		if d.Allowed {
-			if r.alg == LeakyQueue {
+			if r.k.delays {
 				setDelay(&d, x, full.Delay.add(off))
 			}
 		} else {
@@ -88,16 +193,16 @@ func decidedAt[S any, P stateOps[S]](p P, r *Rule, now int64) int64 {
 // refuse builds a refusal that leaves *p unchanged. Remaining and
 // ResetAfter describe the state as it stands at the time at (the request's
 // time, or the boundary when the clock went backwards). Unless x is nil it
-// gets the durations in full.
-func refuse[S any, P stateOps[S]](p P, r *Rule, at int64, off Span, cost int64, reason Reason, x *Exact) Decision {
+// gets the durations in full. out is scratch for decide.
+func refuse[S any, P stateOps[S]](p P, r *Rule, at int64, off Span, cost int64, reason Reason, out *Decision, x *Exact) Decision {
 	var retry Span
 	c := *p
 	if reason == ReasonClock {
 		if x != nil {
 			*x = Exact{}
 		}
-		try := P(&c).decide(r, at, cost, false, x)
-		retry = span64(uint64(try.RetryAfter))
+		P(&c).decide(r, at, cost, false, out, x)
+		retry = span64(uint64(out.RetryAfter))
 		if x != nil {
 			retry = x.RetryAfter
 		}
@@ -107,7 +212,8 @@ func refuse[S any, P stateOps[S]](p P, r *Rule, at int64, off Span, cost int64, 
 	if x != nil {
 		*x = Exact{}
 	}
-	base := P(&c).decide(r, at, 0, false, x)
+	P(&c).decide(r, at, 0, false, out, x)
+	base := *out
 	reset := span64(uint64(base.ResetAfter))
 	if x != nil {
 		reset = x.ResetAfter

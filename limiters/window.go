@@ -40,24 +40,36 @@ func (s *FixedWindowState) boundary(r *Rule, now int64) (int64, bool) {
 	return s.window * r.window, true
 }
 
-func (s *FixedWindowState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
+func (s *FixedWindowState) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	full := out != nil
 	k, m := floorDivMod(now, r.window)
+	if s.count != 0 && k < s.window {
+		return false, true
+	}
 	if s.count == 0 || k > s.window {
 		s.window, s.count = k, 0
 	}
-	untilNext := span64(uint64(r.window - m))
 	if cost > r.limit-s.count {
+		if !full {
+			return false, false
+		}
+		untilNext := span64(uint64(r.window - m))
 		d := Decision{Remaining: r.limit - s.count, Reason: r.refusal}
 		setRetry(&d, x, untilNext)
 		setReset(&d, x, untilNext)
-		return d
+		*out = d
+		return d.Allowed, false
 	}
 	s.count += cost
+	if !full {
+		return true, false
+	}
 	d := Decision{Allowed: true, Remaining: r.limit - s.count}
 	if s.count > 0 {
-		setReset(&d, x, untilNext)
+		setReset(&d, x, span64(uint64(r.window-m)))
 	}
-	return d
+	*out = d
+	return d.Allowed, false
 }
 
 func (s *FixedWindowState) idle(r *Rule, now int64) bool {
@@ -68,10 +80,10 @@ func (s *FixedWindowState) idle(r *Rule, now int64) bool {
 	return k > s.window
 }
 
-func (s *FixedWindowState) appendText(r *Rule, now int64, unit time.Duration, dst []byte) []byte {
+func (s *FixedWindowState) appendText(r *Rule, _ *FixedWindowState, at int64, unit time.Duration, dst []byte) []byte {
 	k := s.window
 	if s.count == 0 {
-		k, _ = floorDivMod(now, r.window)
+		k, _ = floorDivMod(at, r.window)
 	}
 	dst = append(dst, "window ["...)
 	dst = appendWindowSpan(dst, k, r.window, unit)
@@ -119,10 +131,13 @@ func (s *SlidingCounterState) boundary(r *Rule, now int64) (int64, bool) {
 }
 
 // rotate brings the state to the window of now and returns the elapsed
-// time in that window.
-func (s *SlidingCounterState) rotate(r *Rule, now int64) int64 {
+// time in that window; back, and no change, when now is in an earlier
+// window than the state's.
+func (s *SlidingCounterState) rotate(r *Rule, now int64) (m int64, back bool) {
 	k, m := floorDivMod(now, r.window)
 	switch {
+	case s.used() && k < s.window:
+		return 0, true
 	case !s.used():
 		s.window = k
 	case k > s.window:
@@ -134,7 +149,7 @@ func (s *SlidingCounterState) rotate(r *Rule, now int64) int64 {
 		s.cur = 0
 		s.window = k
 	}
-	return m
+	return m, false
 }
 
 // estimate returns prev*(W-m) + cur*W, the estimate scaled by W.
@@ -144,17 +159,24 @@ func (s *SlidingCounterState) estimate(r *Rule, m int64) (hi, lo uint64) {
 	return add128(ph, pl, ch, cl)
 }
 
-func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool, x *Exact) Decision {
-	m := s.rotate(r, now)
+func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	full := out != nil
+	m, back := s.rotate(r, now)
+	if back {
+		return false, true
+	}
 	w := uint64(r.window)
 	eh, el := s.estimate(r, m)
 	k := uint64(r.limit - cost + 1)
 	kh, kl := bits.Mul64(k, w)
-	allowed := less128(eh, el, kh, kl)
+	allowed = less128(eh, el, kh, kl)
 	if allowed {
 		s.cur += cost
 		ch, cl := bits.Mul64(uint64(cost), w)
 		eh, el = add128(eh, el, ch, cl)
+	}
+	if !full {
+		return allowed, false
 	}
 	var d Decision
 	d.Allowed = allowed
@@ -176,7 +198,8 @@ func (s *SlidingCounterState) decide(r *Rule, now, cost int64, commit bool, x *E
 		d.Reason = r.refusal
 		setRetry(&d, x, span64(s.retry(r, uint64(m), k)))
 	}
-	return d
+	*out = d
+	return d.Allowed, false
 }
 
 // retry returns how long after elapsed time m in the current window the
@@ -224,45 +247,12 @@ func (s *SlidingCounterState) idle(r *Rule, now int64) bool {
 	return k > s.window && (uint64(k)-uint64(s.window) >= 2 || s.cur == 0)
 }
 
-// appendEstimate appends "estimate X", the estimate a request at now is
-// judged by.
-func (s *SlidingCounterState) appendEstimate(r *Rule, now int64, dst []byte) []byte {
-	c := *s
-	m := c.rotate(r, now)
+// appendText appends "estimate X", the estimate the request at at was
+// judged by: pre's.
+func (s *SlidingCounterState) appendText(r *Rule, pre *SlidingCounterState, at int64, _ time.Duration, dst []byte) []byte {
+	c := *pre
+	m, _ := c.rotate(r, at)
 	eh, el := c.estimate(r, m)
 	dst = append(dst, "estimate "...)
 	return appendRat(dst, false, eh, el, uint64(r.window))
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (s *FixedWindowState) admit(r *Rule, now, cost int64) bool {
-	k, _ := floorDivMod(now, r.window)
-	switch {
-	case s.count == 0 || k > s.window:
-		s.window, s.count = k, 0
-	case k < s.window:
-		return apply(s, r, now, cost).Allowed
-	}
-	if cost > r.limit-s.count {
-		return false
-	}
-	s.count += cost
-	return true
-}
-
-// admit is apply for a request of valid cost, reporting only whether it
-// was allowed; see Group.Admit.
-func (s *SlidingCounterState) admit(r *Rule, now, cost int64) bool {
-	if _, back := s.boundary(r, now); back {
-		return apply(s, r, now, cost).Allowed
-	}
-	m := s.rotate(r, now)
-	eh, el := s.estimate(r, m)
-	kh, kl := bits.Mul64(uint64(r.limit-cost+1), uint64(r.window))
-	if !less128(eh, el, kh, kl) {
-		return false
-	}
-	s.cur += cost
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/chunk"
 	"github.com/ratesim/ratesim/internal/prefetch"
 )
 
@@ -37,11 +38,11 @@ type burstTracker struct {
 	// align is, per ring, the window of lanes that admit requests earlier
 	// than their newest one within the same window, else 0.
 	align []int64
-	slots []chunked[laneRing] // per ring, by key id
-	arena [][]burstEntry      // chunks of ring storage
-	cur   int                 // the shared chunk new small rings go to; -1: none
-	used  int                 // entries used in chunk cur
-	spare [32][]region        // regions given up, by log2 of their size
+	slots []chunk.Array[laneRing] // per ring, by key id
+	arena [][]burstEntry          // chunks of ring storage
+	cur   int                     // the shared chunk new small rings go to; -1: none
+	used  int                     // entries used in chunk cur
+	spare [32][]region            // regions given up, by log2 of their size
 
 	best []algoBest // per ring
 	// bound is, per ring, the most cost its lanes can ever allow in one
@@ -55,7 +56,7 @@ type burstTracker struct {
 	open  uint64
 
 	perKey bool
-	keyBst []chunked[keyBest] // with perKey: per ring, by key id
+	keyBst []chunk.Array[keyBest] // with perKey: per ring, by key id
 }
 
 // burstEntry is one allowed request: its time and its cost.
@@ -110,8 +111,8 @@ func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey 
 	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
 	// Ring by ring, not key by key: a ring that stops being kept (see
 	// tracks) then stops taking memory too.
-	bt.slots = make([]chunked[laneRing], len(align))
-	bt.keyBst = make([]chunked[keyBest], len(align))
+	bt.slots = make([]chunk.Array[laneRing], len(align))
+	bt.keyBst = make([]chunk.Array[keyBest], len(align))
 	for a := range bt.best {
 		bt.best[a].seq = -1
 		bt.open |= 1 << a
@@ -146,7 +147,7 @@ func (bt *burstTracker) prefetch(id uint32) {
 		if !bt.tracks(l) {
 			continue
 		}
-		if s := bt.slots[l].peek(uint64(id)); s != nil {
+		if s := bt.slots[l].Get(uint64(id)); s != nil {
 			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
 		}
 	}
@@ -179,7 +180,7 @@ func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 // of one interval no longer fits an int64; the run must then stop, as the
 // tracker's figures are no longer sure.
 func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
-	s := bt.slots[l].at(uint64(id))
+	s := bt.slots[l].At(uint64(id))
 	r, wrap := bt.ring(s)
 	if s.n > 0 {
 		if newest := r[(s.head+s.n-1)&wrap].time; t < newest {
@@ -238,7 +239,7 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 		}
 	}
 	if bt.perKey {
-		if k := bt.keyBst[l].at(uint64(id)); count > k.count {
+		if k := bt.keyBst[l].At(uint64(id)); count > k.count {
 			*k = keyBest{count: count, from: from, to: to, seq: seq}
 		}
 	}
@@ -352,7 +353,7 @@ func (bt *burstTracker) release(s *laneRing) {
 
 // keyBest returns id's best interval under lane l, if it has one.
 func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterval, bool) {
-	k := bt.keyBst[bt.ringOf[l]].peek(uint64(id))
+	k := bt.keyBst[bt.ringOf[l]].Get(uint64(id))
 	if k == nil || k.count == 0 {
 		return scoredInterval{}, false
 	}
@@ -383,7 +384,7 @@ func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
 // interval before the earliest time its lanes can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
 	for l := range bt.nrings {
-		s := bt.slots[l].peek(uint64(id))
+		s := bt.slots[l].Get(uint64(id))
 		if s == nil || s.n == 0 || !bt.tracks(l) {
 			continue
 		}
@@ -399,53 +400,12 @@ func (bt *burstTracker) idle(id uint32, now int64) bool {
 // reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
 	for l := range bt.nrings {
-		if s := bt.slots[l].peek(uint64(id)); s != nil {
+		if s := bt.slots[l].Get(uint64(id)); s != nil {
 			bt.release(s)
 			*s = laneRing{}
 		}
-		if k := bt.keyBst[l].peek(uint64(id)); k != nil {
+		if k := bt.keyBst[l].Get(uint64(id)); k != nil {
 			*k = keyBest{}
 		}
 	}
-}
-
-// chunked is a slice indexed by key id (or slot), grown a chunk at a time
-// so that growing never copies what is already there.
-type chunked[T any] struct {
-	chunks [][]T
-}
-
-const chunkBits = 12
-
-// at returns the element for i, growing to include it.
-func (c *chunked[T]) at(i uint64) *T {
-	ci := int(i >> chunkBits)
-	for ci >= len(c.chunks) {
-		c.chunks = append(c.chunks, makeWritten[T](1<<chunkBits))
-	}
-	return &c.chunks[ci][i&(1<<chunkBits-1)]
-}
-
-// makeWritten returns make([]T, n) with a zero value written into every
-// 4 KiB of it, for memory that is read before it is written. Reading a
-// page fresh from the operating system maps the shared zero page, and the
-// write after it then takes a second, copy-on-write fault whose TLB flush
-// interrupts every other CPU the process runs on; writing first takes one
-// plain fault a page.
-func makeWritten[T any](n int) []T {
-	s := make([]T, n)
-	var zero T
-	for i, step := 0, max(1, 4096/int(unsafe.Sizeof(zero))); i < n; i += step {
-		s[i] = zero
-	}
-	return s
-}
-
-// peek returns the element for i, or nil when it was never grown to.
-func (c *chunked[T]) peek(i uint64) *T {
-	ci := int(i >> chunkBits)
-	if ci >= len(c.chunks) {
-		return nil
-	}
-	return &c.chunks[ci][i&(1<<chunkBits-1)]
 }

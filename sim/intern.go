@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/chunk"
 	"github.com/ratesim/ratesim/internal/keyhash"
 	"github.com/ratesim/ratesim/internal/prefetch"
 )
@@ -236,7 +237,7 @@ func (in *interner) store(key []byte) keyRef {
 // grow doubles the table.
 func (in *interner) grow() {
 	old := in.slots
-	in.slots = makeWritten[internSlot](2 * len(old)) // probed before written
+	in.slots = chunk.Written[internSlot](2 * len(old)) // probed before written
 	in.mask = uint64(len(in.slots) - 1)
 	for _, s := range old {
 		if s.id1 == 0 {

@@ -107,7 +107,7 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 				s.Burst.Algorithm, s.Burst.Name = alg, lane.Name
 			}
 		}
-		if bound := burstBound(alg, lane.Policy, int64(interval)); s.Burst.Count > bound {
+		if bound := alg.MaxInInterval(lane.Policy, time.Duration(interval)); s.Burst.Count > bound {
 			t.Fatalf("%v allowed %d in one interval, above its bound %d", alg, s.Burst.Count, bound)
 		}
 		for key, b := range bursts.best {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/ratesim/ratesim/internal/chunk"
 	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
@@ -38,7 +39,7 @@ type worker struct {
 	sharing uint64
 	// last holds each key's latest request time: a request earlier than
 	// its key's latest goes back in time.
-	last chunked[int64]
+	last chunk.Array[int64]
 	// cands holds, per row of the batch, the interner slot prefetchStates
 	// found for its key. It is the worker's own, not the batch's: the
 	// other worker writes its rows' entries at the same time, and sharing
@@ -103,17 +104,12 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				continue
 			}
 			ringOf[l] = len(align)
-			bound = append(bound, burstBound(lane.Algorithm, lane.Policy, int64(cfg.Interval)))
-			switch lane.Algorithm {
-			case limiters.FixedWindow, limiters.SlidingCounter:
-				// They admit a request earlier than their newest one as
-				// long as it falls in their current window.
-				align = append(align, int64(lane.Policy.Window))
-			case limiters.LeakyQueue:
+			bound = append(bound, lane.Algorithm.MaxInInterval(lane.Policy, cfg.Interval))
+			// Some admit a request earlier than their newest one as long
+			// as it falls in their current aligned span.
+			align = append(align, int64(lane.Algorithm.BackWithin(lane.Policy)))
+			if lane.Algorithm.Delays() {
 				wk.queue |= 1 << l
-				align = append(align, 0)
-			default:
-				align = append(align, 0)
 			}
 		}
 		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
@@ -129,18 +125,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 // burstAlike reports whether lanes a and b allow the same requests at the
 // same times, so that one burst ring serves both.
 func burstAlike(a, b Lane) bool {
-	meter := func(x limiters.Algorithm) bool {
-		return x == limiters.TokenBucket || x == limiters.LeakyBucket || x == limiters.GCRA
-	}
-	switch {
-	case a.Policy.Clock != b.Policy.Clock:
-		return false
-	case a.Algorithm == b.Algorithm && a.Algorithm.Windowed():
-		return a.Policy.Limit == b.Policy.Limit && a.Policy.Window == b.Policy.Window
-	case a.Algorithm == b.Algorithm || meter(a.Algorithm) && meter(b.Algorithm):
-		return a.Policy.Capacity == b.Policy.Capacity && a.Policy.Rate.Equal(b.Policy.Rate)
-	}
-	return false
+	return a.Algorithm.Alike(b.Algorithm) && a.Policy.SameFor(a.Algorithm, b.Policy) && b.Policy.SameFor(b.Algorithm, a.Policy)
 }
 
 // stepSafely is step that turns a panic into the batch's error.
@@ -238,7 +223,7 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		in.prefetchKey(c)
 		id := c.id1 - 1
 		wk.lanes.prefetch(id)
-		if p := wk.last.peek(uint64(id)); p != nil {
+		if p := wk.last.Get(uint64(id)); p != nil {
 			prefetch.Range(unsafe.Pointer(p), 8)
 		}
 		if wk.burst != nil {
@@ -258,7 +243,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
-		last := wk.last.at(uint64(id))
+		last := wk.last.At(uint64(id))
 		back := !added && r.time < *last
 		if back {
 			wk.wentBack(b, int(i))
@@ -306,53 +291,6 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 	}
 	return text
-}
-
-// burstBound returns the most cost algorithm a under policy p can allow a
-// key inside one closed interval of length interval, or math.MaxInt64 when
-// no bound is known (or it does not fit):
-//   - a fixed window allows at most the limit in each window, and such an
-//     interval touches at most interval/W + 2 windows; so does a sliding
-//     counter, whose current window's count alone stays within the limit;
-//   - a sliding log allows at most the limit in any closed interval of
-//     length W, and an interval of n+1 whole nanoseconds is covered by
-//     ceil((n+1)/(W+1)) of those;
-//   - a token bucket (and the leaky bucket and GCRA, which decide alike)
-//     holds at most the capacity at the interval's start and gains at most
-//     rate*interval during it;
-//   - a queue releases at most one request at once, then the rate: its
-//     releases are the ceilings of times cost/rate apart, so those within
-//     an interval came in rate*(interval+1ns), after at most the capacity.
-func burstBound(a limiters.Algorithm, p limiters.Policy, interval int64) int64 {
-	mul := func(k, n uint64) int64 {
-		hi, lo := bits.Mul64(k, n)
-		if hi != 0 || lo > math.MaxInt64 {
-			return math.MaxInt64
-		}
-		return int64(lo)
-	}
-	w := uint64(p.Window)
-	switch a {
-	case limiters.FixedWindow, limiters.SlidingCounter:
-		return mul(uint64(interval)/w+2, uint64(p.Limit))
-	case limiters.SlidingLog:
-		n := uint64(interval) + 1
-		return mul((n+w)/(w+1), uint64(p.Limit)) // n+w does not overflow: both < 2^63
-	case limiters.TokenBucket, limiters.LeakyBucket, limiters.GCRA, limiters.LeakyQueue:
-		if a == limiters.LeakyQueue && interval < math.MaxInt64 {
-			interval++
-		}
-		hi, lo := bits.Mul64(uint64(interval), uint64(p.Rate.N))
-		if hi >= uint64(p.Rate.Per) {
-			return math.MaxInt64
-		}
-		refill, _ := bits.Div64(hi, lo, uint64(p.Rate.Per))
-		if refill > math.MaxInt64-uint64(p.Capacity) {
-			return math.MaxInt64
-		}
-		return p.Capacity + int64(refill)
-	}
-	return math.MaxInt64
 }
 
 // recordBursts notes request i of b, of key id, in the burst rings of the
@@ -435,7 +373,7 @@ func (wk *worker) sweep() {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
 		// time, which only its latest time can tell.
-		if !in.held(id) || *wk.last.at(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
+		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
 			continue
 		}
 		if wk.burst != nil {
@@ -536,7 +474,7 @@ func (hs *hashSet) add(h uint64) bool {
 
 func (hs *hashSet) grow() {
 	old := hs.slots
-	hs.slots = makeWritten[uint64](2 * len(old)) // probed before written
+	hs.slots = chunk.Written[uint64](2 * len(old)) // probed before written
 	hs.n = 0
 	for _, h := range old {
 		if h != 0 {

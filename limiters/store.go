@@ -1,0 +1,255 @@
+package limiters
+
+import (
+	"reflect"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/ratesim/ratesim/internal/chunk"
+	"github.com/ratesim/ratesim/internal/prefetch"
+)
+
+// member is one rule of a store: its state's place in a key's block.
+type member struct {
+	rule Rule
+	ops  kindOps
+	fast fastDecide
+	d    Decision // scratch for decide, on the heap with the store
+	off  uintptr  // the state's offset in the block
+	// lead is the index of the earlier member whose state this one
+	// shares, or -1. Sharing members make the same decision but for the
+	// name of a plain refusal: an identical rule given twice, or the two
+	// faces of one meter (a token bucket and a leaky bucket with the same
+	// capacity and rate).
+	lead int
+}
+
+// store holds the per-key states of a list of rules, for keys interned as
+// dense ids: one block per key holding every member's state side by side,
+// so a request touches one small piece of memory however many rules judge
+// it. With many keys, where a request's first touch of its key is a cache
+// miss, that is what makes a replay through many limiters fast. The
+// block's type is a struct built from the members' state types, so the
+// garbage collector sees the pointers a sliding log holds and scans
+// nothing in blocks without one.
+type store struct {
+	members []member
+	blocks  chunk.Blocks
+}
+
+// newStore lays out the blocks of rules.
+func newStore(rules []*Rule) store {
+	var s store
+	var fields []reflect.StructField
+	var owner []int // the member of each field
+	for i, r := range rules {
+		m := member{rule: *r, ops: r.k.ops, fast: r.k.fast, lead: -1}
+		for j := range s.members {
+			o := &s.members[j]
+			if o.lead < 0 && shareable(r, &o.rule) {
+				m.lead = j
+				break
+			}
+		}
+		if m.lead < 0 {
+			fields = append(fields, reflect.StructField{Name: "S" + strconv.Itoa(i), Type: m.ops.stateType()})
+			owner = append(owner, i)
+		}
+		s.members = append(s.members, m)
+	}
+	t := reflect.StructOf(fields)
+	// Round the block up so that no state straddles a cache line for
+	// want of alignment: to a power of two up to 64 bytes, and a whole
+	// number of lines beyond.
+	size := t.Size()
+	want := uintptr(8)
+	for want < size && want < 64 {
+		want *= 2
+	}
+	if size > 64 {
+		want = (size + 63) &^ 63
+	}
+	if want > size {
+		fields = append(fields, reflect.StructField{Name: "Pad", Type: reflect.ArrayOf(int(want-size), reflect.TypeFor[byte]())})
+		t = reflect.StructOf(fields)
+	}
+	for f, i := range owner {
+		s.members[i].off = t.Field(f).Offset
+	}
+	for i := range s.members {
+		if l := s.members[i].lead; l >= 0 {
+			s.members[i].off = s.members[l].off
+		}
+	}
+	s.blocks = chunk.NewBlocks(t)
+	return s
+}
+
+// shareable reports whether a member of rule r can share the state of a
+// member of rule o.
+func shareable(r, o *Rule) bool {
+	if r.same(o) {
+		return true
+	}
+	return r.k.shares != "" && r.k.shares == o.k.shares && r.pol.SameFor(r.alg, o.pol)
+}
+
+// face turns the decision of the member lead into that of a member of
+// rule r sharing its state: the same in every field but the name of a
+// plain refusal.
+func face(d Decision, lead, r *Rule) Decision {
+	if d.Reason == lead.refusal {
+		d.Reason = r.refusal
+	}
+	return d
+}
+
+// allow decides a request under every member, writing member i's decision
+// to out[i] and, unless exact is nil, its durations in full to exact[i];
+// it returns the allowed mask.
+func (s *store) allow(id uint32, now, cost int64, out []Decision, exact []Exact) uint64 {
+	base := s.blocks.At(id)
+	var mask uint64
+	for i := range s.members {
+		m := &s.members[i]
+		var x *Exact
+		if exact != nil {
+			x = &exact[i]
+		}
+		var d Decision
+		if m.lead >= 0 {
+			d = face(out[m.lead], &s.members[m.lead].rule, &m.rule)
+			if x != nil {
+				*x = exact[m.lead]
+			}
+		} else {
+			d = m.allow(unsafe.Add(base, m.off), now, cost, x)
+		}
+		out[i] = d
+		if d.Allowed {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// allow is kindOps.allow, with the common case (a valid cost at a time the
+// state accepts) decided by a direct call.
+func (m *member) allow(p unsafe.Pointer, now, cost int64, x *Exact) Decision {
+	r := &m.rule
+	if validCost(r, cost) {
+		if x != nil {
+			*x = Exact{}
+		}
+		if _, back := m.fast(p, r, now, cost, true, &m.d, x); !back {
+			return m.d
+		}
+	}
+	return m.ops.allow(r, p, now, cost, &m.d, x)
+}
+
+// admit is kindOps.admit, with the common case decided by a direct call.
+func (m *member) admit(p unsafe.Pointer, now, cost int64) bool {
+	r := &m.rule
+	if validCost(r, cost) {
+		if ok, back := m.fast(p, r, now, cost, true, nil, nil); !back {
+			return ok
+		}
+	}
+	return m.ops.admit(r, p, now, cost, &m.d)
+}
+
+// admit decides a request under every member, computing only whether each
+// allowed it, and returns the allowed mask.
+func (s *store) admit(id uint32, now, cost int64) uint64 {
+	base := s.blocks.At(id)
+	var mask uint64
+	for i := range s.members {
+		m := &s.members[i]
+		if m.lead >= 0 {
+			mask |= (mask >> m.lead & 1) << i
+		} else if m.admit(unsafe.Add(base, m.off), now, cost) {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// explain is allow that also appends each member's state text to dst and
+// sets ends[i] to the length of dst after member i's.
+func (s *store) explain(id uint32, now, cost int64, unit time.Duration, out []Decision, exact []Exact, dst []byte, ends []int) ([]byte, uint64) {
+	base := s.blocks.At(id)
+	var mask uint64
+	for i := range s.members {
+		m := &s.members[i]
+		var x *Exact
+		if exact != nil {
+			x = &exact[i]
+		}
+		p := unsafe.Add(base, m.off)
+		var d Decision
+		if m.lead >= 0 {
+			d = face(out[m.lead], &s.members[m.lead].rule, &m.rule)
+			if x != nil {
+				*x = exact[m.lead]
+			}
+			dst = m.ops.text(&m.rule, p, now, unit, dst)
+		} else {
+			d, dst = m.ops.explain(&m.rule, p, now, cost, unit, dst, &m.d, x)
+		}
+		out[i] = d
+		ends[i] = len(dst)
+		if d.Allowed {
+			mask |= 1 << i
+		}
+	}
+	return dst, mask
+}
+
+// idle reports whether id's states decide every request at or after now
+// as fresh states would, under every member.
+func (s *store) idle(id uint32, now int64) bool {
+	base := s.blocks.Get(id)
+	if base == nil {
+		return true
+	}
+	for i := range s.members {
+		m := &s.members[i]
+		if m.lead < 0 && !m.ops.idle(&m.rule, unsafe.Add(base, m.off), now) {
+			return false
+		}
+	}
+	return true
+}
+
+// decidedAt returns the time at which member i's state of id takes a
+// request at now; see Table.DecidedAt.
+func (s *store) decidedAt(id uint32, i int, now int64) int64 {
+	base := s.blocks.Get(id)
+	if base == nil {
+		return now
+	}
+	m := &s.members[i]
+	return m.ops.decidedAt(&m.rule, unsafe.Add(base, m.off), now)
+}
+
+// reset puts id's states back in the fresh state, releasing any storage.
+func (s *store) reset(id uint32) {
+	base := s.blocks.Get(id)
+	if base == nil {
+		return
+	}
+	for i := range s.members {
+		if m := &s.members[i]; m.lead < 0 {
+			m.ops.reset(unsafe.Add(base, m.off))
+		}
+	}
+}
+
+// prefetch asks the CPU to start loading id's block; see Table.Prefetch.
+func (s *store) prefetch(id uint32) {
+	if base := s.blocks.Get(id); base != nil {
+		prefetch.Range(base, s.blocks.Size())
+	}
+}
