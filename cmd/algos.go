@@ -108,7 +108,7 @@ func runAlgos(o *algosOptions, s streams) error {
 		}
 		if len(o.Names) > 0 && doc.Walkthrough != "" {
 			writeWrapped(&b, "  example:", doc.Walkthrough, 14, 78)
-			writeWrapped(&b, "", exampleCommand(a), 14, 78)
+			b.WriteString(strings.Repeat(" ", 14) + exampleCommand(a) + "\n")
 		}
 	}
 	if len(o.Names) == 0 {
