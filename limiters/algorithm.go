@@ -42,6 +42,11 @@ const (
 	// refused only when the queue of Capacity is full, as nginx limit_req
 	// with burst=Capacity-1 does.
 	LeakyQueue
+	// SlidingBuckets keeps the rolling window as Buckets sub-window
+	// counters, aligned as FixedWindow's windows, and refuses a request
+	// that would take the cost in its sub-window and the Buckets-1 before
+	// it over the limit. One bucket is FixedWindow.
+	SlidingBuckets
 
 	numAlgorithms
 )
@@ -262,6 +267,7 @@ var kinds = [numAlgorithms]kind{
 			return meterBound(p, interval)
 		},
 	},
+	SlidingBuckets: slidingBuckets,
 }
 
 var (

@@ -22,6 +22,7 @@ func fuzzInput(limit, window, n, per int64, clock uint8, base int64, data []byte
 		Rate:     Rate{N: small(n, 5), Per: time.Duration(small(per, 40))},
 		Clock:    Clock(clock % 2),
 	}
+	p.Buckets = divisorNear(int64(p.Window), small(per, 6))
 	// Keep the trace well inside the int64 range; TestExtremeTimes and the
 	// raw pass below cover the ends.
 	const room = 1 << 40
@@ -35,10 +36,19 @@ func fuzzInput(limit, window, n, per int64, clock uint8, base int64, data []byte
 	return p, trace
 }
 
+// divisorNear returns the largest divisor of window not above b, or b
+// when window is not positive.
+func divisorNear(window, b int64) int64 {
+	for window > 0 && b > 1 && window%b != 0 {
+		b--
+	}
+	return b
+}
+
 // rawPass runs the fuzzer's numbers unchanged, as policy and times, and
 // checks only that nothing panics and decisions stay in range.
 func rawPass(t *testing.T, alg Algorithm, limit, window, n, per int64, base int64, data []byte) {
-	p := Policy{Limit: limit, Window: time.Duration(window), Capacity: limit, Rate: Rate{n, time.Duration(per)}}
+	p := Policy{Limit: limit, Window: time.Duration(window), Capacity: limit, Rate: Rate{n, time.Duration(per)}, Buckets: divisorNear(window, 1+n&7)}
 	tab, err := NewTable(alg, p)
 	if err != nil {
 		return
@@ -155,7 +165,7 @@ func FuzzParseRate(f *testing.F) {
 	})
 }
 
-// FuzzGroup checks that a Group of all seven algorithms decides as seven
+// FuzzGroup checks that a Group of every algorithm decides as that many
 // Tables do, through Allow and through Admit (which skips the arithmetic
 // of the other fields and so is a second implementation of every rule),
 // over traces with costs above the limit and clocks going backwards, with
@@ -190,7 +200,7 @@ func FuzzGroup(f *testing.F) {
 		}
 		check(p, trace)
 		// Raw: the fuzzer's own policy numbers and huge time steps.
-		raw := Policy{Limit: limit, Window: time.Duration(window), Capacity: limit, Rate: Rate{n, time.Duration(per)}, Clock: Clock(clock % 2)}
+		raw := Policy{Limit: limit, Window: time.Duration(window), Capacity: limit, Rate: Rate{n, time.Duration(per)}, Clock: Clock(clock % 2), Buckets: divisorNear(window, 1+n&7)}
 		var rawTrace []request
 		ts := base
 		for i := 0; i+1 < len(data) && i < 200; i += 2 {

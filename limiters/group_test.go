@@ -199,6 +199,7 @@ func TestDecidedAt(t *testing.T) {
 		LeakyBucket:    12 * sec,
 		GCRA:           12 * sec,
 		LeakyQueue:     12 * sec,
+		SlidingBuckets: 12 * sec, // the start of the sub-window of 12
 	}
 	g, err := NewGroup(AllAlgorithms(), p)
 	if err != nil {

@@ -37,7 +37,10 @@ type Policy struct {
 	Window   time.Duration // window algorithms: window length
 	Capacity int64         // bucket algorithms: burst size
 	Rate     Rate          // bucket algorithms: refill or leak rate
-	Clock    Clock
+	// Buckets is SlidingBuckets' number of sub-windows; 0 means
+	// DefaultBuckets.
+	Buckets int64
+	Clock   Clock
 }
 
 // A ParamKind says what type of value a parameter holds.
@@ -68,6 +71,7 @@ var params = []Param{
 	{Name: "window", Kind: ParamDuration, Usage: "window length", field: func(p *Policy) any { return &p.Window }},
 	{Name: "capacity", Kind: ParamCount, Usage: "bucket size: most cost at once", field: func(p *Policy) any { return &p.Capacity }},
 	{Name: "rate", Kind: ParamRate, Usage: "refill or leak rate", field: func(p *Policy) any { return &p.Rate }},
+	{Name: "buckets", Kind: ParamCount, Usage: "sub-windows a window is counted in", Default: "10", field: func(p *Policy) any { return &p.Buckets }},
 }
 
 // Params returns the parameters of a Policy, the clock aside, in a fixed
@@ -90,7 +94,7 @@ func (p *Policy) Field(name string) any {
 func (prm Param) check(p Policy) error {
 	switch v := prm.field(&p).(type) {
 	case *int64:
-		if *v <= 0 {
+		if *v <= 0 && (*v != 0 || prm.Default == "") { // 0 stands for the default
 			return fmt.Errorf("limiters: %s must be positive, got %d", prm.Name, *v)
 		}
 	case *time.Duration:
@@ -224,7 +228,9 @@ type Rule struct {
 	refusal Reason
 	limit   int64 // the most cost one request may have: Limit or Capacity
 	window  int64
-	n, per  uint64 // Rate in lowest terms
+	// SlidingBuckets: the number of sub-windows and their length.
+	buckets, sub int64
+	n, per       uint64 // Rate in lowest terms
 
 	// GCRA and LeakyQueue: the emission interval T = per/n and the burst
 	// tolerance (Capacity-1)*T, each as whole ns plus a fraction in 1/n ns.

@@ -22,6 +22,7 @@ type model struct {
 	lb LeakyBucketState
 	g  GCRAState
 	q  LeakyQueueState
+	sb SlidingBucketsState
 }
 
 func newModel(t testing.TB, a Algorithm, p Policy) *model {
@@ -48,6 +49,8 @@ func (m *model) step(now, cost int64) (d Decision) {
 		m.g, d = m.g.Step(m.r, now, cost)
 	case LeakyQueue:
 		m.q, d = m.q.Step(m.r, now, cost)
+	case SlidingBuckets:
+		m.sb, d = m.sb.Step(m.r, now, cost)
 	}
 	return d
 }
@@ -56,6 +59,9 @@ func (m *model) clone() *model {
 	c := *m
 	if m.sl.buf != nil {
 		c.sl.buf = slices.Clone(m.sl.buf)
+	}
+	if m.sb.log.buf != nil {
+		c.sb.log.buf = slices.Clone(m.sb.log.buf)
 	}
 	return &c
 }
@@ -74,6 +80,8 @@ func (m *model) idle(now int64) bool {
 		return m.lb.b.idle(m.r, now)
 	case GCRA:
 		return m.g.g.idle(m.r, now)
+	case SlidingBuckets:
+		return m.sb.idle(m.r, now)
 	default:
 		return m.q.g.idle(m.r, now)
 	}
@@ -87,13 +95,23 @@ type request struct {
 
 // randomPolicy returns a small policy on a time grid of tick nanoseconds.
 func randomPolicy(rng *rand.Rand, tick int64) Policy {
-	return Policy{
+	p := Policy{
 		Limit:    1 + rng.Int64N(6),
 		Window:   time.Duration(tick * (1 + rng.Int64N(12))),
 		Capacity: 1 + rng.Int64N(6),
 		Rate:     Rate{N: 1 + rng.Int64N(4), Per: time.Duration(tick * (1 + rng.Int64N(10)))},
 		Clock:    Clock(rng.IntN(2)),
 	}
+	// Buckets: a divisor of the window in ticks, chosen from the other
+	// parameters so that the random streams stay as they were.
+	var divisors []int64
+	for w, d := int64(p.Window)/tick, int64(1); d <= w; d++ {
+		if w%d == 0 {
+			divisors = append(divisors, d)
+		}
+	}
+	p.Buckets = divisors[(p.Limit+p.Capacity)%int64(len(divisors))]
+	return p
 }
 
 // randomTrace returns n requests of one key on a grid of tick ns, with

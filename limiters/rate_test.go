@@ -177,13 +177,13 @@ func TestAlgorithms(t *testing.T) {
 		}
 	}
 	_, err := ParseAlgorithm("x")
-	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue)` {
+	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue, sliding-buckets)` {
 		t.Errorf("ParseAlgorithm(x): %v", err)
 	}
 	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
 		t.Error("unknown algorithm names")
 	}
-	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 7 {
+	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 8 {
 		t.Error("algorithm lists")
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {

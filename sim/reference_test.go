@@ -206,8 +206,10 @@ func FuzzReplay(f *testing.F) {
 			return
 		}
 		var algos []limiters.Algorithm
+		// Bits 0-6 of data[0] pick the first seven algorithms, bit 1 of
+		// data[2] the others (bit 7 of data[0] is the clock).
 		for a, alg := range limiters.AllAlgorithms() {
-			if data[0]&(1<<a) != 0 {
+			if a < 7 && data[0]&(1<<a) != 0 || a >= 7 && len(data) > 2 && data[2]&2 != 0 {
 				algos = append(algos, alg)
 			}
 		}

@@ -1,5 +1,5 @@
 // Package examples holds the traces bundled with ratesim: one per
-// walkthrough of the five seed algorithms, the boundary burst in every
+// walkthrough of an algorithm, the boundary burst in every
 // format and time style, and a multi-user trace with costs and endpoints.
 package examples
 
@@ -12,6 +12,7 @@ import "embed"
 //	sliding-counter.csv  u1 at 1, 3, 5, 8, 12, 13
 //	token-bucket.csv     u1 at 0, 0, 0, 0, 5, 6 (capacity 3, rate 0.2/s)
 //	leaky-bucket.csv     u1 at 0, 0, 0, 0, 5, 6 (capacity 3, rate 0.2/s)
+//	sliding-buckets.csv  u1 at 20, 21, 22, 23, 30, 30.5, 31 (10 buckets)
 //	boundary.csv         u1 at 7, 8, 9, 10, 11, 12: six requests in five
 //	                     seconds that a fixed window of 3 per 10 s allows
 //	boundary.yaml        the same trace in YAML
