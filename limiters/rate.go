@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/decimal"
 )
 
 // A Rate is an exact rate: N tokens per Per nanoseconds. Both must be
@@ -101,13 +103,8 @@ func isLetter(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == 0xb5 // µ
 }
 
-// maxExponent bounds the exponent of a decimal ("1e1000"), so that no text
-// makes ParseRate compute with huge numbers; anything past it is out of
-// range anyway.
-const maxExponent = 1000
-
-// parseDecimal parses a positive decimal number, "123", "1.25" or "1.5e3",
-// into num/scale: 123/1, 125/100, 1500/1.
+// parseDecimal parses a positive decimal number ("0.2", "3", "1e3") into
+// num/scale, exactly.
 func parseDecimal(s string) (num, scale *big.Int, err error) {
 	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
 	case "nan", "inf", "infinity":
@@ -116,75 +113,32 @@ func parseDecimal(s string) (num, scale *big.Int, err error) {
 	if s == "" {
 		return nil, nil, fmt.Errorf("empty number")
 	}
-	if s[0] == '-' {
+	n, ok := decimal.Parse(s)
+	switch {
+	case !ok:
+		return nil, nil, fmt.Errorf("%q is not a decimal number (want digits with an optional fraction and exponent, like 0.2, 3 or 1e3)", s)
+	case n.Neg:
 		return nil, nil, fmt.Errorf("must be positive, got %s", s)
-	}
-	notNumber := fmt.Errorf("%q is not a decimal number (want digits with an optional fraction and exponent, like 0.2, 3 or 1e3)", s)
-	digits := 0
-	frac := -1 // digits after the point, once there is one
-	var b strings.Builder
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			b.WriteByte(c)
-			digits++
-			if frac >= 0 {
-				frac++
-			}
-		} else if c == '.' && frac < 0 {
-			frac = 0
-		} else {
-			break
-		}
-	}
-	if digits == 0 {
-		return nil, nil, notNumber
-	}
-	exp := 0
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		neg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			neg = s[i] == '-'
-			i++
-		}
-		start := i
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if exp <= maxExponent {
-				exp = exp*10 + int(s[i]-'0')
-			}
-		}
-		if i == start {
-			return nil, nil, notNumber
-		}
-		if exp > maxExponent {
-			return nil, nil, errRange
-		}
-		if neg {
-			exp = -exp
-		}
-	}
-	if i != len(s) {
-		return nil, nil, notNumber
-	}
-	if digits > 60 {
+	case n.Huge:
+		return nil, nil, errRange
+	case n.Lost:
 		return nil, nil, fmt.Errorf("%q has too many digits", s)
-	}
-	num, _ = new(big.Int).SetString(b.String(), 10)
-	if num.Sign() == 0 {
+	case n.Mant == 0:
 		return nil, nil, fmt.Errorf("must be positive, got %s", s)
 	}
-	if frac > 0 {
-		exp -= frac
-	}
-	scale = big.NewInt(1)
-	if exp > 0 {
-		num.Mul(num, pow10(exp))
-	} else if exp < 0 {
-		scale = pow10(-exp)
-	}
+	num, scale = exactValue(n)
 	return num, scale, nil
+}
+
+// exactValue returns n as num/scale.
+func exactValue(n decimal.Number) (num, scale *big.Int) {
+	num, scale = new(big.Int).SetUint64(n.Mant), big.NewInt(1)
+	if n.Exp > 0 {
+		num.Mul(num, pow10(n.Exp))
+	} else if n.Exp < 0 {
+		scale = pow10(-n.Exp)
+	}
+	return num, scale
 }
 
 func pow10(n int) *big.Int {
@@ -239,14 +193,12 @@ func parsePeriod(s string) (num, scale *big.Int, err error) {
 // parsePeriodNumber parses the number of one part of a Go duration: digits
 // with an optional fraction, possibly zero ("0s", "1.5h", ".5m").
 func parsePeriodNumber(s string) (*big.Rat, error) {
-	if strings.Count(s, ".") > 1 || s == "." || len(s) > 60 {
+	n, ok := decimal.Parse(s)
+	if !ok || n.Lost || s[0] == '+' || s[0] == '-' || strings.ContainsAny(s, "eE") {
 		return nil, errors.New("not a number")
 	}
-	v, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return nil, errors.New("not a number")
-	}
-	return v, nil
+	num, scale := exactValue(n)
+	return new(big.Rat).SetFrac(num, scale), nil
 }
 
 // Format renders the rate in tokens per unit: an exact decimal when one

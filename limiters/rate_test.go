@@ -79,7 +79,9 @@ func TestParseRateErrors(t *testing.T) {
 		{"1/5x", "bad period"},
 		{"1/", "empty number"},
 		{"1/2/3", "not a decimal number"},
-		{"99999999999999999999", "out of range"},
+		{"99999999999999999999", "too many digits"}, // 20 significant digits; at most 19
+		{"99999999999999999999e-1", "too many digits"},
+		{"1000000000000000000000000000000", "out of range"}, // 1e30: many digits, one significant
 		{"1/99999999999s", "out of range"},
 		{"1/1000000000000s", "out of range"},
 		{"1/9999999999999999999", "out of range"},

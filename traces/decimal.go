@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratesim/ratesim/internal/decimal"
 )
 
 // numErr classifies a failed conversion of a timestamp or duration text.
@@ -32,86 +34,18 @@ var pow10 = [20]uint64{
 	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
 }
 
-// maxExp bounds the exponent parsed from "1e..." so that huge exponents
-// cannot make the conversion loop long.
-const maxExp = 1000
-
 // parseDecimal converts the decimal text s (an optional sign, digits with an
 // optional fraction, an optional exponent: "12", "-0.4", "1.5e3", ".5")
 // times unit nanoseconds into nanoseconds, exactly. It never goes through
 // float64: the digits are kept as an integer mantissa and a power of ten.
 func parseDecimal(s []byte, unit int64) (int64, numErr) {
-	i := 0
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	var mant uint64
-	exp := 0
-	sawDigit := false
-	lost := false // a nonzero digit did not fit in mant
-	sig := 0      // significant digits in mant
-	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		sawDigit = true
-		d := uint64(s[i] - '0')
-		switch {
-		case sig < 19:
-			mant = mant*10 + d
-			if mant != 0 {
-				sig++
-			}
-		default:
-			exp++
-			lost = lost || d != 0
-		}
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			sawDigit = true
-			d := uint64(s[i] - '0')
-			if sig < 19 {
-				mant = mant*10 + d
-				if mant != 0 {
-					sig++
-				}
-				exp--
-			} else {
-				lost = lost || d != 0
-			}
-		}
-	}
-	if !sawDigit {
+	n, ok := decimal.Parse(s)
+	if !ok {
 		return 0, numSyntax
 	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
-		}
-		if i == len(s) {
-			return 0, numSyntax
-		}
-		e := 0
-		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			if e < maxExp {
-				e = e*10 + int(s[i]-'0')
-			}
-		}
-		if e > maxExp {
-			e = maxExp
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if i != len(s) {
-		return 0, numSyntax
-	}
+	// A huge exponent is saturated: the conversion below still finds the
+	// value out of range (or finer than a nanosecond) in a few steps.
+	mant, exp, lost, neg := n.Mant, n.Exp, n.Lost, n.Neg
 	if mant == 0 {
 		if lost {
 			return 0, numPrecision
