@@ -43,6 +43,12 @@ type Options struct {
 	// MaxYAMLBytes caps the size of a YAML trace (after decompression);
 	// 0 means DefaultMaxYAMLBytes.
 	MaxYAMLBytes int64
+	// UserField, TimeField and CostField name the fields the user, the
+	// timestamp and the cost are read from: CSV columns, or JSON Lines and
+	// YAML keys, where a dotted path ("request.remote_ip") reaches into
+	// nested objects. Empty means "user", "timestamp" and "cost"; an
+	// access log's user is its "ip" unless UserField says otherwise.
+	UserField, TimeField, CostField string
 }
 
 // A Reader reads the events of a trace one at a time, in trace order. Its
