@@ -52,6 +52,9 @@ type traceOptions struct {
 	// KeepKeys keeps every key's state to the end instead of forgetting
 	// idle keys (sim.Config.KeepKeys).
 	KeepKeys bool
+	// UserField, TimeField and CostField name the fields to read the
+	// user, the timestamp and the cost from (traces.Options).
+	UserField, TimeField, CostField string
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
@@ -64,6 +67,9 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml or jsonl (default: from the extension, else the content)")
 	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report each on stderr and exit with status 3")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
+	fs.StringVar(&o.UserField, "user-field", "", `the column or key to read the user from (default "user"; JSON Lines and YAML take a dotted path such as request.remote_ip)`)
+	fs.StringVar(&o.TimeField, "time-field", "", `the column or key to read the timestamp from (default "timestamp")`)
+	fs.StringVar(&o.CostField, "cost-field", "", `the column or key to read the cost from (default "cost")`)
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -113,9 +119,12 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 		return nil, err
 	}
 	opts := traces.Options{
-		Format:  format,
-		Unit:    unit,
-		Lenient: o.Lenient,
+		Format:    format,
+		Unit:      unit,
+		Lenient:   o.Lenient,
+		UserField: o.UserField,
+		TimeField: o.TimeField,
+		CostField: o.CostField,
 		OnSkip: func(err error) {
 			fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
 		},

@@ -177,11 +177,11 @@ const maxFastCols = 8
 func (p *csvParser) columnName(i int) string {
 	switch i {
 	case p.userCol:
-		return "user"
+		return p.c.names.user
 	case p.timeCol:
-		return "timestamp"
+		return p.c.names.time
 	case p.costCol:
-		return "cost"
+		return p.c.names.cost
 	}
 	for j, ci := range p.attrCols {
 		if ci == i {
@@ -397,16 +397,16 @@ func (p *csvParser) readHeader() error {
 			return p.c.fatalf(line, f.col, "empty name for column %d in the header", i+1)
 		}
 		for j := range i {
-			if strings.EqualFold(names[j], name) && (isReserved(name) || names[j] == name) {
+			if strings.EqualFold(names[j], name) && (p.c.names.is(name, true) || names[j] == name) {
 				return p.c.fatalf(line, f.col, "duplicate column %q in the header", name)
 			}
 		}
-		switch strings.ToLower(name) {
-		case "user":
+		switch n := &p.c.names; {
+		case strings.EqualFold(name, n.user):
 			p.userCol = i
-		case "timestamp":
+		case strings.EqualFold(name, n.time):
 			p.timeCol = i
-		case "cost":
+		case strings.EqualFold(name, n.cost):
 			p.costCol = i
 		default:
 			p.attrCols = append(p.attrCols, i)
@@ -415,10 +415,14 @@ func (p *csvParser) readHeader() error {
 	}
 	var missing []string
 	if p.userCol < 0 {
-		missing = append(missing, `"user"`)
+		missing = append(missing, quote([]byte(p.c.names.user)))
 	}
 	if p.timeCol < 0 {
-		missing = append(missing, `"timestamp"`)
+		missing = append(missing, quote([]byte(p.c.names.time)))
+	}
+	if len(missing) > 0 && p.c.names.mapped {
+		return p.c.fatalf(line, 0, "header has no %s column (its columns: %s)",
+			strings.Join(missing, " or "), strings.Join(names, ", "))
 	}
 	if len(missing) > 0 {
 		return p.c.fatalf(line, 0, "header has no %s column (the first line must name the columns, e.g. user,timestamp; it has %s)",

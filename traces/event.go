@@ -1,5 +1,7 @@
 package traces
 
+import "strings"
+
 // Event is one request of a trace.
 //
 // A Reader reuses one Event: its byte slices are views into the reader's
@@ -20,8 +22,9 @@ type Event struct {
 	// when a quoted CSV field spans several).
 	Line int
 
-	costText []byte // the cost as written; nil when the trace gave none
-	attrs    []attr // fields other than user, timestamp and cost, in trace order
+	costText []byte      // the cost as written; nil when the trace gave none
+	attrs    []attr      // fields other than user, timestamp and cost, in trace order
+	names    *fieldNames // the fields user, timestamp and cost came from; nil: their names
 }
 
 // attr is one attribute of an event: a field other than user, timestamp
@@ -33,9 +36,20 @@ type attr struct {
 
 // Attr returns the value of the field name and whether the event has it.
 // Besides the attributes, "user", "timestamp" (the text as written) and
-// "cost" (when the trace gave one) work too. The value is a view valid
-// until the next call of Next.
+// "cost" (when the trace gave one) work too, and so do the names of the
+// fields they were read from (Options.UserField and so on). The value is a
+// view valid until the next call of Next.
 func (e *Event) Attr(name string) ([]byte, bool) {
+	if n := e.names; n != nil && n.mapped {
+		switch name {
+		case n.user:
+			name = "user"
+		case n.time:
+			name = "timestamp"
+		case n.cost:
+			name = "cost"
+		}
+	}
 	switch name {
 	case "user":
 		return e.User, true
@@ -88,4 +102,23 @@ func (e *Event) ResetAttrs() {
 // AddAttr appends an attribute. value is kept as a view, not copied.
 func (e *Event) AddAttr(name string, value []byte) {
 	e.attrs = append(e.attrs, attr{name: name, value: value})
+}
+
+// fieldList lists the event's fields for an error about a missing one,
+// after a space: ` (fields: "user", "path")`; empty when it has none.
+func (e *Event) fieldList() string {
+	var names []string
+	if e.User != nil {
+		names = append(names, quote([]byte(e.names.user)))
+	}
+	if e.TimeText != nil {
+		names = append(names, quote([]byte(e.names.time)))
+	}
+	for _, a := range e.attrs {
+		names = append(names, quote([]byte(a.name)))
+	}
+	if len(names) == 0 {
+		return " (the record has no fields)"
+	}
+	return " (fields: " + strings.Join(names, ", ") + ")"
 }

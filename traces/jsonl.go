@@ -86,6 +86,14 @@ func truncated(off int) *jsonError {
 	return &jsonError{off, "truncated JSON object (the line ends inside it)"}
 }
 
+// jsonRecord is what object finds of a record's user, timestamp and cost.
+type jsonRecord struct {
+	haveUser, haveTime, haveCost bool
+	userOff, timeOff, costOff    int
+	userKind, timeKind, costKind jsonKind
+	costVal                      []byte
+}
+
 // object parses the object at line[i:] into ev.
 func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	if line[i] != '{' {
@@ -94,105 +102,45 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	p.scratch = p.scratch[:0]
 	ev.attrs = ev.attrs[:0]
 	ev.User, ev.TimeText, ev.costText = nil, nil, nil
-	haveUser, haveTime, haveCost := false, false, false
-	userOff, timeOff, costOff := 0, 0, 0
-	var userKind, timeKind, costKind jsonKind
-	var costVal []byte
+	var rec jsonRecord
 	if p.seen != nil {
 		clear(p.seen)
 	}
-	i = skipSpace(line, i+1)
-	if i < len(line) && line[i] == '}' {
-		i++
-	} else {
-		for {
-			if i >= len(line) {
-				return truncated(i)
-			}
-			if line[i] != '"' {
-				return &jsonError{i, "expected a field name in double quotes"}
-			}
-			keyOff := i
-			key, ni, jerr := p.str(line, i, true)
-			if jerr != nil {
-				return jerr
-			}
-			i = skipSpace(line, ni)
-			if i >= len(line) {
-				return truncated(i)
-			}
-			if line[i] != ':' {
-				return &jsonError{i, "expected : after a field name"}
-			}
-			i = skipSpace(line, i+1)
-			valOff := i
-			val, kind, ni, jerr := p.value(line, i, 0)
-			if jerr != nil {
-				return jerr
-			}
-			i = ni
-			dup := false
-			switch string(key) {
-			case "user":
-				dup, haveUser, userOff, userKind = haveUser, true, valOff, kind
-				ev.User = val
-			case "timestamp":
-				dup, haveTime, timeOff, timeKind = haveTime, true, valOff, kind
-				ev.TimeText = val
-			case "cost":
-				dup, haveCost, costOff, costKind = haveCost, true, valOff, kind
-				costVal = val
-			default:
-				dup = p.seenAttr(ev, key)
-				if !dup {
-					ev.attrs = append(ev.attrs, attr{name: p.names.get(key), value: val})
-				}
-			}
-			if dup {
-				return &jsonError{keyOff, "duplicate field " + quote(key)}
-			}
-			i = skipSpace(line, i)
-			if i >= len(line) {
-				return truncated(i)
-			}
-			if line[i] == ',' {
-				i = skipSpace(line, i+1)
-				continue
-			}
-			if line[i] == '}' {
-				i++
-				break
-			}
-			return &jsonError{i, "expected , or } after a field"}
-		}
+	i, err := p.members(ev, line, i, nil, &rec, 0)
+	if err != nil {
+		return err
 	}
+	haveUser, haveTime, haveCost := rec.haveUser, rec.haveTime, rec.haveCost
+	userOff, timeOff, costOff := rec.userOff, rec.timeOff, rec.costOff
+	userKind, timeKind, costKind := rec.userKind, rec.timeKind, rec.costKind
+	costVal := rec.costVal
 	if i = skipSpace(line, i); i != len(line) {
 		return &jsonError{i, "unexpected text after the JSON object"}
 	}
 	c := p.c
 	line0 := ev.Line
 	if !haveUser {
-		return c.errorf(line0, 0, `missing "user"`)
+		return c.errorf(line0, 0, "missing %s%s", quote([]byte(c.names.user)), ev.fieldList())
 	}
 	switch userKind {
 	case jsonString, jsonNumber:
 	case jsonNull:
 		return c.errorf(line0, userOff+1, "empty user")
 	default:
-		return c.errorf(line0, userOff+1, `"user" must be a string or a number`)
+		return c.errorf(line0, userOff+1, "%s must be a string or a number", quote([]byte(c.names.user)))
 	}
 	if len(ev.User) == 0 {
 		return c.errorf(line0, userOff+1, "empty user")
 	}
 	if !haveTime {
-		return c.errorf(line0, 0, `missing "timestamp"`)
+		return c.errorf(line0, 0, "missing %s%s", quote([]byte(c.names.time)), ev.fieldList())
 	}
 	switch timeKind {
 	case jsonString, jsonNumber:
 	case jsonNull:
 		return c.errorf(line0, timeOff+1, "empty timestamp")
 	default:
-		return c.errorf(line0, timeOff+1, `"timestamp" must be a number or a string`)
+		return c.errorf(line0, timeOff+1, "%s must be a number or a string", quote([]byte(c.names.time)))
 	}
 	if err := c.setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
 		return err
@@ -206,10 +154,93 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 				return c.errorf(line0, costOff+1, "invalid cost \"\" (want a positive integer)")
 			}
 		default:
-			return c.errorf(line0, costOff+1, `"cost" must be a number`)
+			return c.errorf(line0, costOff+1, "%s must be a number", quote([]byte(c.names.cost)))
 		}
 	}
 	return c.setCost(ev, costVal, line0, costOff+1)
+}
+
+// members parses the members of the object at line[i:] (line[i] is '{')
+// into ev: the user, timestamp and cost into rec, the others into
+// attributes. A member of a nested object is also an attribute of its own,
+// named by its dotted path ("request.remote_ip"), so that fields and keys
+// can name it; prefix is the path of the object, nil at the top. It
+// returns the offset after the object.
+func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec *jsonRecord, depth int) (int, error) {
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return i + 1, nil
+	}
+	names := &p.c.names
+	for {
+		if i >= len(line) {
+			return i, truncated(i)
+		}
+		if line[i] != '"' {
+			return i, &jsonError{i, "expected a field name in double quotes"}
+		}
+		keyOff := i
+		key, ni, jerr := p.str(line, i, true)
+		if jerr != nil {
+			return ni, jerr
+		}
+		if prefix != nil {
+			from := len(p.scratch)
+			p.scratch = append(append(append(p.scratch, prefix...), '.'), key...)
+			key = p.scratch[from:len(p.scratch):len(p.scratch)]
+		}
+		i = skipSpace(line, ni)
+		if i >= len(line) {
+			return i, truncated(i)
+		}
+		if line[i] != ':' {
+			return i, &jsonError{i, "expected : after a field name"}
+		}
+		i = skipSpace(line, i+1)
+		valOff := i
+		val, kind, ni, jerr := p.value(line, i, depth)
+		if jerr != nil {
+			return ni, jerr
+		}
+		i = ni
+		dup := false
+		switch string(key) {
+		case names.user:
+			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
+			ev.User = val
+		case names.time:
+			dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
+			ev.TimeText = val
+		case names.cost:
+			dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
+			rec.costVal = val
+		default:
+			dup = p.seenAttr(ev, key)
+			if !dup {
+				ev.attrs = append(ev.attrs, attr{name: p.names.get(key), value: val})
+			}
+		}
+		if dup {
+			return keyOff, &jsonError{keyOff, "duplicate field " + quote(key)}
+		}
+		if kind == jsonComposite && line[valOff] == '{' {
+			if _, jerr := p.members(ev, line, valOff, key, rec, depth+1); jerr != nil {
+				return valOff, jerr
+			}
+		}
+		i = skipSpace(line, i)
+		if i >= len(line) {
+			return i, truncated(i)
+		}
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+			continue
+		}
+		if line[i] == '}' {
+			return i + 1, nil
+		}
+		return i, &jsonError{i, "expected , or } after a field"}
+	}
 }
 
 // seenAttr reports whether the attribute key was already in this record.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -97,6 +98,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	}
 	rd := &Reader{opts: opts}
 	rd.c.init(name, opts.Unit)
+	rd.c.names = newFieldNames(opts)
+	if n := rd.c.names; n.user == n.time || n.user == n.cost || n.time == n.cost {
+		return nil, fmt.Errorf("traces: the user, timestamp and cost fields must differ, got %q, %q and %q", n.user, n.time, n.cost)
+	}
+	rd.ev.names = &rd.c.names
 
 	var magic [2]byte
 	n, err := io.ReadFull(r, magic[:])
@@ -256,6 +262,41 @@ type common struct {
 	// fits in an int64; 0 when the unit is not a power of ten.
 	fastMax int64
 	mode    uint8
+	// names are the fields the user, timestamp and cost are read from.
+	names fieldNames
+}
+
+// fieldNames are the names of the fields a trace's user, timestamp and
+// cost are read from.
+type fieldNames struct {
+	user, time, cost string
+	// mapped: they are not the defaults user, timestamp and cost.
+	mapped bool
+}
+
+// newFieldNames returns the field names opts asks for.
+func newFieldNames(opts Options) fieldNames {
+	n := fieldNames{user: "user", time: "timestamp", cost: "cost"}
+	for _, f := range []struct {
+		from string
+		to   *string
+	}{{opts.UserField, &n.user}, {opts.TimeField, &n.time}, {opts.CostField, &n.cost}} {
+		if f.from != "" && f.from != *f.to {
+			*f.to, n.mapped = f.from, true
+		}
+	}
+	return n
+}
+
+// is reports whether name is one of the three fields, case aside when
+// caseless.
+func (n *fieldNames) is(name string, caseless bool) bool {
+	for _, f := range [3]string{n.user, n.time, n.cost} {
+		if name == f || caseless && strings.EqualFold(name, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *common) init(file string, unit time.Duration) {

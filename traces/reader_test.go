@@ -145,8 +145,8 @@ func TestBadInput(t *testing.T) {
 		{"t.jsonl", `{"user":"","timestamp":1}`, Options{}, "traces: t.jsonl:1:9: empty user"},
 		{"t.jsonl", `{"user":null,"timestamp":1}`, Options{}, "traces: t.jsonl:1:9: empty user"},
 		{"t.jsonl", `{"user":true,"timestamp":1}`, Options{}, `traces: t.jsonl:1:9: "user" must be a string or a number`},
-		{"t.jsonl", `{"timestamp":1}`, Options{}, `traces: t.jsonl:1: missing "user"`},
-		{"t.jsonl", `{"user":"u1"}`, Options{}, `traces: t.jsonl:1: missing "timestamp"`},
+		{"t.jsonl", `{"timestamp":1}`, Options{}, `traces: t.jsonl:1: missing "user" (fields: "timestamp")`},
+		{"t.jsonl", `{"user":"u1"}`, Options{}, `traces: t.jsonl:1: missing "timestamp" (fields: "user")`},
 		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":0}`, Options{}, `traces: t.jsonl:1:35: invalid cost "0" (want a positive integer)`},
 		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":2.5}`, Options{}, `traces: t.jsonl:1:35: invalid cost "2.5" (want a positive integer)`},
 		{"t.jsonl", `{"user":"u1","timestamp":1,"cost":-1}`, Options{}, `traces: t.jsonl:1:35: invalid cost "-1" (want a positive integer)`},
@@ -168,9 +168,9 @@ func TestBadInput(t *testing.T) {
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: 2, cost: 0}\n", Options{}, `traces: t.yaml:2:34: invalid cost "0" (want a positive integer)`},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: '', timestamp: 2}\n", Options{}, `traces: t.yaml:2:10: empty user`},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: ~, timestamp: 2}\n", Options{}, `traces: t.yaml:2:10: empty user`},
-		{"t.yaml", "- {user: u1}\n", Options{}, `traces: t.yaml:1:3: missing "timestamp"`},
+		{"t.yaml", "- {user: u1}\n", Options{}, `traces: t.yaml:1:3: missing "timestamp" (fields: "user")`},
 		{"t.yaml", "- {user: u1, timestamp: [1]}\n", Options{}, `traces: t.yaml:1:25: timestamp: expected a scalar, got a sequence`},
-		{"t.yaml", "- {user: u1, timestamp: 1, tags: {a: 1}}\n", Options{}, `traces: t.yaml:1:34: field "tags": expected a scalar, got a map`},
+		{"t.yaml", "- {user: u1, timestamp: 1, tags: [a]}\n", Options{}, `traces: t.yaml:1:34: field "tags": expected a scalar or a map, got a sequence`},
 		{"t.yaml", "- [u1, 1]\n", Options{}, `traces: t.yaml:1:3: expected a map with user and timestamp, got a sequence`},
 		{"t.yaml", "requests:\n- {user: u1, timestamp: 1}\nextra: 1\n", Options{}, `traces: t.yaml:3:1: unknown top-level key "extra" (want requests)`},
 		{"t.yaml", "requests: 5\n", Options{}, `traces: t.yaml:1:11: requests: expected a sequence of requests, got the scalar "5"`},
@@ -231,7 +231,7 @@ func TestYAMLAliasBomb(t *testing.T) {
 		strings.Repeat("- *h\n", 1000)
 	for _, in := range []struct{ name, text, want string }{
 		{"top", bomb, `traces: bomb.yaml:1:1: unknown top-level key "a" (want requests)`},
-		{"attributes", inRequest, `traces: bomb.yaml:1:31: field "a": expected a scalar, got a sequence`},
+		{"attributes", inRequest, `traces: bomb.yaml:1:31: field "a": expected a scalar or a map, got a sequence`},
 		{"sequence", seq, `traces: bomb.yaml:2:3: expected a map with user and timestamp, got a sequence`},
 	} {
 		// Milliseconds in fact; the bound leaves room for -race on a busy
@@ -510,7 +510,7 @@ func TestAttrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"n=1.50", "b=true", "z=null", `o={"k":[1,"\u00e9"]}`, "s=a\"bé\n"}
+	want := []string{"n=1.50", "b=true", "z=null", `o={"k":[1,"\u00e9"]}`, `o.k=[1,"\u00e9"]`, "s=a\"bé\n"}
 	if got[0].User != "7" || !cmp.Equal(got[0].Attrs, want) {
 		t.Errorf("JSON attrs: %q %q", got[0].User, got[0].Attrs)
 	}

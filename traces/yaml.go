@@ -249,7 +249,100 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 	}
 	p.scratch = p.scratch[:0]
 	ev.attrs = ev.attrs[:0]
-	var user, ts, cost *yaml.Node
+	ev.User, ev.TimeText = nil, nil
+	var f yamlRecord
+	if err := p.fields(ev, n, "", &f, 0); err != nil {
+		return err
+	}
+	user, ts, cost := f.user, f.ts, f.cost
+	names := &c.names
+	if user == nil {
+		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.user)), fieldList(n))
+	}
+	if user.Kind != yaml.ScalarNode {
+		return c.errorf(user.Line, user.Column, "user: expected a scalar, got %s", kindName(user))
+	}
+	if user.ShortTag() == "!!null" || user.Value == "" {
+		return c.errorf(user.Line, user.Column, "empty user")
+	}
+	ev.User = p.view(user.Value)
+	if err := c.checkUser(ev.User, user.Line, user.Column); err != nil {
+		return err
+	}
+	if ts == nil {
+		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.time)), fieldList(n))
+	}
+	if ts.Kind != yaml.ScalarNode {
+		return c.errorf(ts.Line, ts.Column, "timestamp: expected a scalar, got %s", kindName(ts))
+	}
+	if ts.ShortTag() == "!!null" {
+		return c.errorf(ts.Line, ts.Column, "empty timestamp")
+	}
+	if err := c.setTime(ev, p.view(ts.Value), ts.Line, ts.Column); err != nil {
+		return err
+	}
+	if cost == nil {
+		return c.setCost(ev, nil, 0, 0)
+	}
+	if cost.Kind != yaml.ScalarNode {
+		return c.errorf(cost.Line, cost.Column, "cost: expected a scalar, got %s", kindName(cost))
+	}
+	if cost.ShortTag() == "!!null" {
+		return c.setCost(ev, nil, 0, 0)
+	}
+	if cost.Value == "" {
+		return c.errorf(cost.Line, cost.Column, "invalid cost \"\" (want a positive integer)")
+	}
+	return c.setCost(ev, p.view(cost.Value), cost.Line, cost.Column)
+}
+
+// yamlRecord is what fields finds of a request's user, timestamp and
+// cost.
+type yamlRecord struct {
+	user, ts, cost *yaml.Node
+}
+
+// fieldList lists the fields of the request n, after a space, for an
+// error about a missing one: ` (fields: "user", "path")`.
+func fieldList(n *yaml.Node) string {
+	var q []string
+	var walk func(n *yaml.Node, prefix string, depth int)
+	walk = func(n *yaml.Node, prefix string, depth int) {
+		for k := 0; k+1 < len(n.Content) && depth <= maxJSONDepth; k += 2 {
+			key, val := n.Content[k], n.Content[k+1]
+			if key.Kind == yaml.AliasNode {
+				key = key.Alias
+			}
+			if val.Kind == yaml.AliasNode {
+				val = val.Alias
+			}
+			name := key.Value
+			if prefix != "" {
+				name = prefix + "." + name
+			}
+			if val.Kind == yaml.MappingNode {
+				walk(val, name, depth+1)
+				continue
+			}
+			q = append(q, quote([]byte(name)))
+		}
+	}
+	walk(n, "", 0)
+	if len(q) == 0 {
+		return " (the record has no fields)"
+	}
+	return " (fields: " + strings.Join(q, ", ") + ")"
+}
+
+// fields reads the map n into ev: the user, timestamp and cost into f,
+// the other scalars into attributes. A nested map's fields are fields of
+// their own, named by their dotted path ("request.remote_ip"); prefix is
+// the path of n, "" at the top.
+func (p *yamlParser) fields(ev *Event, n *yaml.Node, prefix string, f *yamlRecord, depth int) error {
+	c := p.c
+	if depth > maxJSONDepth {
+		return c.errorf(n.Line, n.Column, "maps nested too deeply")
+	}
 	var seen map[string]int // for maps too big to scan for duplicates
 	if len(n.Content) > 32 {
 		seen = make(map[string]int, len(n.Content)/2)
@@ -274,61 +367,34 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 		if first, dup := p.seenKey(n, k, key.Value, seen); dup {
 			return c.errorf(key.Line, key.Column, "duplicate key %s (first at line %d)", quote([]byte(key.Value)), first)
 		}
-		switch key.Value {
-		case "user":
-			user = val
-		case "timestamp":
-			ts = val
-		case "cost":
-			cost = val
+		name := key.Value
+		if prefix != "" {
+			name = prefix + "." + name
+		}
+		switch name {
+		case c.names.user:
+			f.user = val
+		case c.names.time:
+			f.ts = val
+		case c.names.cost:
+			f.cost = val
 		default:
+			if val.Kind == yaml.MappingNode {
+				if err := p.fields(ev, val, name, f, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
 			if val.Kind != yaml.ScalarNode {
-				return c.errorf(val.Line, val.Column, "field %s: expected a scalar, got %s", quote([]byte(key.Value)), kindName(val))
+				return c.errorf(val.Line, val.Column, "field %s: expected a scalar or a map, got %s", quote([]byte(name)), kindName(val))
 			}
 			if !utf8.ValidString(val.Value) {
-				return c.errorf(val.Line, val.Column, "invalid UTF-8 in field %s", quote([]byte(key.Value)))
+				return c.errorf(val.Line, val.Column, "invalid UTF-8 in field %s", quote([]byte(name)))
 			}
-			ev.attrs = append(ev.attrs, attr{name: p.names.get(p.view(key.Value)), value: p.view(val.Value)})
+			ev.attrs = append(ev.attrs, attr{name: p.names.get(p.view(name)), value: p.view(val.Value)})
 		}
 	}
-	if user == nil {
-		return c.errorf(ev.Line, n.Column, `missing "user"`)
-	}
-	if user.Kind != yaml.ScalarNode {
-		return c.errorf(user.Line, user.Column, "user: expected a scalar, got %s", kindName(user))
-	}
-	if user.ShortTag() == "!!null" || user.Value == "" {
-		return c.errorf(user.Line, user.Column, "empty user")
-	}
-	ev.User = p.view(user.Value)
-	if err := c.checkUser(ev.User, user.Line, user.Column); err != nil {
-		return err
-	}
-	if ts == nil {
-		return c.errorf(ev.Line, n.Column, `missing "timestamp"`)
-	}
-	if ts.Kind != yaml.ScalarNode {
-		return c.errorf(ts.Line, ts.Column, "timestamp: expected a scalar, got %s", kindName(ts))
-	}
-	if ts.ShortTag() == "!!null" {
-		return c.errorf(ts.Line, ts.Column, "empty timestamp")
-	}
-	if err := c.setTime(ev, p.view(ts.Value), ts.Line, ts.Column); err != nil {
-		return err
-	}
-	if cost == nil {
-		return c.setCost(ev, nil, 0, 0)
-	}
-	if cost.Kind != yaml.ScalarNode {
-		return c.errorf(cost.Line, cost.Column, "cost: expected a scalar, got %s", kindName(cost))
-	}
-	if cost.ShortTag() == "!!null" {
-		return c.setCost(ev, nil, 0, 0)
-	}
-	if cost.Value == "" {
-		return c.errorf(cost.Line, cost.Column, "invalid cost \"\" (want a positive integer)")
-	}
-	return c.setCost(ev, p.view(cost.Value), cost.Line, cost.Column)
+	return nil
 }
 
 // seenKey reports whether the key name at index k of the map n appeared
