@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // --tz works on machines without zoneinfo
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -55,6 +56,10 @@ type traceOptions struct {
 	// UserField, TimeField and CostField name the fields to read the
 	// user, the timestamp and the cost from (traces.Options).
 	UserField, TimeField, CostField string
+	// TimeFormat, TZ and TimeRound say how to read timestamps
+	// (traces.Options.TimeFormat, Location, TimeRound).
+	TimeFormat, TZ string
+	TimeRound      bool
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
@@ -70,6 +75,9 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.UserField, "user-field", "", `the column or key to read the user from (default "user"; JSON Lines and YAML take a dotted path such as request.remote_ip)`)
 	fs.StringVar(&o.TimeField, "time-field", "", `the column or key to read the timestamp from (default "timestamp")`)
 	fs.StringVar(&o.CostField, "cost-field", "", `the column or key to read the cost from (default "cost")`)
+	fs.StringVar(&o.TimeFormat, "time-format", "auto", "how timestamps are written: auto (numbers in --unit, or RFC 3339), unix, unix-ms, unix-us, unix-ns, rfc3339, clf, or a Go layout such as '2006-01-02 15:04:05'")
+	fs.StringVar(&o.TZ, "tz", "UTC", "time zone of timestamps without an offset: an IANA name such as Europe/Berlin, or Local")
+	fs.BoolVar(&o.TimeRound, "time-round", false, "round timestamps finer than a nanosecond to the nearest one instead of refusing them")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -118,13 +126,23 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := traces.CheckTimeFormat(o.TimeFormat); err != nil {
+		return nil, usageErrorf("invalid --time-format: %s", ErrorText(err))
+	}
+	loc, err := time.LoadLocation(o.TZ)
+	if err != nil {
+		return nil, usageErrorf("invalid --tz %q: want an IANA zone name such as Europe/Berlin, UTC or Local", o.TZ)
+	}
 	opts := traces.Options{
-		Format:    format,
-		Unit:      unit,
-		Lenient:   o.Lenient,
-		UserField: o.UserField,
-		TimeField: o.TimeField,
-		CostField: o.CostField,
+		TimeFormat: o.TimeFormat,
+		Location:   loc,
+		TimeRound:  o.TimeRound,
+		Format:     format,
+		Unit:       unit,
+		Lenient:    o.Lenient,
+		UserField:  o.UserField,
+		TimeField:  o.TimeField,
+		CostField:  o.CostField,
 		OnSkip: func(err error) {
 			fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
 		},

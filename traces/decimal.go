@@ -20,6 +20,7 @@ const (
 	numRange             // outside int64 nanoseconds
 	numPrecision         // finer than a nanosecond
 	numLeapSecond        // an RFC 3339 leap second (23:59:60 UTC)
+	numLocal             // a local time that its zone skips or repeats
 )
 
 // The earliest and latest RFC 3339 times int64 nanoseconds hold.
@@ -38,7 +39,10 @@ var pow10 = [20]uint64{
 // optional fraction, an optional exponent: "12", "-0.4", "1.5e3", ".5")
 // times unit nanoseconds into nanoseconds, exactly. It never goes through
 // float64: the digits are kept as an integer mantissa and a power of ten.
-func parseDecimal(s []byte, unit int64) (int64, numErr) {
+//
+// With round, a value finer than a nanosecond is rounded to the nearest
+// one, halves away from zero, instead of being an error.
+func parseDecimal(s []byte, unit int64, round bool) (int64, numErr) {
 	n, ok := decimal.Parse(s)
 	if !ok {
 		return 0, numSyntax
@@ -71,12 +75,27 @@ func parseDecimal(s []byte, unit int64) (int64, numErr) {
 		}
 	} else {
 		hi, lo = bits.Mul64(mant, uint64(unit))
-		for k := -exp; k > 0; {
+		k := -exp
+		if round {
+			lost = false // the rounding below decides
+			if k > 38 {
+				// mant*unit < 10^38: far below half a nanosecond.
+				hi, lo, k = 0, 0, 0
+			} else {
+				// Add half of 10^k, then divide rounding down.
+				hh, hl := uint64(0), uint64(5)
+				for range k - 1 {
+					hh, hl = mul128by10(hh, hl)
+				}
+				hi, lo = add128(hi, lo, hh, hl)
+			}
+		}
+		for k > 0 {
 			step := min(k, 19)
 			d := pow10[step]
 			qhi := hi / d
 			qlo, rem := bits.Div64(hi%d, lo, d)
-			if rem != 0 {
+			if rem != 0 && !round {
 				// Not a whole number of nanoseconds; report a range
 				// error instead when the magnitude is too big anyway.
 				if qhi != 0 || (k == step && qlo > 1<<63) {
@@ -101,6 +120,19 @@ func parseDecimal(s []byte, unit int64) (int64, numErr) {
 		return int64(-lo), numOK // -(1<<63) wraps to math.MinInt64, as wanted
 	}
 	return int64(lo), numOK
+}
+
+// mul128by10 returns (hi, lo) * 10; the product must fit in 128 bits.
+func mul128by10(hi, lo uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, 10)
+	return hi*10 + h, l
+}
+
+// add128 returns (ah, al) + (bh, bl).
+func add128(ah, al, bh, bl uint64) (uint64, uint64) {
+	l, c := bits.Add64(al, bl, 0)
+	h, _ := bits.Add64(ah, bh, c)
+	return h, l
 }
 
 // unitNanos returns the unit in nanoseconds, seconds when unit is not
@@ -183,7 +215,7 @@ func ParseDuration(s string, unit time.Duration) (time.Duration, error) {
 	if t == "" {
 		return 0, fmt.Errorf("traces: empty duration")
 	}
-	ns, e := parseDecimal([]byte(t), unitNanos(unit))
+	ns, e := parseDecimal([]byte(t), unitNanos(unit), false)
 	switch e {
 	case numOK:
 		return time.Duration(ns), nil
@@ -229,39 +261,62 @@ func digitsVal(s []byte) int {
 // int64 nanosecond range (minRFC3339 to maxRFC3339) is numRange. A second
 // of 60 in the last minute of a month in UTC is numLeapSecond: a Unix time
 // has no place for it. A second of 60 anywhere else is numSyntax.
-func parseRFC3339(s []byte) (int64, numErr) {
+//
+// A time without an offset is a wall time in loc (an error when loc is
+// nil); why then says what is wrong with a wall time loc skips or
+// repeats (numLocal). With round, digits beyond nanoseconds round to the
+// nearest one, halves up.
+func parseRFC3339(s []byte, loc *time.Location, round bool) (ns int64, e numErr, why string) {
 	// YYYY-MM-DDTHH:MM:SS
-	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' ||
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' ||
 		!(s[10] == 'T' || s[10] == 't' || s[10] == ' ') ||
 		!isDigits(s[0:4]) || !isDigits(s[5:7]) || !isDigits(s[8:10]) ||
 		!isDigits(s[11:13]) || !isDigits(s[14:16]) || !isDigits(s[17:19]) {
-		return 0, numSyntax
+		return 0, numSyntax, ""
 	}
 	year, month, day := digitsVal(s[0:4]), digitsVal(s[5:7]), digitsVal(s[8:10])
 	hour, minute, sec := digitsVal(s[11:13]), digitsVal(s[14:16]), digitsVal(s[17:19])
 	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) ||
 		hour > 23 || minute > 59 || sec > 60 {
-		return 0, numSyntax
+		return 0, numSyntax, ""
 	}
 	i := 19
 	var frac int64
-	lost := false
-	if s[i] == '.' {
+	lost, up := false, false // digits beyond nanoseconds; they round up
+	if i < len(s) && s[i] == '.' {
 		i++
 		start := i
 		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-			if n := i - start; n < 9 {
+			switch n := i - start; {
+			case n < 9:
 				frac += int64(s[i]-'0') * int64(pow10[8-n])
-			} else if s[i] != '0' {
+			case s[i] != '0':
 				lost = true
+				up = up || n == 9 && s[i] >= '5'
 			}
 		}
 		if i == start {
-			return 0, numSyntax
+			return 0, numSyntax, ""
 		}
 	}
 	if i == len(s) {
-		return 0, numSyntax
+		if loc == nil || sec == 60 {
+			return 0, numSyntax, ""
+		}
+		// A wall time in loc.
+		ns, why := localInstant(year, month, day, hour, minute, sec, int(frac), loc)
+		switch {
+		case why != "":
+			return 0, numLocal, why
+		case lost && !round:
+			return 0, numPrecision, ""
+		case lost && up:
+			if ns == math.MaxInt64 {
+				return 0, numRange, ""
+			}
+			ns++
+		}
+		return ns, numOK, ""
 	}
 	var offset int64
 	switch s[i] {
@@ -269,11 +324,11 @@ func parseRFC3339(s []byte) (int64, numErr) {
 		i++
 	case '+', '-':
 		if len(s)-i != 6 || s[i+3] != ':' || !isDigits(s[i+1:i+3]) || !isDigits(s[i+4:i+6]) {
-			return 0, numSyntax
+			return 0, numSyntax, ""
 		}
 		oh, om := digitsVal(s[i+1:i+3]), digitsVal(s[i+4:i+6])
 		if oh > 23 || om > 59 {
-			return 0, numSyntax
+			return 0, numSyntax, ""
 		}
 		offset = int64(oh*3600 + om*60)
 		if s[i] == '-' {
@@ -281,10 +336,10 @@ func parseRFC3339(s []byte) (int64, numErr) {
 		}
 		i += 6
 	default:
-		return 0, numSyntax
+		return 0, numSyntax, ""
 	}
 	if i != len(s) {
-		return 0, numSyntax
+		return 0, numSyntax, ""
 	}
 	secs := daysFromCivil(int64(year), int64(month), int64(day))*86400 +
 		int64(hour*3600+minute*60+sec) - offset
@@ -292,19 +347,18 @@ func parseRFC3339(s []byte) (int64, numErr) {
 		// Counted as the next second, a leap second falls on midnight
 		// UTC at the start of a month.
 		if secs%86400 == 0 && time.Unix(secs, 0).UTC().Day() == 1 {
-			return 0, numLeapSecond
+			return 0, numLeapSecond, ""
 		}
-		return 0, numSyntax
+		return 0, numSyntax, ""
 	}
 	const maxSec = math.MaxInt64 / int64(time.Second) // 9223372036
 	if secs > maxSec || secs < -maxSec-1 {
-		return 0, numRange
+		return 0, numRange, ""
 	}
-	var ns int64
 	if secs >= -maxSec {
 		ns = secs * 1e9
 		if ns > 0 && frac > math.MaxInt64-ns {
-			return 0, numRange
+			return 0, numRange, ""
 		}
 		ns += frac
 	} else {
@@ -312,14 +366,20 @@ func parseRFC3339(s []byte) (int64, numErr) {
 		ns = (secs + 1) * 1e9
 		f := frac - 1e9
 		if f < math.MinInt64-ns {
-			return 0, numRange
+			return 0, numRange, ""
 		}
 		ns += f
 	}
-	if lost {
-		return 0, numPrecision
+	switch {
+	case lost && !round:
+		return 0, numPrecision, ""
+	case lost && up:
+		if ns == math.MaxInt64 {
+			return 0, numRange, ""
+		}
+		ns++
 	}
-	return ns, numOK
+	return ns, numOK, ""
 }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }

@@ -61,7 +61,7 @@ func TestParseDecimal(t *testing.T) {
 		{"--1", time.Second, 0, numSyntax},
 	}
 	for _, tt := range tests {
-		got, err := parseDecimal([]byte(tt.in), int64(tt.unit))
+		got, err := parseDecimal([]byte(tt.in), int64(tt.unit), false)
 		if err != tt.err || (err == numOK && got != tt.want) {
 			t.Errorf("parseDecimal(%q, %v) = %d, %d; want %d, %d", tt.in, tt.unit, got, err, tt.want, tt.err)
 		}
@@ -108,7 +108,7 @@ func TestDecimalRoundTrip(t *testing.T) {
 				ns >>= rng.IntN(63)
 			}
 			text := AppendDecimal(nil, ns, unit)
-			got, err := parseDecimal(text, int64(unit))
+			got, err := parseDecimal(text, int64(unit), false)
 			if err != numOK || got != ns {
 				t.Fatalf("unit %v: %d -> %q -> %d, %d", unit, ns, text, got, err)
 			}
@@ -173,7 +173,7 @@ func TestParseRFC3339(t *testing.T) {
 		"2000-01-01T00:00:00.100000000000Z",
 	}
 	for _, s := range valid {
-		got, err := parseRFC3339([]byte(s))
+		got, err, _ := parseRFC3339([]byte(s), nil, false)
 		norm := strings.Replace(strings.ToUpper(s), " ", "T", 1)
 		want, perr := time.Parse(time.RFC3339Nano, norm)
 		if err != numOK || perr != nil || got != want.UnixNano() {
@@ -210,7 +210,7 @@ func TestParseRFC3339(t *testing.T) {
 		{"2024-01-01T00:00:00.0000000001Z", numPrecision},
 	}
 	for _, tt := range bad {
-		if got, err := parseRFC3339([]byte(tt.in)); err != tt.err {
+		if got, err, _ := parseRFC3339([]byte(tt.in), nil, false); err != tt.err {
 			t.Errorf("parseRFC3339(%q) = %d, %d; want error %d", tt.in, got, err, tt.err)
 		}
 	}

@@ -228,9 +228,9 @@ func checkEvent(t *testing.T, e *Event, rfc bool, unit time.Duration) {
 	var ns int64
 	var ne numErr
 	if rfc {
-		ns, ne = parseRFC3339(e.TimeText)
+		ns, ne, _ = parseRFC3339(e.TimeText, time.UTC, false)
 	} else {
-		ns, ne = parseDecimal(e.TimeText, int64(unit))
+		ns, ne = parseDecimal(e.TimeText, int64(unit), false)
 	}
 	if ne != numOK || ns != e.Time {
 		t.Fatalf("line %d: time text %q is %d (%d), event has %d", e.Line, e.TimeText, ns, ne, e.Time)

@@ -50,6 +50,21 @@ type Options struct {
 	// nested objects. Empty means "user", "timestamp" and "cost"; an
 	// access log's user is its "ip" unless UserField says otherwise.
 	UserField, TimeField, CostField string
+	// TimeFormat says how timestamps are written: TimeFormatAuto (or
+	// empty: numbers in Unit, or RFC 3339 times, as the first timestamp
+	// says; also with a space for the T, and without an offset),
+	// TimeFormatUnix, TimeFormatUnixMs, TimeFormatUnixUs,
+	// TimeFormatUnixNs (numbers in that unit, whatever Unit says),
+	// TimeFormatRFC3339, TimeFormatCLF, or a Go reference layout such as
+	// "2006-01-02 15:04:05".
+	TimeFormat string
+	// Location is the zone of times written without an offset; nil means
+	// UTC. A time it skips or repeats (at a daylight saving change) is an
+	// error naming the line.
+	Location *time.Location
+	// TimeRound rounds timestamps finer than a nanosecond to the nearest
+	// nanosecond (halves away from zero) instead of refusing them.
+	TimeRound bool
 }
 
 // A Reader reads the events of a trace one at a time, in trace order. Its
@@ -90,6 +105,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.Unit == 0 {
 		opts.Unit = time.Second
 	}
+	tf, unit, err := parseTimeFormat(opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.Unit = unit
 	if opts.MaxYAMLBytes <= 0 {
 		opts.MaxYAMLBytes = DefaultMaxYAMLBytes
 	}
@@ -99,6 +119,13 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	rd := &Reader{opts: opts}
 	rd.c.init(name, opts.Unit)
 	rd.c.names = newFieldNames(opts)
+	rd.c.tf = tf
+	switch tf.kind {
+	case timeNumericKind:
+		rd.c.mode = modeNumeric
+	case timeRFC3339Kind, timeLayoutKind:
+		rd.c.mode = modeRFC3339
+	}
 	if n := rd.c.names; n.user == n.time || n.user == n.cost || n.time == n.cost {
 		return nil, fmt.Errorf("traces: the user, timestamp and cost fields must differ, got %q, %q and %q", n.user, n.time, n.cost)
 	}
@@ -264,6 +291,7 @@ type common struct {
 	mode    uint8
 	// names are the fields the user, timestamp and cost are read from.
 	names fieldNames
+	tf    timeFormat
 }
 
 // fieldNames are the names of the fields a trace's user, timestamp and
@@ -342,18 +370,27 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	if len(text) == 0 {
 		return c.errorf(line, col, "empty timestamp")
 	}
-	if isRFC3339(text) {
+	if c.tf.kind == timeLayoutKind {
+		return c.setLayoutTime(ev, text, line, col)
+	}
+	if isRFC3339(text) && c.tf.kind != timeNumericKind {
 		if c.mode == modeNumeric {
 			return c.errorf(line, col, "timestamp %s is an RFC 3339 time but earlier timestamps are numbers", quote(text))
 		}
-		ns, e := parseRFC3339(text)
+		loc := c.tf.loc
+		if c.tf.kind == timeRFC3339Kind {
+			loc = nil // RFC 3339 proper: the offset is required
+		}
+		ns, e, why := parseRFC3339(text, loc, c.tf.round)
 		switch e {
 		case numRange:
 			return c.errorf(line, col, "timestamp %s out of range (%s to %s)", quote(text), minRFC3339, maxRFC3339)
 		case numPrecision:
-			return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
+			return c.errorf(line, col, "timestamp %s is finer than a nanosecond (--time-round rounds it)", quote(text))
 		case numLeapSecond:
 			return c.errorf(line, col, "timestamp %s is a leap second; leap seconds are not supported", quote(text))
+		case numLocal:
+			return c.errorf(line, col, "local time %s %s", quote(text), why)
 		case numSyntax:
 			return c.errorf(line, col, "invalid RFC 3339 timestamp %s", quote(text))
 		}
@@ -361,12 +398,15 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 		ev.Time = ns
 		return nil
 	}
-	ns, e := parseDecimal(text, c.unit)
+	if c.tf.kind == timeRFC3339Kind {
+		return c.errorf(line, col, "invalid RFC 3339 timestamp %s", quote(text))
+	}
+	ns, e := parseDecimal(text, c.unit, c.tf.round)
 	switch e {
 	case numRange:
-		return c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)", quote(text))
+		return c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)%s", quote(text), epochHint(text, c.unit))
 	case numPrecision:
-		return c.errorf(line, col, "timestamp %s is finer than a nanosecond", quote(text))
+		return c.errorf(line, col, "timestamp %s is finer than a nanosecond (--time-round rounds it)", quote(text))
 	case numSyntax:
 		return c.errorf(line, col, "invalid timestamp %s (want a number of %s or an RFC 3339 time)", quote(text), UnitName(time.Duration(c.unit)))
 	}
@@ -375,6 +415,56 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	}
 	c.mode = modeNumeric
 	ev.Time = ns
+	return nil
+}
+
+// epochHint says which unit a whole number that overflowed in unit is
+// likely in, when its digits count as epoch milliseconds, microseconds
+// or nanoseconds of today's dates: "; 1710064800123 looks like epoch
+// milliseconds: use --unit ms".
+func epochHint(text []byte, unit int64) string {
+	digits := text
+	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
+		digits = digits[1:]
+	}
+	if !isDigits(digits) {
+		return ""
+	}
+	for _, u := range []struct {
+		n     int
+		name  string
+		short string
+		ns    int64
+	}{{13, "milliseconds", "ms", 1e6}, {16, "microseconds", "us", 1e3}, {19, "nanoseconds", "ns", 1}} {
+		if len(digits) == u.n && unit > u.ns {
+			return fmt.Sprintf("; it looks like epoch %s: use --unit %s", u.name, u.short)
+		}
+	}
+	return ""
+}
+
+// setLayoutTime converts text in the trace's layout.
+func (c *common) setLayoutTime(ev *Event, text []byte, line, col int) error {
+	// Read in UTC: a zoned text keeps its own offset, and a wall time's
+	// fields are its own, not normalised into a zone.
+	t, err := time.Parse(c.tf.layout, string(text))
+	if err != nil {
+		return c.errorf(line, col, "timestamp %s does not match the time format %q", quote(text), c.tf.layout)
+	}
+	if !c.tf.zoned && c.tf.loc != time.UTC {
+		ns, why := localInstant(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), c.tf.loc)
+		if why != "" {
+			return c.errorf(line, col, "local time %s %s", quote(text), why)
+		}
+		ev.Time = ns
+		return nil
+	}
+	if y := t.Year(); y < 1678 || y > 2261 {
+		if t.Before(time.Unix(0, math.MinInt64)) || t.After(time.Unix(0, math.MaxInt64)) {
+			return c.errorf(line, col, "timestamp %s out of range (%s to %s)", quote(text), minRFC3339, maxRFC3339)
+		}
+	}
+	ev.Time = t.UnixNano()
 	return nil
 }
 

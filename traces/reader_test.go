@@ -108,7 +108,7 @@ func TestBadInput(t *testing.T) {
 		{"trace.csv", "user,timestamp\nu1,abc\n", Options{Unit: time.Millisecond}, `traces: trace.csv:2:4: invalid timestamp "abc" (want a number of ms or an RFC 3339 time)`},
 		{"trace.csv", "user,timestamp\nu1,1\nu1,9223372037\n", Options{}, `traces: trace.csv:3:4: timestamp "9223372037" out of range (int64 nanoseconds)`},
 		{"trace.csv", "user,timestamp\nu1,99999999999999999999999\n", Options{}, `traces: trace.csv:2:4: timestamp "99999999999999999999999" out of range (int64 nanoseconds)`},
-		{"trace.csv", "user,timestamp\nu1,1.0000000001\n", Options{}, `traces: trace.csv:2:4: timestamp "1.0000000001" is finer than a nanosecond`},
+		{"trace.csv", "user,timestamp\nu1,1.0000000001\n", Options{}, `traces: trace.csv:2:4: timestamp "1.0000000001" is finer than a nanosecond (--time-round rounds it)`},
 		{"trace.csv", "user,timestamp\nu1,\n", Options{}, "traces: trace.csv:2:4: empty timestamp"},
 		{"trace.csv", "user,timestamp\nu1,1\n,2\n", Options{}, "traces: trace.csv:3:1: empty user"},
 		{"trace.csv", "timestamp,user\n1,\n", Options{}, "traces: trace.csv:2:3: empty user"},
