@@ -110,8 +110,13 @@ func resolveSpec(po *policyOptions, algos []limiters.Algorithm, specs []limiterS
 	return spec, nil
 }
 
-// config is the sim configuration of the replay.
+// config is the sim configuration of the replay. State texts write the
+// times of an RFC 3339 trace as RFC 3339 times.
 func (rp *replay) config(rows, explain bool) sim.Config {
+	unit := rp.spec.Unit
+	if rp.trace.RFC3339() {
+		unit = limiters.UnitRFC3339
+	}
 	return sim.Config{
 		Lanes:     rp.spec.Lanes,
 		Policy:    rp.spec.Oracle,
@@ -120,7 +125,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 		Rows:      rows,
 		Explain:   explain,
 		Interval:  rp.spec.Interval,
-		Unit:      rp.spec.Unit,
+		Unit:      unit,
 	}
 }
 

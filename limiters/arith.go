@@ -238,31 +238,51 @@ func appendBigRat(dst []byte, neg bool, hi, lo, den uint64) []byte {
 	return append(dst, v.FloatString(roundDigits)...)
 }
 
-// appendTime appends ns as a decimal number of units.
+// UnitRFC3339, given as the unit of a state text (Table.AllowExplain),
+// writes its times as RFC 3339 UTC times ("2024-03-10T14:00:00.12Z")
+// rather than as numbers of a unit.
+const UnitRFC3339 time.Duration = math.MinInt64
+
+// appendTime appends the time ns: a decimal number of units, or an RFC 3339
+// time for UnitRFC3339.
 func appendTime(dst []byte, ns int64, unit time.Duration) []byte {
+	if ns < 0 {
+		return appendPoint(dst, true, 0, -uint64(ns), unit)
+	}
+	return appendPoint(dst, false, 0, uint64(ns), unit)
+}
+
+// appendPoint appends the time ±(hi, lo) ns as appendTime does. A time
+// beyond the int64 range (a window's end) is written as a number of
+// seconds even for UnitRFC3339.
+func appendPoint(dst []byte, neg bool, hi, lo uint64, unit time.Duration) []byte {
+	if unit == UnitRFC3339 {
+		if hi == 0 && (lo <= math.MaxInt64 || neg && lo == 1<<63) {
+			v := int64(lo)
+			if neg {
+				v = -v
+			}
+			return time.Unix(0, v).UTC().AppendFormat(dst, time.RFC3339Nano)
+		}
+		unit = time.Second
+	}
 	if unit <= 0 {
 		unit = time.Second
 	}
-	if ns < 0 {
-		return appendRat(dst, true, 0, -uint64(ns), uint64(unit))
-	}
-	return appendRat(dst, false, 0, uint64(ns), uint64(unit))
+	return appendRat(dst, neg, hi, lo, uint64(unit))
 }
 
 // appendWindowSpan appends "start,end" for the window [k*w, (k+1)*w) as
 // decimal numbers of units; the bounds may lie outside the int64 range by
 // less than one window.
 func appendWindowSpan(dst []byte, k, w int64, unit time.Duration) []byte {
-	if unit <= 0 {
-		unit = time.Second
-	}
 	neg := k < 0
 	a := uint64(k)
 	if neg {
 		a = -a
 	}
 	hi, lo := bits.Mul64(a, uint64(w))
-	dst = appendRat(dst, neg, hi, lo, uint64(unit))
+	dst = appendPoint(dst, neg, hi, lo, unit)
 	dst = append(dst, ',')
 	// end = start + w
 	if !neg {
@@ -273,5 +293,5 @@ func appendWindowSpan(dst []byte, k, w int64, unit time.Duration) []byte {
 	} else {
 		hi, lo = sub128(hi, lo, 0, uint64(w))
 	}
-	return appendRat(dst, neg, hi, lo, uint64(unit))
+	return appendPoint(dst, neg, hi, lo, unit)
 }

@@ -303,6 +303,14 @@ func (g *debt) appendText(r *Rule, _ *debt, at int64, unit time.Duration, dst []
 
 // appendTAT appends last + debt as an exact decimal number of units.
 func (g *debt) appendTAT(r *Rule, unit time.Duration, dst []byte) []byte {
+	if unit == UnitRFC3339 {
+		// The time rounded up to a nanosecond, marked when it was not
+		// whole.
+		if g.frac != 0 {
+			dst = append(dst, '~')
+		}
+		return appendTime(dst, int64(uint64(g.last)+g.ceil()), unit)
+	}
 	if unit <= 0 {
 		unit = time.Second
 	}

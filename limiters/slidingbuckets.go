@@ -186,9 +186,6 @@ func (s *SlidingBucketsState) idle(r *Rule, now int64) bool {
 func (s *SlidingBucketsState) appendText(r *Rule, _ *SlidingBucketsState, at int64, unit time.Duration, dst []byte) []byte {
 	k, _ := floorDivMod(at, r.sub)
 	_, _, sum := s.span(r, k)
-	if unit <= 0 {
-		unit = time.Second
-	}
 	// The span [(k-Buckets+1)*S, (k+1)*S), in 128 bits.
 	end := func(k int64) (neg bool, hi, lo uint64) {
 		a := uint64(k)
@@ -204,7 +201,7 @@ func (s *SlidingBucketsState) appendText(r *Rule, _ *SlidingBucketsState, at int
 		first = k
 	}
 	neg, hi, lo := end(first)
-	dst = appendRat(dst, neg, hi, lo, uint64(unit))
+	dst = appendPoint(dst, neg, hi, lo, unit)
 	dst = append(dst, ',')
 	neg, hi, lo = end(k)
 	if neg {
@@ -215,7 +212,7 @@ func (s *SlidingBucketsState) appendText(r *Rule, _ *SlidingBucketsState, at int
 	} else {
 		hi, lo = add128(hi, lo, 0, uint64(r.sub))
 	}
-	dst = appendRat(dst, neg, hi, lo, uint64(unit))
+	dst = appendPoint(dst, neg, hi, lo, unit)
 	dst = append(dst, ") count "...)
 	return strconv.AppendUint(dst, uint64(sum), 10)
 }

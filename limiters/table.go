@@ -82,7 +82,7 @@ func (t *Table) allow(id uint32, now, cost int64, x *Exact) Decision {
 // AllowExplain is Allow that also appends to dst a short text of the state
 // the decision was based on, and returns the extended slice. Times in the
 // text are decimal numbers of unit (a unit of 0 or less means
-// time.Second); amounts are exact decimals when they have at most nine
+// time.Second), or RFC 3339 times when unit is UnitRFC3339; amounts are exact decimals when they have at most nine
 // fractional digits, and otherwise are rounded to three and marked with a
 // leading "~". Algorithm.Doc().Explain describes each algorithm's text:
 // "window [10,20) count 1" for a fixed window, "tokens 2" for a token

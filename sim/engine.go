@@ -131,7 +131,7 @@ func (c *Config) normalize() error {
 	case c.sweepAt <= 0:
 		c.sweepAt = minSweep
 	}
-	if c.Unit <= 0 {
+	if c.Unit <= 0 && c.Unit != limiters.UnitRFC3339 {
 		c.Unit = time.Second
 	}
 	if c.Interval == 0 {

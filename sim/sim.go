@@ -53,7 +53,8 @@ type Config struct {
 	Explain bool
 	// Interval is the burst interval; 0 means Policy.Window.
 	Interval time.Duration
-	// Unit is the trace's time unit, used in state texts; 0 means seconds.
+	// Unit is the trace's time unit, used in state texts; 0 means seconds,
+	// and limiters.UnitRFC3339 writes their times as RFC 3339 times.
 	Unit time.Duration
 	// Top is how many of the worst intervals overall the report lists.
 	Top int
