@@ -60,6 +60,9 @@ type traceOptions struct {
 	// (traces.Options.TimeFormat, Location, TimeRound).
 	TimeFormat, TZ string
 	TimeRound      bool
+	// MaxErrors is the most skipped rows a lenient read reports one by
+	// one; the rest are counted.
+	MaxErrors int
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
@@ -70,7 +73,8 @@ type traceOptions struct {
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
 	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml or jsonl (default: from the extension, else the content)")
-	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report each on stderr and exit with status 3")
+	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report them on stderr and exit with status 3")
+	fs.IntVar(&o.MaxErrors, "max-errors", 20, "with --lenient, the most skipped rows reported one by one; the rest are counted")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
 	fs.StringVar(&o.UserField, "user-field", "", `the column or key to read the user from (default "user"; JSON Lines and YAML take a dotted path such as request.remote_ip)`)
 	fs.StringVar(&o.TimeField, "time-field", "", `the column or key to read the timestamp from (default "timestamp")`)
@@ -113,6 +117,8 @@ type trace struct {
 	err    error // from reading the first event
 	peeked bool
 	closer io.Closer
+	shown  int       // skipped rows reported one by one
+	out    io.Writer // where the count of the others goes
 }
 
 // openTrace opens o.Path (or stdin for "-") and reads its first event.
@@ -133,6 +139,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	if err != nil {
 		return nil, usageErrorf("invalid --tz %q: want an IANA zone name such as Europe/Berlin, UTC or Local", o.TZ)
 	}
+	t := &trace{name: o.Path, out: s.err}
 	opts := traces.Options{
 		TimeFormat: o.TimeFormat,
 		Location:   loc,
@@ -144,10 +151,15 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 		TimeField:  o.TimeField,
 		CostField:  o.CostField,
 		OnSkip: func(err error) {
-			fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
+			if t.shown < o.MaxErrors {
+				t.shown++
+				fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
+			}
 		},
 	}
-	t := &trace{name: o.Path}
+	if o.MaxErrors < 0 {
+		return nil, usageErrorf("invalid --max-errors %d: want 0 or more", o.MaxErrors)
+	}
 	if o.Path == "-" {
 		t.name = "stdin"
 	}
@@ -197,7 +209,11 @@ func (t *trace) Close() error { return t.closer.Close() }
 
 // finish turns rows skipped by a lenient read into a partial error.
 func (t *trace) finish() error {
-	if n := t.r.Skipped(); n > 0 {
+	n := t.r.Skipped()
+	if more := n - t.shown; more > 0 {
+		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
+	}
+	if n > 0 {
 		return &partialError{skipped: n}
 	}
 	return nil
