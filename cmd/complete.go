@@ -1,6 +1,13 @@
 package cmd
 
 import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -77,6 +84,23 @@ func registerCompletions(c *cobra.Command) {
 		cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
 		cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
 		cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"))
+	fixed("time-format",
+		cobra.CompletionWithDesc("auto", "numbers in --unit, or RFC 3339 times (default)"),
+		cobra.CompletionWithDesc("unix", "seconds since the Unix epoch"),
+		cobra.CompletionWithDesc("unix-ms", "milliseconds since the Unix epoch"),
+		cobra.CompletionWithDesc("unix-us", "microseconds since the Unix epoch"),
+		cobra.CompletionWithDesc("unix-ns", "nanoseconds since the Unix epoch"),
+		cobra.CompletionWithDesc("rfc3339", "RFC 3339 times with an offset"),
+		cobra.CompletionWithDesc("clf", "the access log time, 10/Oct/2024:13:55:36 +0200"),
+		cobra.CompletionWithDesc("2006-01-02 15:04:05", "a Go layout: write the reference time as your trace does"))
+	if c.Flags().Lookup("tz") != nil {
+		_ = c.RegisterFlagCompletionFunc("tz", completeZones)
+	}
+	for _, name := range []string{"user-field", "time-field", "cost-field", "key"} {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, completeFields)
+		}
+	}
 	fixed("clock",
 		cobra.CompletionWithDesc("reject", "reject a request whose time goes backwards"),
 		cobra.CompletionWithDesc("clamp", "treat it as the key's last time"))
@@ -173,4 +197,99 @@ func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.C
 		prefix = name + "="
 	}
 	return algoCompletions(prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// commonZones are offered for --tz when the machine has no zoneinfo
+// directory to list.
+var commonZones = []string{"UTC", "Local", "America/Los_Angeles", "America/New_York", "America/Sao_Paulo",
+	"Europe/Berlin", "Europe/London", "Europe/Paris", "Asia/Kolkata", "Asia/Shanghai", "Asia/Tokyo", "Australia/Sydney"}
+
+// completeZones completes --tz with the zone names of the system's
+// zoneinfo, or common ones.
+func completeZones(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var zones []string
+	const dir = "/usr/share/zoneinfo"
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		name, _ := filepath.Rel(dir, path)
+		if first := name[0]; first >= 'A' && first <= 'Z' && !strings.Contains(name, ".") && strings.HasPrefix(name, toComplete) {
+			zones = append(zones, name)
+		}
+		return nil
+	})
+	if len(zones) == 0 {
+		for _, z := range commonZones {
+			if strings.HasPrefix(z, toComplete) {
+				zones = append(zones, z)
+			}
+		}
+	}
+	return zones, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeFields completes the field flags and --key with the fields of
+// the first record of the trace named on the command line, when there is
+// one.
+func completeFields(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 || args[0] == "-" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names := traceFieldNames(args[0])
+	// --key takes a list: complete its last element.
+	prefix := ""
+	if c.Flags().Lookup("key") != nil && strings.Contains(toComplete, ",") {
+		i := strings.LastIndex(toComplete, ",")
+		prefix, toComplete = toComplete[:i+1], toComplete[i+1:]
+	}
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, prefix+n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// traceFieldNames returns the field names of a trace's first record:
+// a CSV header's columns, or a JSON Lines object's keys and dotted paths.
+func traceFieldNames(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadString('\n')
+	if err != nil && line == "" {
+		return nil
+	}
+	line = strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
+	if strings.HasPrefix(line, "{") {
+		var obj map[string]any
+		if json.Unmarshal([]byte(line), &obj) != nil {
+			return nil
+		}
+		var names []string
+		var walk func(prefix string, m map[string]any)
+		walk = func(prefix string, m map[string]any) {
+			for k, v := range m {
+				names = append(names, prefix+k)
+				if sub, ok := v.(map[string]any); ok {
+					walk(prefix+k+".", sub)
+				}
+			}
+		}
+		walk("", obj)
+		slices.Sort(names)
+		return names
+	}
+	fields, err := csv.NewReader(strings.NewReader(line)).Read()
+	if err != nil {
+		return nil
+	}
+	for i := range fields {
+		fields[i] = strings.TrimSpace(fields[i])
+	}
+	return fields
 }

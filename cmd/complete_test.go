@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,5 +44,37 @@ func TestFlagCompletionsOfferNoFiles(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("checked only %d flags", checked)
+	}
+}
+
+// TestFieldCompletions: the field flags and --key complete the fields of
+// the trace on the command line, --key element by element.
+func TestFieldCompletions(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := dir + "/logs.csv"
+	jsonPath := dir + "/logs.jsonl"
+	writeFile(t, csvPath, "ip,time,path,status\n1.2.3.4,2024-01-01T00:00:00Z,/,200\n")
+	writeFile(t, jsonPath, `{"ts":1,"request":{"remote_ip":"1.2.3.4"}}`+"\n")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", csvPath, "--user-field", ""}, "ip\ntime\npath\nstatus\n:4\n"},
+		{[]string{"compare", csvPath, "--key", "ip,p"}, "ip,path\n:4\n"},
+		{[]string{"burst", jsonPath, "--time-field", ""}, "request\nrequest.remote_ip\nts\n:4\n"},
+		{[]string{"run", "--tz", "Europe/Berl"}, "Europe/Berlin\n:4\n"},
+	} {
+		got := ratesim(t, "", append([]string{cobra.ShellCompRequestCmd}, tt.args...)...)
+		if got.stdout != tt.want {
+			t.Errorf("%v: %q, want %q", tt.args, got.stdout, tt.want)
+		}
+	}
+}
+
+// writeFile writes text to path or fails the test.
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
