@@ -122,14 +122,14 @@ state per key, how it lets bursts through and when to choose it.`,
 	return c
 }
 
-var algosFields = []field{
-	{name: "name", inTable: true},
-	{name: "summary"},
-	{name: "parameters", inTable: true},
-	{name: "how", inTable: true},
-	{name: "state", inTable: true},
-	{name: "bursts", inTable: true},
-	{name: "choose", inTable: true},
+var algosColumns = []column{
+	{name: "name"},
+	{name: "summary", machineOnly: true},
+	{name: "parameters"},
+	{name: "how"},
+	{name: "state"},
+	{name: "bursts"},
+	{name: "choose"},
 }
 
 func runAlgos(o *algosOptions, s streams) error {
@@ -157,7 +157,7 @@ func runAlgos(o *algosOptions, s streams) error {
 			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(in.params),
 				strCell(in.how), strCell(in.state), strCell(in.bursts), strCell(in.choose)})
 		}
-		t, err := writeRecords(s.out, format, algosFields, rows)
+		t, err := writeRecords(s.out, format, algosColumns, rows)
 		if err != nil || t == nil {
 			return err
 		}
