@@ -53,14 +53,14 @@ state per key, how it lets bursts through and when to choose it.`,
 	return c
 }
 
-var algosFields = []field{
-	{name: "name", inTable: true},
-	{name: "summary"},
-	{name: "parameters", inTable: true},
-	{name: "how", inTable: true},
-	{name: "state", inTable: true},
-	{name: "bursts", inTable: true},
-	{name: "choose", inTable: true},
+var algosColumns = []column{
+	{name: "name"},
+	{name: "summary", machineOnly: true},
+	{name: "parameters"},
+	{name: "how"},
+	{name: "state"},
+	{name: "bursts"},
+	{name: "choose"},
 }
 
 func runAlgos(o *algosOptions, s streams) error {
@@ -88,7 +88,7 @@ func runAlgos(o *algosOptions, s streams) error {
 			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(paramFlags(a)),
 				strCell(doc.How), strCell(doc.State), strCell(doc.Bursts), strCell(doc.Choose)})
 		}
-		t, err := writeRecords(s.out, format, algosFields, rows)
+		t, err := writeRecords(s.out, format, algosColumns, rows)
 		if err != nil || t == nil {
 			return err
 		}

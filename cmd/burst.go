@@ -61,21 +61,21 @@ func newBurstCmd() *cobra.Command {
 	return c
 }
 
-// burstFields are the columns of burst's report.
-var burstFields = []field{
-	{name: "algo", inTable: true},
-	{name: "limit", right: true, inTable: true},
-	{name: "interval", right: true, inTable: true},
-	{name: "max_in_interval", right: true, inTable: true},
-	{name: "ratio", right: true, inTable: true},
-	{name: "user", inTable: true},
-	{name: "from", right: true, inTable: true},
-	{name: "to", right: true, inTable: true},
-	{name: "window"},
-	{name: "capacity", omitNull: true},
-	{name: "rate", omitNull: true},
-	{name: "clock"},
-	{name: "unit"},
+// burstColumns are the columns of burst's report.
+var burstColumns = []column{
+	{name: "algo"},
+	{name: "limit", right: true},
+	{name: "interval", right: true},
+	{name: "max_in_interval", right: true},
+	{name: "ratio", right: true},
+	{name: "user"},
+	{name: "from", right: true},
+	{name: "to", right: true},
+	{name: "window", machineOnly: true},
+	{name: "capacity", omitNull: true, machineOnly: true},
+	{name: "rate", omitNull: true, machineOnly: true},
+	{name: "clock", machineOnly: true},
+	{name: "unit", machineOnly: true},
 }
 
 // runBurst replays o.trace and reports the worst interval per algorithm,
@@ -133,7 +133,7 @@ func runBurst(o *burstOptions, s streams) error {
 			strCell(unitName(sp.Unit)),
 		})
 	}
-	t, err := writeRecords(s.out, format, burstFields, rows)
+	t, err := writeRecords(s.out, format, burstColumns, rows)
 	if err != nil {
 		return err
 	}

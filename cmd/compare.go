@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,9 +98,10 @@ func runCompare(o *compareOptions, s streams) error {
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		rw = newRecordWriter(s.out, format, matrixColumns(rp.spec.Lanes, len(o.trace.Key) > 0, rp.trace.RFC3339(), format))
+		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: format == outTable || format == outMarkdown}
+		rw = newRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
 		emit = func(b *sim.Batch) error {
-			return writeMatrix(rw, b, len(rp.spec.Lanes), len(o.trace.Key) > 0, o.Diff, &disagree)
+			return writeMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
 	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
@@ -114,7 +116,7 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if format != outTable && format != outMarkdown {
 		if o.Summary {
-			if _, err := writeRecords(s.out, format, summaryFields, summaryRows(rep, rp.spec)); err != nil {
+			if _, err := writeRecords(s.out, format, summaryColumns, summaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
@@ -139,7 +141,7 @@ func runCompare(o *compareOptions, s streams) error {
 			if o.Diff {
 				w.blank()
 			}
-			w.table(&table{header: rw.header(), right: rw.aligns(), rows: rw.cells})
+			w.table(rw.table(nil))
 		}
 		if rw.hidden > 0 {
 			w.blank()
@@ -147,7 +149,7 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 	}
 	if !o.Diff {
-		t, _ := writeRecords(nil, format, summaryFields, summaryRows(rep, rp.spec))
+		t, _ := writeRecords(nil, format, summaryColumns, summaryRows(rep, rp.spec))
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
 		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
@@ -169,30 +171,64 @@ func runCompare(o *compareOptions, s streams) error {
 	return rp.trace.finish()
 }
 
-// matrixColumns are the columns of the decision matrix: user, timestamp,
-// then one per algorithm, then the key with --key; tables add the diff
-// marker.
-func matrixColumns(lanes []sim.Lane, keyed, rfc3339 bool, format outputFormat) []column {
-	cols := []column{{"user", false}, {"timestamp", !rfc3339}}
+// matrixRow is one request of the decision matrix, and which of the
+// optional columns it has.
+type matrixRow struct {
+	batch  *sim.Batch
+	i      int  // the request's index in batch
+	differ bool // the algorithms decided it differently
+
+	nlanes int
+	keyed  bool // the key column
+	marked bool // the diff column, which only tables have
+}
+
+// columns are the columns of the decision matrix, in the order appendTo
+// writes them: user, timestamp, then one per lane, the key with --key and
+// the diff marker in tables.
+func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []column {
+	cols := []column{{name: "user"}, {name: "timestamp", right: !rfc3339}}
 	for _, l := range lanes {
-		cols = append(cols, column{l.Name, false})
+		cols = append(cols, column{name: l.Name})
 	}
-	if keyed {
-		cols = append(cols, column{"key", false})
+	if r.keyed {
+		cols = append(cols, column{name: "key"})
 	}
-	if format == outTable || format == outMarkdown {
-		cols = append(cols, column{"diff", false})
+	if r.marked {
+		cols = append(cols, column{name: "diff"})
 	}
 	return cols
 }
 
-// writeMatrix writes one batch of the decision matrix.
-func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool, disagree *int64) error {
+// appendTo appends the values of r's columns through e.
+func (r *matrixRow) appendTo(e *encoder, b []byte) []byte {
+	req := &r.batch.Requests[r.i]
+	b = e.str(b, req.User)
+	b = e.time(e.next(b), req.TimeText)
+	for a := range r.nlanes {
+		b = strconv.AppendBool(e.next(b), r.batch.Allowed(r.i, a))
+	}
+	if r.keyed {
+		b = e.str(e.next(b), req.Key)
+	}
+	if r.marked {
+		b = e.next(b)
+		if r.differ {
+			b = append(b, '*')
+		}
+	}
+	return b
+}
+
+// writeMatrix writes one batch of the decision matrix, counting the
+// requests the lanes decide differently; with onlyDiff it writes only
+// those.
+func writeMatrix(rw *recordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
+	row.batch = b
 	for i := range b.Requests {
-		r := &b.Requests[i]
 		first := b.Allowed(i, 0)
 		differ := false
-		for a := 1; a < nalg; a++ {
+		for a := 1; a < row.nlanes; a++ {
 			if b.Allowed(i, a) != first {
 				differ = true
 				break
@@ -203,54 +239,39 @@ func writeMatrix(rw *recordWriter, b *sim.Batch, nalg int, keyed, onlyDiff bool,
 		} else if onlyDiff {
 			continue
 		}
-		rw.begin()
-		rw.str(r.User)
-		rw.time(r.TimeText)
-		for a := 0; a < nalg; a++ {
-			rw.bool(b.Allowed(i, a))
-		}
-		if keyed {
-			rw.str(r.Key)
-		}
-		if rw.textual() {
-			if differ {
-				rw.text("*")
-			} else {
-				rw.text("")
-			}
-		}
-		if err := rw.end(); err != nil {
+		row.i, row.differ = i, differ
+		if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// summaryFields are the columns of compare --summary; the table shows the
+// summaryColumns are the columns of compare --summary; the table shows the
 // counts and leaves the parameters to the policy line above it.
-var summaryFields = []field{
-	{name: "algo", inTable: true},
-	{name: "requests", right: true, inTable: true},
-	{name: "allowed", right: true, inTable: true},
-	{name: "rejected", right: true, inTable: true},
-	{name: "allow_pct", right: true, inTable: true, title: "allow %", suffix: "%"},
-	{name: "max_in_interval", right: true, inTable: true},
-	{name: "ratio", right: true, inTable: true},
-	{name: "false_allows", right: true, inTable: true},
-	{name: "false_rejects", right: true, inTable: true},
-	{name: "first_rejection", right: true, inTable: true},
-	{name: "first_rejection_user"},
-	{name: "burst_user"},
-	{name: "burst_from"},
-	{name: "burst_to"},
-	{name: "limit"},
-	{name: "window"},
-	{name: "interval"},
-	{name: "capacity", omitNull: true},
-	{name: "rate", omitNull: true},
-	{name: "clock"},
-	{name: "unit"},
-	{name: "clock_backwards"},
+var summaryColumns = []column{
+	{name: "algo"},
+	{name: "requests", right: true},
+	{name: "allowed", right: true},
+	{name: "rejected", right: true},
+	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
+	{name: "max_in_interval", right: true},
+	{name: "ratio", right: true},
+	{name: "false_allows", right: true},
+	{name: "false_rejects", right: true},
+	{name: "first_rejection", right: true},
+	{name: "first_rejection_user", machineOnly: true},
+	{name: "burst_user", machineOnly: true},
+	{name: "burst_from", machineOnly: true},
+	{name: "burst_to", machineOnly: true},
+	{name: "limit", machineOnly: true},
+	{name: "window", machineOnly: true},
+	{name: "interval", machineOnly: true},
+	{name: "capacity", omitNull: true, machineOnly: true},
+	{name: "rate", omitNull: true, machineOnly: true},
+	{name: "clock", machineOnly: true},
+	{name: "unit", machineOnly: true},
+	{name: "clock_backwards", machineOnly: true},
 }
 
 // summaryRows builds one summary row per algorithm.

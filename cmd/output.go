@@ -24,34 +24,175 @@ const maxStateWidth = 60
 // flushAt is the buffered output size that triggers a write.
 const flushAt = 256 << 10
 
-// column describes one output column.
+// column is the spec of one output column: how every format names and
+// shows it. Its zero value, but for the name, is a left-aligned text
+// column shown everywhere.
 type column struct {
-	name  string
-	right bool // right-aligned in tables: a number
+	name  string // the CSV header and JSON key: part of the public contract
+	title string // the table header, when it differs from name
+	right bool   // right-aligned in tables: a number
+	// machineOnly leaves the column out of tables and markdown; CSV and
+	// JSON carry it.
+	machineOnly bool
+	suffix      string // appended in tables to a value that is there ("%")
+	nullText    string // how tables show no value; "-" when empty
+	width       int    // tables shorten longer texts to this many runes; 0 for no limit
+	// omitNull leaves the key out of JSON when the value is null: a
+	// parameter the algorithm does not use. Not for the first column.
+	omitNull bool
 }
 
-// recordWriter writes rows of fields as CSV, JSON Lines or a JSON array,
-// appending into one large buffer (no fmt, no allocation per row); for table
-// and markdown it keeps the first maxTableRows rows as text and counts the
-// rest.
-type recordWriter struct {
-	w      io.Writer
+// tableText is how a table shows a value with the text v, or no value.
+func (c *column) tableText(missing bool, v []byte) string {
+	if missing {
+		if c.nullText != "" {
+			return c.nullText
+		}
+		return "-"
+	}
+	s := string(v) + c.suffix
+	if c.width > 0 {
+		s = shorten(s, c.width)
+	}
+	return s
+}
+
+// encoder writes the values of a row in one output format, column by
+// column, strconv.Append style: each method appends to dst and returns the
+// extended slice. It is the one place that knows how a format writes a
+// value. A row appends its first value directly and each later one after
+// next; numbers and booleans read the same in every format, so they are
+// appended with strconv.Append* or appendWait, without the encoder.
+// Tables get every text as it is, to be shown by table.render.
+type encoder struct {
 	format outputFormat
 	cols   []column
-	keys   [][]byte // per column: `"name":` with its leading comma (JSON)
-	buf    []byte
-	field  int
-	rows   int64
-	err    error
+	keys   [][]byte // JSON: per column, its key, after a comma but for the first
+	col    int      // the column whose value is being written
+	mark   int      // JSON: where the current column's key begins
 
 	// table and markdown
-	cells  [][]string
-	row    []string
-	hidden int64 // rows beyond maxTableRows
+	ends    []int  // where each cell's text ends in the row
+	missing []bool // per column: no value
 }
 
+// json reports whether the encoder writes JSON (an array or JSON Lines).
+func (e *encoder) json() bool { return e.format == outJSON || e.format == outJSONL }
+
+// next ends a value and starts the next column's: a comma in CSV, the key
+// in JSON, the end of a cell in a table. The CSV case is kept small
+// enough to inline: it runs for every value of run -o csv.
+func (e *encoder) next(dst []byte) []byte {
+	e.col++
+	if e.format == outCSV {
+		return append(dst, ',')
+	}
+	return e.open(dst)
+}
+
+// open starts the current column's value in JSON or a table.
+func (e *encoder) open(dst []byte) []byte {
+	if e.json() {
+		e.mark = len(dst)
+		return append(dst, e.keys[e.col]...)
+	}
+	e.ends = append(e.ends, len(dst))
+	return dst
+}
+
+// str appends a text.
+func (e *encoder) str(dst, b []byte) []byte {
+	switch e.format {
+	case outCSV:
+		return appendCSVBytes(dst, b)
+	case outJSON, outJSONL:
+		return appendJSONBytes(dst, b)
+	}
+	return append(dst, b...)
+}
+
+// text appends a text held in a string.
+func (e *encoder) text(dst []byte, s string) []byte {
+	switch e.format {
+	case outCSV:
+		return appendCSV(dst, s)
+	case outJSON, outJSONL:
+		return appendJSONString(dst, s)
+	}
+	return append(dst, s...)
+}
+
+// time appends a timestamp as the trace wrote it; JSON writes it as a
+// number when it is one, else as a string.
+func (e *encoder) time(dst, b []byte) []byte {
+	switch e.format {
+	case outCSV:
+		return appendCSVBytes(dst, b)
+	case outJSON, outJSONL:
+		if isJSONNumber(b) {
+			return append(dst, b...)
+		}
+		return appendJSONBytes(dst, b)
+	}
+	return append(dst, b...)
+}
+
+// null appends no value: nothing in CSV, null in JSON (or, for an
+// omitNull column, not even the key), and a table shows the column's
+// nullText.
+func (e *encoder) null(dst []byte) []byte {
+	switch e.format {
+	case outCSV:
+		return dst
+	case outJSON, outJSONL:
+		if e.cols[e.col].omitNull {
+			return dst[:e.mark]
+		}
+		return append(dst, "null"...)
+	}
+	e.missing[e.col] = true
+	return dst
+}
+
+// cell appends a report's cell.
+func (e *encoder) cell(dst []byte, c cell) []byte {
+	switch c.kind {
+	case kindString:
+		return e.text(dst, c.text)
+	case kindNull:
+		return e.null(dst)
+	}
+	return append(dst, c.text...)
+}
+
+// recordWriter is the one renderer of rows of columns: the per-request
+// rows of run and compare as they stream, and the rows of small reports.
+// It writes CSV, JSON Lines or a JSON array, appending into one large
+// buffer (no fmt, no allocation per row); for table and markdown it keeps
+// the first maxRows rows as text and counts the rest. A row is written as
+//
+//	b := rw.begin()
+//	b = first value; b = next value after rw.enc.next(b); ...
+//	err := rw.end(b)
+type recordWriter struct {
+	w       io.Writer
+	enc     encoder // and the columns, enc.cols
+	buf     []byte
+	scratch []byte // the row of a table
+	rows    int64
+	err     error
+
+	// table and markdown
+	maxRows int // rows kept as text
+	cells   [][]string
+	hidden  int64 // rows beyond maxRows
+}
+
+// newRecordWriter returns a recordWriter of rows of cols that keeps
+// maxTableRows rows of a table; CSV starts with its header and a JSON
+// array with its bracket.
 func newRecordWriter(w io.Writer, format outputFormat, cols []column) *recordWriter {
-	rw := &recordWriter{w: w, format: format, cols: cols}
+	rw := &recordWriter{w: w, enc: encoder{format: format, cols: cols}, maxRows: maxTableRows}
 	switch format {
 	case outCSV:
 		rw.buf = make([]byte, 0, flushAt+4096)
@@ -69,168 +210,88 @@ func newRecordWriter(w io.Writer, format outputFormat, cols []column) *recordWri
 			if i > 0 {
 				k = append(k, ',')
 			}
-			k = appendJSONString(k, c.name)
-			k = append(k, ':')
-			rw.keys = append(rw.keys, k)
+			rw.enc.keys = append(rw.enc.keys, append(appendJSONString(k, c.name), ':'))
 		}
 		if format == outJSON {
 			rw.buf = append(rw.buf, '[')
 		}
+	default:
+		rw.enc.missing = make([]bool, len(cols))
 	}
 	return rw
 }
 
 // textual reports whether rows are kept as cells for a table.
-func (rw *recordWriter) textual() bool { return rw.format == outTable || rw.format == outMarkdown }
+func (rw *recordWriter) textual() bool {
+	return rw.enc.format == outTable || rw.enc.format == outMarkdown
+}
 
-// begin starts a row.
-func (rw *recordWriter) begin() {
-	rw.field = 0
-	switch rw.format {
+// begin starts a row and returns the buffer its values are appended to.
+func (rw *recordWriter) begin() []byte {
+	e := &rw.enc
+	e.col = 0
+	switch e.format {
+	case outCSV:
+		return rw.buf
+	case outJSON, outJSONL:
+		b := rw.buf
+		if e.format == outJSON {
+			if rw.rows > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, '{')
+		e.mark = len(b)
+		return append(b, e.keys[0]...)
+	}
+	e.ends = e.ends[:0]
+	clear(e.missing)
+	return rw.scratch[:0]
+}
+
+// end finishes the row whose values b holds, and writes the buffer out
+// when it is large. A row with a value too few or too many is a bug.
+func (rw *recordWriter) end(b []byte) error {
+	e := &rw.enc
+	if e.col != len(e.cols)-1 {
+		panic("cmd: a row of " + strconv.Itoa(e.col+1) + " values for " + strconv.Itoa(len(e.cols)) + " columns")
+	}
+	switch e.format {
+	case outCSV:
+		rw.buf = append(b, '\n')
 	case outJSON:
-		if rw.rows > 0 {
-			rw.buf = append(rw.buf, ',')
-		}
-		rw.buf = append(rw.buf, '\n', '{')
+		rw.buf = append(b, '}')
 	case outJSONL:
-		rw.buf = append(rw.buf, '{')
-	case outTable, outMarkdown:
-		if len(rw.cells) < maxTableRows {
-			rw.row = make([]string, 0, len(rw.cols))
-		} else {
-			rw.row = nil
-		}
-	}
-}
-
-// next starts the next field.
-func (rw *recordWriter) next() {
-	switch rw.format {
-	case outCSV:
-		if rw.field > 0 {
-			rw.buf = append(rw.buf, ',')
-		}
-	case outJSON, outJSONL:
-		rw.buf = append(rw.buf, rw.keys[rw.field]...)
-	}
-	rw.field++
-}
-
-// str writes a text field.
-func (rw *recordWriter) str(b []byte) {
-	rw.next()
-	switch rw.format {
-	case outCSV:
-		rw.buf = appendCSVBytes(rw.buf, b)
-	case outJSON, outJSONL:
-		rw.buf = appendJSONBytes(rw.buf, b)
+		rw.buf = append(b, '}', '\n')
 	default:
-		if rw.row != nil {
-			rw.row = append(rw.row, string(b))
-		}
-	}
-}
-
-// state writes a state text; tables shorten long ones.
-func (rw *recordWriter) state(b []byte) {
-	if rw.textual() && utf8.RuneCount(b) > maxStateWidth {
-		rw.next()
-		if rw.row != nil {
-			rw.row = append(rw.row, shorten(string(b), maxStateWidth))
-		}
-		return
-	}
-	rw.str(b)
-}
-
-// num writes a field that is a valid JSON number.
-func (rw *recordWriter) num(b []byte) {
-	rw.next()
-	switch rw.format {
-	case outCSV, outJSON, outJSONL:
-		rw.buf = append(rw.buf, b...)
-	default:
-		if rw.row != nil {
-			rw.row = append(rw.row, string(b))
-		}
-	}
-}
-
-// int writes an integer field.
-func (rw *recordWriter) int(n int64) {
-	rw.next()
-	switch rw.format {
-	case outCSV, outJSON, outJSONL:
-		rw.buf = strconv.AppendInt(rw.buf, n, 10)
-	default:
-		if rw.row != nil {
-			rw.row = append(rw.row, strconv.FormatInt(n, 10))
-		}
-	}
-}
-
-// null writes a field with no value: null in JSON, empty in CSV, and the
-// given text in tables.
-func (rw *recordWriter) null(text string) {
-	rw.next()
-	switch rw.format {
-	case outCSV:
-	case outJSON, outJSONL:
-		rw.buf = append(rw.buf, "null"...)
-	default:
-		if rw.row != nil {
-			rw.row = append(rw.row, text)
-		}
-	}
-}
-
-// bool writes true or false.
-func (rw *recordWriter) bool(v bool) {
-	rw.next()
-	switch rw.format {
-	case outCSV, outJSON, outJSONL:
-		rw.buf = strconv.AppendBool(rw.buf, v)
-	default:
-		if rw.row != nil {
-			rw.row = append(rw.row, strconv.FormatBool(v))
-		}
-	}
-}
-
-// time writes a timestamp as the trace wrote it: a JSON number when it is
-// one, else a JSON string.
-func (rw *recordWriter) time(b []byte) {
-	if (rw.format == outJSON || rw.format == outJSONL) && !isJSONNumber(b) {
-		rw.str(b)
-		return
-	}
-	rw.num(b)
-}
-
-// end finishes a row, writing the buffer out when it is large.
-func (rw *recordWriter) end() error {
-	rw.rows++
-	switch rw.format {
-	case outCSV:
-		rw.buf = append(rw.buf, '\n')
-	case outJSON:
-		rw.buf = append(rw.buf, '}')
-	case outJSONL:
-		rw.buf = append(rw.buf, '}', '\n')
-	default:
-		if rw.row != nil {
-			rw.cells = append(rw.cells, rw.row)
-		} else {
+		rw.scratch = b
+		rw.rows++
+		if len(rw.cells) >= rw.maxRows {
 			rw.hidden++
+			return nil
 		}
+		e.ends = append(e.ends, len(b))
+		row := make([]string, 0, len(e.cols))
+		start := 0
+		for i := range e.cols {
+			c := &e.cols[i]
+			if !c.machineOnly {
+				row = append(row, c.tableText(e.missing[i], b[start:e.ends[i]]))
+			}
+			start = e.ends[i]
+		}
+		rw.cells = append(rw.cells, row)
 		return nil
 	}
+	rw.rows++
 	if len(rw.buf) >= flushAt {
 		return rw.flush()
 	}
 	return nil
 }
 
+// flush writes the buffer out and keeps the first error.
 func (rw *recordWriter) flush() error {
 	if rw.err == nil && len(rw.buf) > 0 {
 		_, rw.err = rw.w.Write(rw.buf)
@@ -241,7 +302,7 @@ func (rw *recordWriter) flush() error {
 
 // close finishes CSV and JSON output; tables are rendered by the caller.
 func (rw *recordWriter) close() error {
-	if rw.format == outJSON {
+	if rw.enc.format == outJSON {
 		if rw.rows > 0 {
 			rw.buf = append(rw.buf, '\n')
 		}
@@ -250,20 +311,25 @@ func (rw *recordWriter) close() error {
 	return rw.flush()
 }
 
-func (rw *recordWriter) header() []string {
-	h := make([]string, len(rw.cols))
-	for i, c := range rw.cols {
-		h[i] = c.name
+// table is the table of the rows kept, with the columns that tables show;
+// footer gives the footer's cells by column name, and nil means no footer.
+func (rw *recordWriter) table(footer map[string]string) *table {
+	t := &table{rows: rw.cells}
+	for _, c := range rw.enc.cols {
+		if c.machineOnly {
+			continue
+		}
+		title := c.name
+		if c.title != "" {
+			title = c.title
+		}
+		t.header = append(t.header, title)
+		t.right = append(t.right, c.right)
+		if footer != nil {
+			t.footer = append(t.footer, footer[c.name])
+		}
 	}
-	return h
-}
-
-func (rw *recordWriter) aligns() []bool {
-	a := make([]bool, len(rw.cols))
-	for i, c := range rw.cols {
-		a[i] = c.right
-	}
-	return a
+	return t
 }
 
 // shorten cuts s to at most n runes, ending in an ellipsis.

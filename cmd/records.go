@@ -17,6 +17,7 @@ type cell struct {
 	kind cellKind
 }
 
+// cellKind says how JSON writes a cell's text, and whether there is one.
 type cellKind uint8
 
 const (
@@ -43,119 +44,29 @@ func timeCell(text string) cell {
 	return strCell(text)
 }
 
-// field is a column of a small report.
-type field struct {
-	name    string
-	right   bool
-	inTable bool   // shown in table and markdown output
-	title   string // table header, when it differs from name
-	suffix  string // appended to the text in tables ("%")
-	// omitNull leaves the key out of JSON when the value is null: a
-	// parameter the algorithm does not use.
-	omitNull bool
-}
-
-// writeRecords writes rows of cells as CSV, JSON, JSON Lines or a table.
-// A table is returned for the caller to place, not written.
-func writeRecords(w io.Writer, format outputFormat, fields []field, rows [][]cell) (*table, error) {
-	switch format {
-	case outTable, outMarkdown:
-		t := &table{}
-		var idx []int
-		for i, f := range fields {
-			if !f.inTable {
-				continue
-			}
-			idx = append(idx, i)
-			title := f.name
-			if f.title != "" {
-				title = f.title
-			}
-			t.header = append(t.header, title)
-			t.right = append(t.right, f.right)
-		}
-		for _, r := range rows {
-			var tr []string
-			for _, i := range idx {
-				c := r[i]
-				switch {
-				case c.kind == kindNull:
-					tr = append(tr, "-")
-				default:
-					tr = append(tr, c.text+fields[i].suffix)
-				}
-			}
-			t.rows = append(t.rows, tr)
-		}
-		return t, nil
-	}
-	var buf []byte
-	switch format {
-	case outCSV:
-		for i, f := range fields {
+// writeRecords writes a small report, rows of cells in the order of
+// cols, through a recordWriter. A table is returned for the caller to
+// place, not written.
+func writeRecords(w io.Writer, format outputFormat, cols []column, rows [][]cell) (*table, error) {
+	rw := newRecordWriter(w, format, cols)
+	rw.maxRows = len(rows) // a report's table shows every row
+	e := &rw.enc
+	for _, r := range rows {
+		b := rw.begin()
+		for i, c := range r {
 			if i > 0 {
-				buf = append(buf, ',')
+				b = e.next(b)
 			}
-			buf = appendCSV(buf, f.name)
+			b = e.cell(b, c)
 		}
-		buf = append(buf, '\n')
-		for _, r := range rows {
-			for i, c := range r {
-				if i > 0 {
-					buf = append(buf, ',')
-				}
-				if c.kind != kindNull {
-					buf = appendCSV(buf, c.text)
-				}
-			}
-			buf = append(buf, '\n')
-		}
-	case outJSON, outJSONL:
-		if format == outJSON {
-			buf = append(buf, '[')
-		}
-		for n, r := range rows {
-			if format == outJSON {
-				if n > 0 {
-					buf = append(buf, ',')
-				}
-				buf = append(buf, '\n')
-			}
-			buf = append(buf, '{')
-			first := true
-			for i, c := range r {
-				if c.kind == kindNull && fields[i].omitNull {
-					continue
-				}
-				if !first {
-					buf = append(buf, ',')
-				}
-				first = false
-				buf = appendJSONString(buf, fields[i].name)
-				buf = append(buf, ':')
-				switch c.kind {
-				case kindString:
-					buf = appendJSONString(buf, c.text)
-				case kindNull:
-					buf = append(buf, "null"...)
-				default:
-					buf = append(buf, c.text...)
-				}
-			}
-			buf = append(buf, '}')
-			if format == outJSONL {
-				buf = append(buf, '\n')
-			}
-		}
-		if format == outJSON {
-			if len(rows) > 0 {
-				buf = append(buf, '\n')
-			}
-			buf = append(buf, ']', '\n')
+		if err := rw.end(b); err != nil {
+			return nil, err
 		}
 	}
-	_, err := w.Write(buf)
-	return nil, err
+	if rw.textual() {
+		return rw.table(nil), nil
+	}
+	return nil, rw.close()
 }
 
 // pct renders part of whole as a percentage with one decimal, rounded half
