@@ -120,7 +120,7 @@ func runBurst(o *burstOptions, s streams) error {
 		user, from, to := burstCells(iv, sp)
 		lane := sp.lane(iv.Name)
 		_, window, capacity, rate := sp.laneCells(lane)
-		rows = append(rows, []cell{
+		rows = append(rows, append([]cell{
 			strCell(iv.Name),
 			intCell(sp.Oracle.Limit),
 			decCell(sp.interval(), sp.Unit),
@@ -131,9 +131,15 @@ func runBurst(o *burstOptions, s streams) error {
 			capacity, rate,
 			strCell(clockName(lane.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
-		})
+		}, sp.extraCells(lane)...))
 	}
-	t, err := writeRecords(s.out, format, burstColumns, rows)
+	cols := burstColumns
+	if len(o.trace.Key) > 0 {
+		// The worst interval's key is the composite --key builds.
+		cols = slices.Clone(cols)
+		cols[slices.IndexFunc(cols, func(c column) bool { return c.name == "user" })].name = "key"
+	}
+	t, err := writeRecords(s.out, format, append(cols, sp.extraColumns()...), rows)
 	if err != nil {
 		return err
 	}

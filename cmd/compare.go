@@ -116,7 +116,7 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if format != outTable && format != outMarkdown {
 		if o.Summary {
-			if _, err := writeRecords(s.out, format, summaryColumns, summaryRows(rep, rp.spec)); err != nil {
+			if _, err := writeRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
@@ -149,7 +149,7 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 	}
 	if !o.Diff {
-		t, _ := writeRecords(nil, format, summaryColumns, summaryRows(rep, rp.spec))
+		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
 		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
@@ -283,8 +283,9 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			first, firstUser = timeCell(fr.TimeText), strCell(fr.Key)
 		}
 		bUser, bFrom, bTo := burstCells(st.Burst, sp)
-		limit, window, capacity, rate := sp.laneCells(sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy})
-		rows = append(rows, []cell{
+		lane := sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy}
+		limit, window, capacity, rate := sp.laneCells(lane)
+		rows = append(rows, append([]cell{
 			strCell(st.Name),
 			intCell(st.Requests),
 			intCell(st.Allowed),
@@ -305,7 +306,7 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			strCell(clockName(st.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
 			intCell(rep.ClockBackwards),
-		})
+		}, sp.extraCells(lane)...))
 	}
 	return rows
 }

@@ -297,6 +297,60 @@ func (sp *policySpec) laneLines() []string {
 	return lines
 }
 
+// extraColumns are the columns a report's rows about lanes add when the
+// lanes need them: algorithm when a lane has a name of its own (its
+// column shows the name), and each parameter beyond coreParams that a
+// lane takes (buckets), null for the lanes that do not.
+func (sp *policySpec) extraColumns() []column {
+	var cols []column
+	if sp.named() {
+		cols = append(cols, column{name: "algorithm", machineOnly: true})
+	}
+	for _, prm := range sp.extraParamList() {
+		cols = append(cols, column{name: prm.Name, omitNull: true, machineOnly: true})
+	}
+	return cols
+}
+
+// extraCells are lane l's cells of extraColumns.
+func (sp *policySpec) extraCells(l sim.Lane) []cell {
+	var cells []cell
+	if sp.named() {
+		cells = append(cells, strCell(l.Algorithm.String()))
+	}
+	for _, prm := range sp.extraParamList() {
+		if !slices.Contains(l.Algorithm.Params(), prm.Name) {
+			cells = append(cells, nullCell())
+			continue
+		}
+		switch v := l.Policy.Field(prm.Name).(type) {
+		case *int64:
+			cells = append(cells, intCell(*v))
+		case *time.Duration:
+			cells = append(cells, decCell(*v, sp.Unit))
+		default:
+			cells = append(cells, strCell(sp.paramText(l.Policy, prm.Name)))
+		}
+	}
+	return cells
+}
+
+// named reports whether a lane has a name other than its algorithm's.
+func (sp *policySpec) named() bool {
+	return slices.ContainsFunc(sp.Lanes, func(l sim.Lane) bool { return l.Name != l.Algorithm.String() })
+}
+
+// extraParamList lists the parameters beyond coreParams that a lane takes.
+func (sp *policySpec) extraParamList() []limiters.Param {
+	var out []limiters.Param
+	for _, prm := range limiters.Params() {
+		if !slices.Contains(coreParams, prm.Name) && slices.ContainsFunc(sp.Lanes, func(l sim.Lane) bool { return slices.Contains(l.Algorithm.Params(), prm.Name) }) {
+			out = append(out, prm)
+		}
+	}
+	return out
+}
+
 // extraParams states, each after ", ", the parameters beyond coreParams
 // that any of algos takes, with their values in p: ", buckets 10".
 func (sp *policySpec) extraParams(algos []limiters.Algorithm, p limiters.Policy) string {
