@@ -305,18 +305,11 @@ func parseRFC3339(s []byte, loc *time.Location, round bool) (ns int64, e numErr,
 		}
 		// A wall time in loc.
 		ns, why := localInstant(year, month, day, hour, minute, sec, int(frac), loc)
-		switch {
-		case why != "":
+		if why != "" {
 			return 0, numLocal, why
-		case lost && !round:
-			return 0, numPrecision, ""
-		case lost && up:
-			if ns == math.MaxInt64 {
-				return 0, numRange, ""
-			}
-			ns++
 		}
-		return ns, numOK, ""
+		ns, e = subNanos(ns, lost, up, round)
+		return ns, e, ""
 	}
 	var offset int64
 	switch s[i] {
@@ -370,16 +363,23 @@ func parseRFC3339(s []byte, loc *time.Location, round bool) (ns int64, e numErr,
 		}
 		ns += f
 	}
+	ns, e = subNanos(ns, lost, up, round)
+	return ns, e, ""
+}
+
+// subNanos applies digits finer than a nanosecond to ns: an error unless
+// round, else one more nanosecond when they round up.
+func subNanos(ns int64, lost, up, round bool) (int64, numErr) {
 	switch {
 	case lost && !round:
-		return 0, numPrecision, ""
+		return 0, numPrecision
 	case lost && up:
 		if ns == math.MaxInt64 {
-			return 0, numRange, ""
+			return 0, numRange
 		}
 		ns++
 	}
-	return ns, numOK, ""
+	return ns, numOK
 }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
