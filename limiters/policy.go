@@ -9,7 +9,7 @@ import (
 
 // A Clock says what a limiter does with a request whose time is earlier than
 // its key's state accepts: the clock went backwards for that key. As in the
-// seed's code, that is a time in an earlier window than the key's current
+// classic implementations, that is a time in an earlier window than the key's current
 // one (FixedWindow, SlidingCounter), a time before the newest logged
 // request (SlidingLog), or a time before the key's last request (the bucket
 // algorithms).

@@ -19,17 +19,17 @@ type logEntry struct {
 // The entries live in a ring whose size follows the number of entries the
 // key holds, not the limit, and requests at the same instant share one
 // entry. Up to four entries fit inside the state itself, so a small log
-// (the seed's limit of 3) needs no other memory; a longer one moves to a
+// (the classic example's limit of 3) needs no other memory; a longer one moves to a
 // ring of its own that doubles when full and halves when a quarter full
 // (never below 8). A key with a limit of 10,000 that sends a request a
 // minute holds one or two entries. The ring is reused in place, so in a
 // steady state a decision allocates nothing.
 //
-// The seed's log also drops expired entries when it refuses a request;
+// The classic sliding log also drops expired entries when it refuses a request;
 // this one drops them only when it admits one. For cost-1 requests that
 // makes no difference (a refusal finds no expired entries). With costs it
 // matters for a request that goes back in time past a refusal, which the
-// seed's rule could admit beyond the limit; this log never admits more than
+// classic rule could admit beyond the limit; this log never admits more than
 // the limit in any closed interval of the window's length.
 //
 // Unlike the other state types, a SlidingLogState refers to storage: Step

@@ -107,7 +107,7 @@ type SlidingCounterState struct {
 //
 // The estimate is prev*(W-elapsed)/W + cur, computed exactly. A request of
 // cost c is allowed when the estimate is below Limit-c+1, which for c = 1
-// is the seed's rule "refuse when the estimate has reached the limit", and
+// is the classic rule "refuse when the estimate has reached the limit", and
 // in general admits c unit requests at once or none.
 func (s SlidingCounterState) Step(r *Rule, now, cost int64) (SlidingCounterState, Decision) {
 	if !r.fits(SlidingCounter) {
