@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,6 +40,8 @@ type runOptions struct {
 	Explain bool
 	Only    string
 	Output  string
+	// With names the extra columns: line, or any trace attribute.
+	With []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -61,6 +64,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.Algo, "algo", "", "algorithm: "+algorithmNames())
 	fs.BoolVar(&o.Explain, "explain", false, "add the state column: what each decision was based on")
 	fs.StringVar(&o.Only, "only", "", "show only allowed or rejected requests")
+	fs.StringSliceVar(&o.With, "with", nil, "extra columns, comma-separated: line (the trace line) or any field of the trace (ip,path,status), to join decisions back to the log")
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
@@ -112,8 +116,21 @@ func runRun(o *runOptions, s streams) error {
 	defer rp.trace.Close()
 
 	algo := rp.spec.Lanes[0].Algorithm
-	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain}
-	rw := newRecordWriter(s.out, format, row.columns(rp.trace.RFC3339()))
+	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain, with: o.With}
+	cols := row.columns(rp.trace.RFC3339())
+	for _, w := range o.With {
+		if w == "" {
+			return usageErrorf("--with has an empty name")
+		}
+		if slices.ContainsFunc(cols, func(c column) bool { return c.name == w }) {
+			return usageErrorf("--with %s: run already has a %s column", w, w)
+		}
+		cols = append(cols, column{name: w, right: w == "line"})
+		if w != "line" {
+			row.attrs = append(row.attrs, w)
+		}
+	}
+	rw := newRecordWriter(s.out, format, cols)
 	var totalCost costSum
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
@@ -135,6 +152,7 @@ func runRun(o *runOptions, s streams) error {
 		return nil
 	}
 	cfg := rp.config(true, o.Explain)
+	cfg.With = row.attrs
 	cfg.DecisionsOnly = true // run shows no oracle or burst figures
 	cfg.Detail = true
 	rep, err := rp.run(cfg, s, emit)
@@ -263,6 +281,9 @@ type runRow struct {
 	unit  time.Duration
 
 	queue, keyed, explain bool // the delay, key and state columns
+
+	with  []string // the --with columns: line, or attributes
+	attrs []string // the attributes of with, in order (sim.Config.With)
 }
 
 // columns are run's columns, in the order appendTo writes them: user,
@@ -317,6 +338,15 @@ func (r *runRow) appendTo(e *encoder, b []byte) []byte {
 	}
 	if r.explain {
 		b = e.str(e.next(b), r.batch.State(r.i, 0))
+	}
+	j := 0
+	for _, w := range r.with {
+		if w == "line" {
+			b = strconv.AppendInt(e.next(b), int64(r.req.Line), 10)
+			continue
+		}
+		b = e.str(e.next(b), r.batch.With(r.i, j))
+		j++
 	}
 	return b
 }

@@ -47,6 +47,7 @@ type batch struct {
 	rows  []row     // what the workers need of each request
 	texts []rowText // what only reports need
 	arena []byte    // user, key and timestamp texts of all requests
+	withs []span    // per request, Config.With's values
 	own   [][]int32 // per worker: the requests whose key it owns
 	errs  []error   // per worker: what went wrong in this batch
 	left  atomic.Int32
@@ -227,6 +228,10 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 			for i := range b.rows {
 				b.Requests = append(b.Requests, b.request(i))
 			}
+			b.withVals = b.withVals[:0]
+			for _, w := range b.withs {
+				b.withVals = append(b.withVals, b.slice(w))
+			}
 			if err := emit(&b.Batch); err != nil {
 				emitErr = err
 				e.stop.Store(true)
@@ -330,6 +335,7 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 func (e *engine) fill(b *batch, src Source) error {
 	rows, texts := b.rows[:0], b.texts[:0]
 	b.arena = b.arena[:0]
+	b.withs, b.nwith = b.withs[:0], len(e.cfg.With)
 	defer func() { b.rows, b.texts = rows, texts }()
 	for len(rows) < batchSize && len(b.arena) < maxBatchBytes {
 		ev, err := src.Next()
@@ -343,11 +349,29 @@ func (e *engine) fill(b *batch, src Source) error {
 				return err
 			}
 		}
+		if err := e.appendWith(b, ev); err != nil {
+			return err
+		}
 		n := len(rows)
 		rows, texts = rows[:n+1], texts[:n+1]
 		r, t := &rows[n], &texts[n]
 		r.time, r.cost, r.key = ev.Time, ev.Cost, key
 		t.line, t.user, t.time = ev.Line, user, e.appendText(b, ev.TimeText)
+	}
+	return nil
+}
+
+// appendWith copies the values of ev's Config.With attributes into b.
+// A missing one is an error, and then b has none of ev's.
+func (e *engine) appendWith(b *batch, ev *traces.Event) error {
+	start := len(b.withs)
+	for _, name := range e.cfg.With {
+		v, ok := ev.Attr(name)
+		if !ok {
+			b.withs = b.withs[:start]
+			return &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to show", name)}
+		}
+		b.withs = append(b.withs, e.appendText(b, v))
 	}
 	return nil
 }

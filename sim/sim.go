@@ -41,6 +41,9 @@ type Config struct {
 	// '\' inside a field escaped by a '\' so that different fields never
 	// make one key. Empty means user.
 	KeyFields []string
+	// With names event attributes to carry with each request, for
+	// Batch.With: a record without one of them is an error naming it.
+	With []string
 	// Rows asks for per-request results through the emit callback. Without
 	// it, Run only gathers the Report.
 	Rows bool
@@ -90,6 +93,12 @@ type Request struct {
 	Cost     int64
 }
 
+// With returns the value of request i's attribute Config.With[j]. It is
+// valid only during the emit callback.
+func (b *Batch) With(i, j int) []byte {
+	return b.withVals[i*b.nwith+j]
+}
+
 // Batch is a run of consecutive requests, in trace order, with every
 // selected algorithm's decision on each.
 type Batch struct {
@@ -104,10 +113,12 @@ type Batch struct {
 	// sliding log with the same limit and window) allowed it.
 	Oracle []bool
 
-	nalg   int
-	masks  []uint64    // per request: the lanes that allowed it
-	states []stateSpan // per request and algorithm, with Config.Explain
-	text   [][]byte    // state texts, one buffer per worker
+	nalg     int
+	nwith    int         // len(Config.With)
+	withVals [][]byte    // per request, Config.With's values
+	masks    []uint64    // per request: the lanes that allowed it
+	states   []stateSpan // per request and algorithm, with Config.Explain
+	text     [][]byte    // state texts, one buffer per worker
 }
 
 // stateSpan locates one state text: text[w][off:end].
