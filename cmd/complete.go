@@ -19,7 +19,7 @@ import (
 )
 
 // traceExtensions are the file extensions completed as traces.
-var traceExtensions = []string{"csv", "yaml", "yml", "jsonl", "ndjson", "gz"}
+var traceExtensions = []string{"csv", "yaml", "yml", "jsonl", "ndjson", "log", "gz"}
 
 // completeTraceFiles completes the TRACE argument with trace files.
 func completeTraceFiles(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -83,7 +83,9 @@ func registerCompletions(c *cobra.Command) {
 	fixed("format",
 		cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
 		cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
-		cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"))
+		cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"),
+		cobra.CompletionWithDesc("combined", "an nginx or Apache access log, combined format"),
+		cobra.CompletionWithDesc("common", "an nginx or Apache access log, common format"))
 	fixed("time-format",
 		cobra.CompletionWithDesc("auto", "numbers in --unit, or RFC 3339 times (default)"),
 		cobra.CompletionWithDesc("unix", "seconds since the Unix epoch"),

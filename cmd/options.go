@@ -72,7 +72,7 @@ type traceOptions struct {
 
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
-	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml or jsonl (default: from the extension, else the content)")
+	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml, jsonl, or combined or common (nginx and Apache access logs) (default: from the extension, else the content)")
 	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report them on stderr and exit with status 3")
 	fs.IntVar(&o.MaxErrors, "max-errors", 20, "with --lenient, the most skipped rows reported one by one; the rest are counted")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
@@ -103,7 +103,7 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	}
 	f, err := traces.ParseFormat(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl)", s)
+		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl, combined, common)", s)
 	}
 	return f, nil
 }

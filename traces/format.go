@@ -18,6 +18,8 @@ const (
 	CSV               // comma-separated values with a header row
 	YAML              // a sequence of maps, or a map whose "requests" holds one
 	JSONL             // JSON Lines: one object per line
+	Combined          // the combined access log format of nginx and Apache
+	Common            // the common access log format (combined without referer and user agent)
 )
 
 // String returns the format's name as ParseFormat accepts it: "auto",
@@ -32,12 +34,17 @@ func (f Format) String() string {
 		return "yaml"
 	case JSONL:
 		return "jsonl"
+	case Combined:
+		return "combined"
+	case Common:
+		return "common"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
 // ParseFormat parses a format name: "csv", "yaml" (also "yml"), "jsonl"
-// (also "ndjson"), or "auto" (also ""), case-insensitively.
+// (also "ndjson"), "combined", "common", or "auto" (also ""),
+// case-insensitively.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "auto":
@@ -48,8 +55,12 @@ func ParseFormat(s string) (Format, error) {
 		return YAML, nil
 	case "jsonl", "ndjson":
 		return JSONL, nil
+	case "combined":
+		return Combined, nil
+	case "common":
+		return Common, nil
 	}
-	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: csv, yaml, jsonl)", s)
+	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: csv, yaml, jsonl, combined, common)", s)
 }
 
 // FormatOf returns the format a file name's extension implies (.csv, .yaml,
@@ -70,9 +81,10 @@ func FormatOf(name string) Format {
 }
 
 // sniff guesses the format from the first bytes of a (decompressed) trace:
-// an object opening the first line is JSON Lines; a sequence entry, a flow
-// sequence, a document marker, a directive, a comment or a "key:" line is
-// YAML; anything else (an empty trace too) is CSV.
+// a first line that parses as an access log line is that access log
+// format; an object opening the first line is JSON Lines; a sequence
+// entry, a flow sequence, a document marker, a directive, a comment or a
+// "key:" line is YAML; anything else (an empty trace too) is CSV.
 func sniff(head []byte) Format {
 	head = bytes.TrimPrefix(head, utf8BOM)
 	for len(head) > 0 {
@@ -85,6 +97,12 @@ func sniff(head []byte) Format {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
+		}
+		if ok, combined := sniffAccessLog(line); ok {
+			if combined {
+				return Combined
+			}
+			return Common
 		}
 		switch line[0] {
 		case '{':

@@ -113,7 +113,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.MaxYAMLBytes <= 0 {
 		opts.MaxYAMLBytes = DefaultMaxYAMLBytes
 	}
-	if opts.Format > JSONL {
+	if opts.Format > Common {
 		return nil, fmt.Errorf("traces: unknown format %v", opts.Format)
 	}
 	rd := &Reader{opts: opts}
@@ -167,6 +167,13 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		rd.p = newJSONLParser(&rd.c, lr)
 	case YAML:
 		p, err := newYAMLParser(&rd.c, lr, opts.MaxYAMLBytes)
+		if err != nil {
+			rd.closeGzip()
+			return nil, err
+		}
+		rd.p = p
+	case Combined, Common:
+		p, err := newAccessLogParser(&rd.c, lr, rd.format == Combined, opts)
 		if err != nil {
 			rd.closeGzip()
 			return nil, err

@@ -21,8 +21,10 @@ import "embed"
 //	rfc3339.csv          the same trace as RFC 3339 times from
 //	                     2024-01-01T00:00:00Z
 //	multi-user.csv       several users with cost and endpoint columns
+//	access.log           an nginx combined log: IPv4 and IPv6 clients, quoted
+//	                     user agents, a "-" request, a logged-in user
 //
 // Timestamps are in seconds unless the name says otherwise.
 //
-//go:embed *.csv *.yaml *.jsonl
+//go:embed *.csv *.yaml *.jsonl *.log
 var FS embed.FS
