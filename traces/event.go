@@ -21,6 +21,9 @@ type Event struct {
 	// Line is the 1-based line of the record in the trace (its first line
 	// when a quoted CSV field spans several).
 	Line int
+	// File is the name of the trace the event came from, as errors give
+	// it: one of several when they are merged.
+	File string
 
 	costText []byte      // the cost as written; nil when the trace gave none
 	attrs    []attr      // fields other than user, timestamp and cost, in trace order

@@ -130,6 +130,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("traces: the user, timestamp and cost fields must differ, got %q, %q and %q", n.user, n.time, n.cost)
 	}
 	rd.ev.names = &rd.c.names
+	rd.ev.File = name
 
 	var magic [2]byte
 	n, err := io.ReadFull(r, magic[:])
