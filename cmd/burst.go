@@ -37,7 +37,7 @@ type burstOptions struct {
 func newBurstCmd() *cobra.Command {
 	o := &burstOptions{}
 	c := &cobra.Command{
-		Use:               "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|-",
+		Use:               "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|- [TRACE...]",
 		Short:             "Find the worst burst each algorithm lets through",
 		Long:              burstLong + policyHelp,
 		Example:           burstExample,
@@ -45,7 +45,7 @@ func newBurstCmd() *cobra.Command {
 		ValidArgsFunction: completeTraceFiles,
 		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path = traceArg(args)
+			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
 			return runBurst(o, streamsOf(c))
 		},

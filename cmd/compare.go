@@ -46,7 +46,7 @@ type compareOptions struct {
 func newCompareCmd() *cobra.Command {
 	o := &compareOptions{}
 	c := &cobra.Command{
-		Use:               "compare [--algos a,b|all] [flags] TRACE|-",
+		Use:               "compare [--algos a,b|all] [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through several algorithms, side by side",
 		Long:              compareLong + policyHelp,
 		Example:           compareExample,
@@ -54,7 +54,7 @@ func newCompareCmd() *cobra.Command {
 		ValidArgsFunction: completeTraceFiles,
 		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path = traceArg(args)
+			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
 			return runCompare(o, streamsOf(c))
 		},

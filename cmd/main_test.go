@@ -19,6 +19,10 @@ import (
 // read as in the README, or, when a test script executes "ratesim", runs
 // the command itself.
 func TestMain(m *testing.M) {
+	if os.Getenv("RATESIM_RUN_MAIN") == "1" {
+		// A test runs this binary as ratesim itself (TestSortInterrupted).
+		os.Exit(Main("test", os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(fromRoot{m}, map[string]func(){
 		"ratesim": func() { os.Exit(Main("test", os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		// exitcode N ratesim ARGS... runs ratesim and succeeds if it exits

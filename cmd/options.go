@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	_ "time/tzdata" // --tz works on machines without zoneinfo
 
@@ -45,7 +49,9 @@ func isTerminal(f any) bool {
 
 // traceOptions say how to read the trace.
 type traceOptions struct {
-	Path    string
+	Path string
+	// More are the traces after Path, merged with it by time.
+	More    []string
 	Unit    string
 	Format  string
 	Lenient bool
@@ -63,6 +69,10 @@ type traceOptions struct {
 	// MaxErrors is the most skipped rows a lenient read reports one by
 	// one; the rest are counted.
 	MaxErrors int
+	// Sort replays the traces in time order, sorting in at most SortMem
+	// of memory (a size such as 256MiB).
+	Sort    bool
+	SortMem string
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
@@ -82,6 +92,8 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.TimeFormat, "time-format", "auto", "how timestamps are written: auto (numbers in --unit, or RFC 3339), unix, unix-ms, unix-us, unix-ns, rfc3339, clf, or a Go layout such as '2006-01-02 15:04:05'")
 	fs.StringVar(&o.TZ, "tz", "UTC", "time zone of timestamps without an offset: an IANA name such as Europe/Berlin, or Local")
 	fs.BoolVar(&o.TimeRound, "time-round", false, "round timestamps finer than a nanosecond to the nearest one instead of refusing them")
+	fs.BoolVar(&o.Sort, "sort", false, "replay the trace in time order (stable), sorting it first in bounded memory, spilling to temporary files")
+	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the most memory the sort holds events in: a size such as 64MiB or 2GiB")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -108,21 +120,34 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	return f, nil
 }
 
-// trace is an open trace whose first event has been read, so that whether
-// its timestamps are RFC 3339 is known before the replay starts.
+// trace is the open traces of a replay, merged or sorted into one, whose
+// first event has been read, so that whether its timestamps are RFC 3339
+// is known before the replay starts.
 type trace struct {
-	r      *traces.Reader
-	name   string
-	first  *traces.Event
-	err    error // from reading the first event
-	peeked bool
-	closer io.Closer
-	shown  int       // skipped rows reported one by one
-	out    io.Writer // where the count of the others goes
+	src     traces.Source // the readers, merged or sorted
+	readers []*traces.Reader
+	sorted  *traces.Sorted // with --sort
+	name    string
+	first   *traces.Event
+	err     error // from reading the first event
+	peeked  bool
+	closers []io.Closer
+	stop    func()    // stops the interrupt handler, if any
+	shown   int       // skipped rows reported one by one
+	out     io.Writer // where the count of the others goes
 }
 
-// openTrace opens o.Path (or stdin for "-") and reads its first event.
-// Skipped rows are reported on stderr as they happen.
+// moreTraces are the traces named after the first.
+func moreTraces(args []string) []string {
+	if len(args) < 2 {
+		return nil
+	}
+	return args[1:]
+}
+
+// openTrace opens the traces of o (stdin for "-"), merges or sorts them
+// into one, and reads its first event. Skipped rows are reported on
+// stderr as they happen.
 func openTrace(o *traceOptions, s streams) (*trace, error) {
 	unit, err := parseUnit(o.Unit)
 	if err != nil {
@@ -139,7 +164,16 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	if err != nil {
 		return nil, usageErrorf("invalid --tz %q: want an IANA zone name such as Europe/Berlin, UTC or Local", o.TZ)
 	}
-	t := &trace{name: o.Path, out: s.err}
+	if o.MaxErrors < 0 {
+		return nil, usageErrorf("invalid --max-errors %d: want 0 or more", o.MaxErrors)
+	}
+	var sortMem int64 // 0: the default
+	if o.SortMem != "" {
+		if sortMem, err = parseSize(o.SortMem); err != nil {
+			return nil, usageErrorf("invalid --sort-mem %q: %s", o.SortMem, err)
+		}
+	}
+	t := &trace{out: s.err}
 	opts := traces.Options{
 		TimeFormat: o.TimeFormat,
 		Location:   loc,
@@ -157,33 +191,136 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 			}
 		},
 	}
-	if o.MaxErrors < 0 {
-		return nil, usageErrorf("invalid --max-errors %d: want 0 or more", o.MaxErrors)
+	var names []string
+	for _, path := range append([]string{o.Path}, o.More...) {
+		var r *traces.Reader
+		var name string
+		if o.fsys != nil {
+			name = o.display
+			f, err := o.fsys.Open(path)
+			if err != nil {
+				t.Close()
+				return nil, err
+			}
+			t.closers = append(t.closers, f)
+			if r, err = traces.NewReader(f, o.display, opts); err != nil {
+				t.Close()
+				return nil, err
+			}
+		} else {
+			if r, err = traces.Open(path, s.in, opts); err != nil {
+				t.Close()
+				return nil, err
+			}
+			t.closers = append(t.closers, r)
+			name = r.Name()
+		}
+		t.readers = append(t.readers, r)
+		names = append(names, name)
 	}
-	if o.Path == "-" {
-		t.name = "stdin"
+	t.name = strings.Join(names, ", ")
+	t.src = t.readers[0]
+	if len(t.readers) > 1 {
+		srcs := make([]traces.Source, len(t.readers))
+		for i, r := range t.readers {
+			srcs[i] = r
+		}
+		if o.Sort {
+			t.src = &concat{srcs: srcs, name: t.name}
+		} else {
+			t.src = traces.Merge(srcs...)
+		}
 	}
-	if o.fsys != nil {
-		t.name = o.display
-		f, err := o.fsys.Open(o.Path)
-		if err != nil {
+	if o.Sort {
+		t.sorted = traces.Sort(t.src, traces.SortOptions{MaxMemory: sortMem})
+		t.src = t.sorted
+		t.stop = onInterrupt(func() {
+			t.sorted.Close()
+			fmt.Fprintln(s.err, "ratesim: interrupted")
+		})
+	}
+	t.first, t.err = t.src.Next()
+	if t.err == nil {
+		if err := t.checkTimes(); err != nil {
+			t.Close()
 			return nil, err
 		}
-		t.closer = f
-		t.r, err = traces.NewReader(f, o.display, opts)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-	} else {
-		t.r, err = traces.Open(o.Path, s.in, opts)
-		if err != nil {
-			return nil, err
-		}
-		t.closer = t.r
 	}
-	t.first, t.err = t.r.Next()
 	return t, nil
+}
+
+// checkTimes refuses traces of which some have RFC 3339 times and others
+// numbers: they cannot be merged.
+func (t *trace) checkTimes() error {
+	for _, r := range t.readers[1:] {
+		if r.RFC3339() != t.readers[0].RFC3339() && r.TimesKnown() && t.readers[0].TimesKnown() {
+			return usageErrorf("%s and %s cannot be merged: one has RFC 3339 times, the other numbers", t.readers[0].Name(), r.Name())
+		}
+	}
+	return nil
+}
+
+// concat is several sources one after the other, for sorting together.
+type concat struct {
+	srcs []traces.Source
+	name string
+}
+
+func (c *concat) Next() (*traces.Event, error) {
+	for len(c.srcs) > 0 {
+		ev, err := c.srcs[0].Next()
+		if err != io.EOF {
+			return ev, err
+		}
+		c.srcs = c.srcs[1:]
+	}
+	return nil, io.EOF
+}
+
+func (c *concat) Name() string { return c.name }
+
+// onInterrupt runs f and exits with status 130 when the process is
+// interrupted (SIGINT, SIGTERM); the returned function stops that.
+func onInterrupt(f func()) func() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			f()
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+	}
+}
+
+// parseSize parses a size in bytes: a whole number with an optional KiB,
+// MiB or GiB (also KB, MB, GB, K, M, G, all powers of 1024).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("want a positive size such as 64MiB, 512KiB or 2GiB")
+	}
+	if n > math.MaxInt64/mult {
+		return 0, errors.New("too large")
+	}
+	return n * mult, nil
 }
 
 // Next yields the peeked event first, then the rest of the trace.
@@ -195,21 +332,40 @@ func (t *trace) Next() (*traces.Event, error) {
 		}
 		return t.first, nil
 	}
-	return t.r.Next()
+	return t.src.Next()
 }
 
 // RFC3339 reports whether the trace's timestamps are RFC 3339 times.
-func (t *trace) RFC3339() bool { return t.r.RFC3339() }
+func (t *trace) RFC3339() bool { return t.readers[0].RFC3339() }
 
-// Name is the trace's name as errors show it.
-func (t *trace) Name() string { return t.r.Name() }
+// Name is the trace's name as errors show it: the names of its files.
+func (t *trace) Name() string { return t.name }
 
-// Close closes the trace's file.
-func (t *trace) Close() error { return t.closer.Close() }
+// Close closes the traces' files and removes the sort's temporary files.
+func (t *trace) Close() error {
+	if t.stop != nil {
+		t.stop()
+		t.stop = nil
+	}
+	var first error
+	if t.sorted != nil {
+		first = t.sorted.Close()
+	}
+	for _, c := range t.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	t.closers = nil
+	return first
+}
 
 // finish turns rows skipped by a lenient read into a partial error.
 func (t *trace) finish() error {
-	n := t.r.Skipped()
+	n := 0
+	for _, r := range t.readers {
+		n += r.Skipped()
+	}
 	if more := n - t.shown; more > 0 {
 		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
 	}

@@ -144,9 +144,9 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 	rep, err := sim.Run(src, cfg, emit)
 	if err == nil && rep.ClockBackwards > 0 {
 		f := rep.FirstBackwards
-		remedy := "sort the trace by time, or use --clock clamp to judge them at their key's latest time"
+		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
 		if rp.spec.Oracle.Clock == limiters.ClockClamp {
-			remedy = "--clock clamp judged them at their key's latest time; sort the trace by time to judge them at their own"
+			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
 		}
 		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
 			plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)

@@ -225,25 +225,33 @@ func commandName(c *cobra.Command) string {
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 }
 
-// exactTrace is the Args check of the commands that read one trace. With
-// none named, they read standard input unless it is a terminal, as sort
-// and jq do: a user typing "ratesim run" gets told what is missing, while
-// "gen ... | ratesim run" works without "-".
+// exactTrace is the Args check of the commands that read traces: one or
+// more, merged by time. With none named, they read standard input unless
+// it is a terminal, as sort and jq do: a user typing "ratesim run" gets
+// told what is missing, while "gen ... | ratesim run" works without "-".
+// Standard input may be one of several, once.
 func exactTrace(c *cobra.Command, args []string) error {
-	switch len(args) {
-	case 1:
-		return nil
-	case 0:
-		if !isTerminal(c.InOrStdin()) {
-			return nil
-		}
+	if len(args) == 0 && isTerminal(c.InOrStdin()) {
 		return usageErrorf("%s needs a trace file (or - for standard input)", commandName(c))
-	default:
-		return usageErrorf("%s takes one trace file, got %d arguments", commandName(c), len(args))
 	}
+	if n := slicesCount(args, "-"); n > 1 {
+		return usageErrorf("%s reads standard input once, got - %d times", commandName(c), n)
+	}
+	return nil
 }
 
-// traceArg is the trace a command reads: the one named, else "-",
+// slicesCount counts the elements of s equal to v.
+func slicesCount(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// traceArg is the trace a command reads: the first named, else "-",
 // standard input (exactTrace has checked it is not a terminal).
 func traceArg(args []string) string {
 	if len(args) == 0 {

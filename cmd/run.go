@@ -47,7 +47,7 @@ type runOptions struct {
 func newRunCmd() *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:               "run --algo NAME [flags] TRACE|-",
+		Use:               "run --algo NAME [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through one algorithm, request by request",
 		Long:              runLong + policyHelp,
 		Example:           runExample,
@@ -55,7 +55,7 @@ func newRunCmd() *cobra.Command {
 		ValidArgsFunction: completeTraceFiles,
 		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path = traceArg(args)
+			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
 			return runRun(o, streamsOf(c))
 		},

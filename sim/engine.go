@@ -361,6 +361,15 @@ func (e *engine) fill(b *batch, src Source) error {
 	return nil
 }
 
+// fileOf names the trace ev came from: its own file, one of several
+// merged, or the source's name.
+func (e *engine) fileOf(ev *traces.Event) string {
+	if ev.File != "" {
+		return ev.File
+	}
+	return e.name
+}
+
 // appendWith copies the values of ev's Config.With attributes into b.
 // A missing one is an error, and then b has none of ev's.
 func (e *engine) appendWith(b *batch, ev *traces.Event) error {
@@ -369,7 +378,7 @@ func (e *engine) appendWith(b *batch, ev *traces.Event) error {
 		v, ok := ev.Attr(name)
 		if !ok {
 			b.withs = b.withs[:start]
-			return &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to show", name)}
+			return &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: fmt.Sprintf("no %q field to show", name)}
 		}
 		b.withs = append(b.withs, e.appendText(b, v))
 	}
@@ -385,7 +394,7 @@ func (e *engine) appendKey(b *batch, ev *traces.Event) (span, error) {
 	for i, name := range e.cfg.KeyFields {
 		v, ok := ev.Attr(name)
 		if !ok {
-			return key, &traces.ParseError{File: e.name, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
+			return key, &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
 		}
 		if i > 0 {
 			b.arena = append(b.arena, ':')

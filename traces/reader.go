@@ -247,6 +247,11 @@ func (r *Reader) Skipped() int { return r.skipped }
 // than numbers. It is known once the first event has been read.
 func (r *Reader) RFC3339() bool { return r.c.mode == modeRFC3339 }
 
+// TimesKnown reports whether the kind of the trace's timestamps (RFC 3339
+// times or numbers) is known: once a timestamp has been read, or from the
+// format (access logs, --time-format).
+func (r *Reader) TimesKnown() bool { return r.c.mode != modeUnknown }
+
 // Format returns the trace's format, as given or as detected.
 func (r *Reader) Format() Format { return r.format }
 
