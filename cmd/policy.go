@@ -41,7 +41,15 @@ POLICY
   which false allows and rejects are counted, is a sliding log with the
   shared limit and window.
 
-` + limiterGrammar
+` + limiterGrammar + `
+
+TRACES
+  Several traces are merged by time (each must be in time order, or give
+  --sort, which sorts them in bounded memory). --user-field, --time-field
+  and --cost-field name the columns or keys to read (a.b reaches into
+  nested JSON); --time-format and --tz say how times are written. Access
+  logs in the nginx and Apache combined and common formats are read as
+  they are, the user being the client ip.`
 
 // Policy defaults, as in the seed: three requests per ten units.
 const (
