@@ -36,6 +36,9 @@ type member struct {
 type store struct {
 	members []member
 	blocks  chunk.Blocks
+	// owners are the members that own their state (lead < 0), and faces
+	// the others: admit decides the owners, then copies to the faces.
+	owners, faces []int
 }
 
 // newStore lays out the blocks of rules.
@@ -83,6 +86,13 @@ func newStore(rules []*Rule) store {
 		}
 	}
 	s.blocks = chunk.NewBlocks(t)
+	for i, m := range s.members {
+		if m.lead < 0 {
+			s.owners = append(s.owners, i)
+		} else {
+			s.faces = append(s.faces, i)
+		}
+	}
 	return s
 }
 
@@ -149,29 +159,28 @@ func (m *member) allow(p unsafe.Pointer, now, cost int64, x *Exact) Decision {
 	return m.ops.allow(r, p, now, cost, &m.d, x)
 }
 
-// admit is kindOps.admit, with the common case decided by a direct call.
-func (m *member) admit(p unsafe.Pointer, now, cost int64) bool {
-	r := &m.rule
-	if validCost(r, cost) {
-		if ok, back := m.fast(p, r, now, cost, true, nil, nil); !back {
-			return ok
-		}
-	}
-	return m.ops.admit(r, p, now, cost, &m.d)
-}
-
 // admit decides a request under every member, computing only whether each
 // allowed it, and returns the allowed mask.
 func (s *store) admit(id uint32, now, cost int64) uint64 {
 	base := s.blocks.At(id)
 	var mask uint64
-	for i := range s.members {
+	for _, i := range s.owners {
 		m := &s.members[i]
-		if m.lead >= 0 {
-			mask |= (mask >> m.lead & 1) << i
-		} else if m.admit(unsafe.Add(base, m.off), now, cost) {
+		r := &m.rule
+		p := unsafe.Add(base, m.off)
+		var ok bool
+		if validCost(r, cost) {
+			var back bool
+			if ok, back = m.fast(p, r, now, cost, true, nil, nil); back {
+				ok = m.ops.admit(r, p, now, cost, &m.d)
+			}
+		}
+		if ok {
 			mask |= 1 << i
 		}
+	}
+	for _, i := range s.faces {
+		mask |= (mask >> s.members[i].lead & 1) << i
 	}
 	return mask
 }
