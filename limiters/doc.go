@@ -1,14 +1,17 @@
 // Package limiters provides exact, deterministic rate limiters.
 //
-// Seven algorithms are available (see Algorithm): fixed window, sliding log,
-// sliding counter, token bucket, leaky bucket (meter form), GCRA and the
-// queue form of the leaky bucket. Each is a pure transition over a small
-// per-key state value (FixedWindowState, SlidingLogState, ...) with a Step
-// method: the algorithm is state plus a time rule. Where the states live is
-// a separate matter: Table keeps them in a dense array for a single owner
-// that interns its keys, Group does the same for several algorithms at once
-// with a key's states side by side, and Keyed keeps them in sharded maps
-// for concurrent callers.
+// The algorithms (see Algorithm and AllAlgorithms) are fixed window,
+// sliding log, sliding counter, token bucket, leaky bucket (meter form),
+// GCRA, the queue form of the leaky bucket and sliding buckets. Each is a
+// pure transition over a small per-key state value (FixedWindowState,
+// SlidingLogState, ...) with a Step method: the algorithm is state plus a
+// time rule, and everything else about it (its name, parameters, texts and
+// bounds) is described once, in one table. A Rule is an algorithm with its
+// Policy, validated. Where the states live is a separate matter: Table
+// keeps them in a dense array for a single owner that interns its keys,
+// Group does the same for several rules at once (any algorithms, each with
+// its own policy) with a key's states side by side, and Keyed keeps them in
+// sharded maps for concurrent callers.
 //
 // Time is always passed in, as int64 nanoseconds on any clock, and nothing
 // here reads the system clock: the same requests give the same decisions.
