@@ -115,3 +115,40 @@ func ExampleTable_AllowExact() {
 	// true 20000000000000000000 ns
 	// cost exceeds capacity true true
 }
+
+// A Group holds any rules, each with its own policy: here token buckets of
+// capacity 3 and 10 at 0.3 per second, and a sliding log of 3 per 10 s,
+// side by side for every key.
+func ExampleNewGroupOf() {
+	rate := limiters.Rate{N: 3, Per: 10 * time.Second}
+	var rules []*limiters.Rule
+	for _, p := range []struct {
+		a limiters.Algorithm
+		p limiters.Policy
+	}{
+		{limiters.TokenBucket, limiters.Policy{Capacity: 3, Rate: rate}},
+		{limiters.TokenBucket, limiters.Policy{Capacity: 10, Rate: rate}},
+		{limiters.SlidingLog, limiters.Policy{Limit: 3, Window: 10 * time.Second}},
+	} {
+		r, err := limiters.NewRule(p.a, p.p)
+		if err != nil {
+			panic(err)
+		}
+		rules = append(rules, r)
+	}
+	g, err := limiters.NewGroupOf(rules)
+	if err != nil {
+		panic(err)
+	}
+	for s := int64(7); s <= 12; s++ {
+		mask := g.Admit(0, s*int64(time.Second), 1)
+		fmt.Printf("t=%d tb3 %-5v tb10 %-5v log %v\n", s, mask&1 != 0, mask&2 != 0, mask&4 != 0)
+	}
+	// Output:
+	// t=7 tb3 true  tb10 true  log true
+	// t=8 tb3 true  tb10 true  log true
+	// t=9 tb3 true  tb10 true  log true
+	// t=10 tb3 false tb10 true  log false
+	// t=11 tb3 true  tb10 true  log false
+	// t=12 tb3 false tb10 true  log false
+}
