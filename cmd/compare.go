@@ -41,6 +41,8 @@ type compareOptions struct {
 	Diff     bool
 	Interval string
 	Output   string
+	// Timeline is the length of the intervals of --timeline; "" for none.
+	Timeline string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -64,6 +66,7 @@ func newCompareCmd() *cobra.Command {
 	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm and the agreement table")
 	fs.BoolVar(&o.Diff, "diff", false, "print only the requests the algorithms decide differently")
 	fs.StringVar(&o.Interval, "interval", "", "burst interval for max_in_interval (default: the window)")
+	fs.StringVar(&o.Timeline, "timeline", "", "print, per interval of this length, each limiter's requests, allowed, rejected, false allows and rejects, and the keys active, instead of the requests")
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
@@ -85,6 +88,9 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.Summary && o.Diff {
 		return usageErrorf("--summary and --diff exclude each other")
 	}
+	if o.Timeline != "" && (o.Summary || o.Diff) {
+		return usageErrorf("--timeline excludes --summary and --diff")
+	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
@@ -94,6 +100,9 @@ func runCompare(o *compareOptions, s streams) error {
 	}
 	defer rp.trace.Close()
 
+	if o.Timeline != "" {
+		return runTimeline(o, rp, format, s)
+	}
 	var rw *recordWriter
 	var disagree int64
 	var emit func(*sim.Batch) error

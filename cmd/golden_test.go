@@ -114,6 +114,8 @@ func goldenCases() []goldenCase {
 		{name: "run-leaky-queue-csv", args: append(append([]string{"run", "--algo", "leaky-queue", "--explain", "-o", "csv"}, bucket...), ex+"boundary.csv")},
 		{name: "run-rfc3339-explain", args: []string{"run", "--algo", "sliding-log", "--explain", "-o", "csv", ex + "rfc3339.csv"}},
 		{name: "run-rfc3339-queue", args: []string{"run", "--algo", "leaky-queue", "--explain", "-o", "csv", ex + "rfc3339.csv"}},
+		{name: "compare-timeline", args: []string{"compare", "--timeline", "5", ex + "multi-user.csv"}},
+		{name: "compare-timeline-jsonl", args: []string{"compare", "--timeline", "5", "--algos", "fixed-window,token-bucket", "-o", "jsonl", ex + "multi-user.csv"}},
 		{name: "run-sliding-buckets-csv", args: []string{"run", "--algo", "sliding-buckets", "--buckets", "5", "--explain", "-o", "csv", ex + "boundary.csv"}},
 		{name: "compare-buckets", args: []string{"compare", "--limiter", "b1=sliding-buckets:buckets=1", "--limiter", "b5=sliding-buckets:buckets=5", "--algos", "fixed-window,sliding-log", ex + "boundary.csv"}},
 		{name: "run-only-rejected", args: []string{"run", "--algo", "sliding-log", "--only", "rejected", ex + "boundary.csv"}},
