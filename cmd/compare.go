@@ -43,6 +43,8 @@ type compareOptions struct {
 	Output   string
 	// Timeline is the length of the intervals of --timeline; "" for none.
 	Timeline string
+	// ByKey is how many keys --by-key lists per limiter; 0 for none.
+	ByKey int
 }
 
 func newCompareCmd() *cobra.Command {
@@ -66,6 +68,7 @@ func newCompareCmd() *cobra.Command {
 	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm and the agreement table")
 	fs.BoolVar(&o.Diff, "diff", false, "print only the requests the algorithms decide differently")
 	fs.StringVar(&o.Interval, "interval", "", "burst interval for max_in_interval (default: the window)")
+	fs.IntVar(&o.ByKey, "by-key", 0, "print, per limiter, the N keys it rejected most, with their requests, rejections, false rejects and first rejection, instead of the requests")
 	fs.StringVar(&o.Timeline, "timeline", "", "print, per interval of this length, each limiter's requests, allowed, rejected, false allows and rejects, and the keys active, instead of the requests")
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
@@ -91,6 +94,12 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.Timeline != "" && (o.Summary || o.Diff) {
 		return usageErrorf("--timeline excludes --summary and --diff")
 	}
+	switch {
+	case o.ByKey < 0:
+		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
+	case o.ByKey > 0 && (o.Summary || o.Diff || o.Timeline != ""):
+		return usageErrorf("--by-key excludes --summary, --diff and --timeline")
+	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
@@ -102,6 +111,9 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if o.Timeline != "" {
 		return runTimeline(o, rp, format, s)
+	}
+	if o.ByKey > 0 {
+		return runByKey(o, rp, format, s)
 	}
 	var rw *recordWriter
 	var disagree int64

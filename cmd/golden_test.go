@@ -114,6 +114,7 @@ func goldenCases() []goldenCase {
 		{name: "run-leaky-queue-csv", args: append(append([]string{"run", "--algo", "leaky-queue", "--explain", "-o", "csv"}, bucket...), ex+"boundary.csv")},
 		{name: "run-rfc3339-explain", args: []string{"run", "--algo", "sliding-log", "--explain", "-o", "csv", ex + "rfc3339.csv"}},
 		{name: "run-rfc3339-queue", args: []string{"run", "--algo", "leaky-queue", "--explain", "-o", "csv", ex + "rfc3339.csv"}},
+		{name: "compare-by-key", args: []string{"compare", "--by-key", "2", "--key", "user,endpoint", ex + "multi-user.csv"}},
 		{name: "compare-timeline", args: []string{"compare", "--timeline", "5", ex + "multi-user.csv"}},
 		{name: "compare-timeline-jsonl", args: []string{"compare", "--timeline", "5", "--algos", "fixed-window,token-bucket", "-o", "jsonl", ex + "multi-user.csv"}},
 		{name: "run-sliding-buckets-csv", args: []string{"run", "--algo", "sliding-buckets", "--buckets", "5", "--explain", "-o", "csv", ex + "boundary.csv"}},
