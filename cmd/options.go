@@ -252,9 +252,14 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 // checkTimes refuses traces of which some have RFC 3339 times and others
 // numbers: they cannot be merged.
 func (t *trace) checkTimes() error {
-	for _, r := range t.readers[1:] {
-		if r.RFC3339() != t.readers[0].RFC3339() && r.TimesKnown() && t.readers[0].TimesKnown() {
-			return usageErrorf("%s and %s cannot be merged: one has RFC 3339 times, the other numbers", t.readers[0].Name(), r.Name())
+	var first *traces.Reader
+	for _, r := range t.readers {
+		switch {
+		case !r.TimesKnown():
+		case first == nil:
+			first = r
+		case r.RFC3339() != first.RFC3339():
+			return usageErrorf("%s and %s cannot be merged: one has RFC 3339 times, the other numbers", first.Name(), r.Name())
 		}
 	}
 	return nil
@@ -335,8 +340,16 @@ func (t *trace) Next() (*traces.Event, error) {
 	return t.src.Next()
 }
 
-// RFC3339 reports whether the trace's timestamps are RFC 3339 times.
-func (t *trace) RFC3339() bool { return t.readers[0].RFC3339() }
+// RFC3339 reports whether the trace's timestamps are RFC 3339 times: as
+// the first of its files whose kind of times is known says.
+func (t *trace) RFC3339() bool {
+	for _, r := range t.readers {
+		if r.TimesKnown() {
+			return r.RFC3339()
+		}
+	}
+	return false
+}
 
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }

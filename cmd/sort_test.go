@@ -119,6 +119,11 @@ func TestMergedEqualsPremerged(t *testing.T) {
 		if got.code != 0 || got.stdout != want.stdout {
 			t.Errorf("%v: merged\n%s%s\npremerged\n%s", cmd, got.stdout, got.stderr, want.stdout)
 		}
+		// An empty file first changes nothing, whatever the kind of times.
+		writeFile(t, dir+"/empty.csv", "user,timestamp\n")
+		if got := ratesim(t, "", append(cmd, dir+"/empty.csv", dir+"/ab.csv")...); got.code != 0 || got.stdout != want.stdout {
+			t.Errorf("%v with an empty first file:\n%s%s", cmd, got.stdout, got.stderr)
+		}
 		// --sort merges them too.
 		got = ratesim(t, "", append(cmd, "--sort", dir+"/a.csv", dir+"/b.csv")...)
 		if got.code != 0 || got.stdout != want.stdout {
@@ -174,4 +179,20 @@ func TestSortInterrupted(t *testing.T) {
 		t.Errorf("stderr: %q", stderr.String())
 	}
 	emptyDir(t, tmp, "after an interrupt")
+}
+
+// TestMergeTimeKinds: times of RFC 3339 traces stay RFC 3339 times behind
+// an empty trace, and a numeric trace does not merge with an RFC 3339 one.
+func TestMergeTimeKinds(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir+"/empty.csv", "user,timestamp\n")
+	writeFile(t, dir+"/nums.csv", "user,timestamp\nu1,1\n")
+	got := ratesim(t, "", "burst", "-o", "csv", dir+"/empty.csv", "traces/examples/rfc3339.csv")
+	if got.code != 0 || !strings.Contains(got.stdout, ",u1,2024-01-01T00:00:07Z,2024-01-01T00:00:12Z,") {
+		t.Errorf("behind an empty trace: %s%s", got.stdout, got.stderr)
+	}
+	got = ratesim(t, "", "compare", dir+"/nums.csv", "traces/examples/rfc3339.csv")
+	if got.code != 2 || !strings.Contains(got.stderr, "cannot be merged: one has RFC 3339 times, the other numbers") {
+		t.Errorf("numbers and RFC 3339: exit %d: %s", got.code, got.stderr)
+	}
 }
