@@ -179,7 +179,7 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 		w.blank()
 		w.table(t)
-		if len(rp.spec.Lanes) > 1 {
+		if len(rp.spec.Lanes) > 1 && rep.Agree != nil {
 			w.blank()
 			w.line("agreement: % of requests decided alike")
 			w.blank()

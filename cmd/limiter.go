@@ -19,7 +19,7 @@ const limiterGrammar = `LIMITERS
   NAME names its column and summary row; without one, a limiter is named
   by its algorithm, or by its algorithm and parameters
   (token-bucket(capacity=10)), and two limiters of one name must be given
-  names. Repeat --limiter for more; up to 63 run in one pass:
+  names. Repeat --limiter for more; up to 4096 run in one pass:
 
     ratesim compare --limiter tb3=token-bucket:capacity=3,rate=0.3 \
                     --limiter tb10=token-bucket:capacity=10,rate=0.3 trace.csv

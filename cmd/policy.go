@@ -476,7 +476,7 @@ func (p params) sources(a limiters.Algorithm) string {
 }
 
 // maxLanes is the most limiters one replay runs (sim's bound).
-const maxLanes = 63
+const maxLanes = 4096
 
 // maxPolicyBytes caps the size of a policy file.
 const maxPolicyBytes = 1 << 20

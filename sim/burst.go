@@ -53,7 +53,7 @@ type burstTracker struct {
 	// earlier interval, so it need not be kept at all: after the first
 	// moments of a bursty trace most rings stop costing anything.
 	bound []int64
-	open  uint64
+	open  []bool
 
 	perKey bool
 	keyBst []chunk.Array[keyBest] // with perKey: per ring, by key id
@@ -108,14 +108,14 @@ const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 // newBurstTracker returns a tracker of rings that, per key, lane l keeps
 // in ring ringOf[l]; align and bound are per ring.
 func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: perKey, best: make([]algoBest, len(align))}
+	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: perKey, best: make([]algoBest, len(align)), open: make([]bool, len(align))}
 	// Ring by ring, not key by key: a ring that stops being kept (see
 	// tracks) then stops taking memory too.
 	bt.slots = make([]chunk.Array[laneRing], len(align))
 	bt.keyBst = make([]chunk.Array[keyBest], len(align))
 	for a := range bt.best {
 		bt.best[a].seq = -1
-		bt.open |= 1 << a
+		bt.open[a] = true
 	}
 	return bt
 }
@@ -123,7 +123,7 @@ func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey 
 // tracks reports whether ring l still needs its requests: its best can
 // still be beaten, or every key's best is wanted.
 func (bt *burstTracker) tracks(l int) bool {
-	return bt.perKey || bt.open&(1<<l) != 0
+	return bt.perKey || bt.open[l]
 }
 
 // bestOf returns lane l's worst interval so far.
@@ -235,7 +235,7 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 		b.Interval = Interval{Count: count, From: from, To: to} // Key: named by the worker
 		b.seq, b.id, b.named = seq, id, false
 		if count >= bt.bound[l] && bt.bound[l] != math.MaxInt64 {
-			bt.open &^= 1 << l
+			bt.open[l] = false
 		}
 	}
 	if bt.perKey {

@@ -110,6 +110,9 @@ func (c *Config) normalize() error {
 	if len(c.Lanes) > maxLanes {
 		return fmt.Errorf("sim: at most %d limiters at once, got %d", maxLanes, len(c.Lanes))
 	}
+	if c.Explain && len(c.Lanes) > wordLanes {
+		return fmt.Errorf("sim: state texts for at most %d limiters at once, got %d", wordLanes, len(c.Lanes))
+	}
 	names := map[string]bool{}
 	for _, l := range c.Lanes {
 		if l.Name == "" || names[l.Name] {
@@ -267,6 +270,8 @@ func (e *engine) newBatch() *batch {
 		done:  make(chan struct{}, 1),
 	}
 	b.nalg = n
+	b.n0 = min(n, wordLanes)
+	b.words = 1 + (n-b.n0+wordLanes-1)/wordLanes
 	for w := range b.own {
 		b.own[w] = make([]int32, 0, batchSize)
 	}
@@ -281,12 +286,12 @@ func (e *engine) newBatch() *batch {
 // they take megabytes, which a short trace should not pay for.
 func (e *engine) size(b *batch) {
 	rows, n := len(b.rows), e.nalg
-	if cap(b.masks) >= rows {
+	if cap(b.masks) >= rows*b.words {
 		return
 	}
-	rows = max(rows, min(2*cap(b.masks), batchSize))
+	rows = max(rows, min(2*cap(b.masks)/b.words, batchSize))
 	b.Requests = make([]Request, 0, rows)
-	b.masks = make([]uint64, rows)
+	b.masks = make([]uint64, rows*b.words)
 	b.Oracle = make([]bool, rows)
 	if e.cfg.Detail {
 		b.Decisions = make([]limiters.Decision, rows*n)
@@ -446,17 +451,33 @@ func (e *engine) appendText(b *batch, s []byte) span {
 	return span{uint32(start), uint32(len(b.arena))}
 }
 
+// requestsOf is how many requests worker wk decided: the sum of its
+// outcomes.
+func requestsOf(wk *worker) int64 {
+	var total int64
+	for _, c := range wk.outcomes {
+		total += c
+	}
+	for _, c := range wk.manyOutcomes {
+		total += c
+	}
+	return total
+}
+
 // report merges the workers' findings.
 func (e *engine) report(requests int64) *Report {
 	n := e.nalg
+	n0 := min(n, wordLanes) // the lanes whose outcomes the workers count
 	r := &Report{
 		Requests: requests,
 		Interval: e.cfg.Interval,
 		Algos:    make([]AlgoStats, n),
-		Agree:    make([][]int64, n),
 	}
-	for a := range r.Agree {
-		r.Agree[a] = make([]int64, n)
+	if n == n0 {
+		r.Agree = make([][]int64, n)
+		for a := range r.Agree {
+			r.Agree[a] = make([]int64, n)
+		}
 	}
 	bestSeq := make([]int64, n)
 	for a := range bestSeq {
@@ -472,7 +493,7 @@ func (e *engine) report(requests int64) *Report {
 		r.KeysHeld += wk.peak
 		// tally adds count requests of one outcome to every figure.
 		tally := func(mask uint64, oracle bool, count int64) {
-			for a := 0; a < n; a++ {
+			for a := 0; a < n0; a++ {
 				s := &r.Algos[a]
 				allowed := mask&(1<<a) != 0
 				if allowed {
@@ -487,7 +508,7 @@ func (e *engine) report(requests int64) *Report {
 						s.FalseRejects += count
 					}
 				}
-				for b := a + 1; b < n; b++ {
+				for b := a + 1; b < n && r.Agree != nil; b++ {
 					if allowed == (mask&(1<<b) != 0) {
 						r.Agree[a][b] += count
 					}
@@ -501,6 +522,13 @@ func (e *engine) report(requests int64) *Report {
 		}
 		for o, c := range wk.manyOutcomes {
 			tally(o.mask, o.oracle, c)
+		}
+		for j, c := range wk.counts {
+			s := &r.Algos[n0+j]
+			s.Allowed += c.allowed
+			s.Rejected += requestsOf(wk) - c.allowed
+			s.FalseAllows += c.falseAllows
+			s.FalseRejects += c.falseRejects
 		}
 		for a := 0; a < n; a++ {
 			s := &r.Algos[a]
@@ -530,6 +558,9 @@ func (e *engine) report(requests int64) *Report {
 	}
 	for a := 0; a < n; a++ {
 		r.Algos[a].Burst.Algorithm, r.Algos[a].Burst.Name = e.cfg.Lanes[a].Algorithm, e.cfg.Lanes[a].Name
+		if r.Agree == nil {
+			continue
+		}
 		r.Agree[a][a] = requests
 		for b := a + 1; b < n; b++ {
 			r.Agree[b][a] = r.Agree[a][b]

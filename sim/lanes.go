@@ -14,21 +14,27 @@ type Lane struct {
 	Policy    limiters.Policy
 }
 
-// maxLanes bounds the lanes of one run: each, and the oracle after them,
-// has a bit in the masks that say which allowed a request.
-const maxLanes = limiters.MaxGroup - 1
+// maxLanes bounds the lanes of one run.
+const maxLanes = 4096
+
+// wordLanes is how many lanes a Group after the first holds: one mask word
+// each. The first holds one fewer, beside the oracle.
+const wordLanes = limiters.MaxGroup - 1
 
 // laneSet decides a request under every lane of a run, and under the
-// oracle, for one worker's keys: one limiters.Group whose rules are the
-// lanes, in order, then the oracle. The Group keeps a key's states side
+// oracle, for one worker's keys. The first limiters.Group holds the first
+// lanes (up to 63) and then the oracle: a Group keeps a key's states side
 // by side, and a lane that is the same sliding log as the oracle shares
-// its state, so the oracle costs nothing more.
+// its state, so the oracle costs nothing more. Runs of more lanes keep the
+// rest in more Groups of up to 63, each with a mask word of its own.
 type laneSet struct {
-	n     int // lanes; the oracle, when there is one, is bit n of a mask
+	n     int // lanes
+	n0    int // lanes in the first Group; the oracle, if any, is bit n0
 	group *limiters.Group
+	more  []*limiters.Group // lanes n0+63k to n0+63k+62
 }
 
-// newLaneSet builds the Group for lanes and, unless withOracle is false,
+// newLaneSet builds the Groups for lanes and, unless withOracle is false,
 // the oracle: a sliding log under oracle's limit, window and clock.
 func newLaneSet(lanes []Lane, oracle limiters.Policy, withOracle bool) (*laneSet, error) {
 	var rules []*limiters.Rule
@@ -39,34 +45,76 @@ func newLaneSet(lanes []Lane, oracle limiters.Policy, withOracle bool) (*laneSet
 		}
 		rules = append(rules, r)
 	}
+	ls := &laneSet{n: len(lanes), n0: min(len(lanes), wordLanes)}
+	first := rules[:ls.n0:ls.n0]
 	if withOracle {
 		r, err := limiters.NewRule(limiters.SlidingLog, limiters.Policy{Limit: oracle.Limit, Window: oracle.Window, Clock: oracle.Clock})
 		if err != nil {
 			return nil, err
 		}
-		rules = append(rules, r)
+		first = append(first, r)
 	}
-	g, err := limiters.NewGroupOf(rules)
+	g, err := limiters.NewGroupOf(first)
 	if err != nil {
 		return nil, err
 	}
-	return &laneSet{n: len(lanes), group: g}, nil
+	ls.group = g
+	for off := ls.n0; off < len(rules); off += wordLanes {
+		g, err := limiters.NewGroupOf(rules[off:min(off+wordLanes, len(rules))])
+		if err != nil {
+			return nil, err
+		}
+		ls.more = append(ls.more, g)
+	}
+	return ls, nil
 }
 
-// admit decides a request of cost at now for key id under every lane
-// and returns which allowed it: bit l for lane l, bit n for the oracle.
+// word returns the mask word of lane l (0 the first Group's) and its bit.
+func (ls *laneSet) word(l int) (w, bit int) {
+	if l < ls.n0 {
+		return 0, l
+	}
+	return 1 + (l-ls.n0)/wordLanes, (l - ls.n0) % wordLanes
+}
+
+// admit decides a request of cost at now for key id under the first
+// Group's lanes and returns which allowed it: bit l for lane l, bit n0 for
+// the oracle. admitMore decides the others.
 func (ls *laneSet) admit(id uint32, now, cost int64) uint64 {
 	return ls.group.Admit(id, now, cost)
+}
+
+// admitMore decides the request under the lanes past the first Group,
+// writing Group k's mask to masks[k].
+func (ls *laneSet) admitMore(id uint32, now, cost int64, masks []uint64) {
+	for k, g := range ls.more {
+		masks[k] = g.Admit(id, now, cost)
+	}
 }
 
 // allow is admit that also writes lane l's decision to out[l] and its
 // durations in full to exact[l]; the oracle's go to out[n] and exact[n].
 func (ls *laneSet) allow(id uint32, now, cost int64, out []limiters.Decision, exact []limiters.Exact) uint64 {
-	return ls.group.AllowExact(id, now, cost, out, exact)
+	m := ls.group.AllowExact(id, now, cost, out, exact)
+	if ls.n0 < ls.n {
+		// The oracle's decision is at n0, where the next Group's first
+		// lane goes.
+		out[ls.n], exact[ls.n] = out[ls.n0], exact[ls.n0]
+	}
+	return m
+}
+
+// allowMore is admitMore that also writes the decisions as allow does.
+func (ls *laneSet) allowMore(id uint32, now, cost int64, out []limiters.Decision, exact []limiters.Exact, masks []uint64) {
+	for k, g := range ls.more {
+		off := ls.n0 + k*wordLanes
+		masks[k] = g.AllowExact(id, now, cost, out[off:], exact[off:])
+	}
 }
 
 // allowExplain is allow that also appends each lane's state text to dst
-// and sets starts[l] and ends[l] to where lane l's text is in it.
+// and sets starts[l] and ends[l] to where lane l's text is in it. It
+// serves runs of one Group.
 func (ls *laneSet) allowExplain(id uint32, now, cost int64, unit time.Duration, out []limiters.Decision, exact []limiters.Exact, dst []byte, starts, ends []int) ([]byte, uint64) {
 	start := len(dst)
 	dst, mask := ls.group.AllowExplain(id, now, cost, unit, out, exact, dst, ends)
@@ -78,16 +126,40 @@ func (ls *laneSet) allowExplain(id uint32, now, cost int64, unit time.Duration, 
 }
 
 // prefetch starts loading id's states.
-func (ls *laneSet) prefetch(id uint32) { ls.group.Prefetch(id) }
+func (ls *laneSet) prefetch(id uint32) {
+	ls.group.Prefetch(id)
+	for _, g := range ls.more {
+		g.Prefetch(id)
+	}
+}
 
 // idle reports whether id's states are all fresh from now on.
-func (ls *laneSet) idle(id uint32, now int64) bool { return ls.group.Idle(id, now) }
+func (ls *laneSet) idle(id uint32, now int64) bool {
+	if !ls.group.Idle(id, now) {
+		return false
+	}
+	for _, g := range ls.more {
+		if !g.Idle(id, now) {
+			return false
+		}
+	}
+	return true
+}
 
 // reset puts id back in the fresh state everywhere.
-func (ls *laneSet) reset(id uint32) { ls.group.Reset(id) }
+func (ls *laneSet) reset(id uint32) {
+	ls.group.Reset(id)
+	for _, g := range ls.more {
+		g.Reset(id)
+	}
+}
 
 // decidedAt returns the time at which lane l takes a request at now for
 // key id; see limiters.Group.DecidedAt.
 func (ls *laneSet) decidedAt(id uint32, l int, now int64) int64 {
-	return ls.group.DecidedAt(id, l, now)
+	w, bit := ls.word(l)
+	if w == 0 {
+		return ls.group.DecidedAt(id, bit, now)
+	}
+	return ls.more[w-1].DecidedAt(id, bit, now)
 }

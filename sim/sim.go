@@ -114,9 +114,11 @@ type Batch struct {
 	Oracle []bool
 
 	nalg     int
+	n0       int         // lanes in the first mask word
+	words    int         // mask words per request
 	nwith    int         // len(Config.With)
 	withVals [][]byte    // per request, Config.With's values
-	masks    []uint64    // per request: the lanes that allowed it
+	masks    []uint64    // per request, words of the lanes that allowed it
 	states   []stateSpan // per request and algorithm, with Config.Explain
 	text     [][]byte    // state texts, one buffer per worker
 }
@@ -126,7 +128,8 @@ type stateSpan struct{ w, off, end uint32 }
 
 // Allowed reports whether algorithm a allowed request i.
 func (b *Batch) Allowed(i, a int) bool {
-	return b.masks[i]&(1<<a) != 0
+	word, bit := wordOf(a, b.n0)
+	return b.masks[i*b.words+word]&(1<<bit) != 0
 }
 
 // Decision returns algorithm a's decision on request i. It needs
@@ -209,7 +212,7 @@ type Report struct {
 	FirstBackwards *Rejection
 	Algos          []AlgoStats
 	// Agree[a][b] is the number of requests algorithms a and b decided
-	// alike.
+	// alike; nil for runs of more than 63 lanes.
 	Agree [][]int64
 	// Top lists the worst intervals overall (at most one per algorithm and
 	// key), worst first, at most Config.Top of them.

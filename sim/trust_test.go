@@ -275,3 +275,52 @@ func TestManyLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesBeyondOneWord replays 150 limiters in one run, more than one
+// Group and one mask word hold, including leaky queues and lanes alike
+// across the words, and checks every decision and figure against the
+// reference; the agreement matrix is left out past 63 lanes.
+func TestLanesBeyondOneWord(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var lanes []Lane
+	for i := range 150 {
+		a := limiters.AllAlgorithms()[i%len(limiters.AllAlgorithms())]
+		p := seedPolicy
+		p.Limit, p.Window = int64(1+i%5), time.Duration(2+i%7)*time.Second
+		p.Capacity, p.Rate = int64(1+i%6), limiters.Rate{N: int64(1 + i%3), Per: time.Duration(1+i%4) * time.Second}
+		if i%40 == 39 {
+			p = seedPolicy // alike lanes in different words
+		}
+		lanes = append(lanes, Lane{Name: fmt.Sprintf("%v-%d", a, i), Algorithm: a, Policy: p})
+	}
+	for trial := range 3 {
+		events := randomTrace(rng, 2000, 1+trial*15, trial > 0)
+		cfg := Config{Lanes: lanes, Policy: seedPolicy, Workers: 1 + trial%2, Top: 3 * trial}
+		decisions, oracle, rep := collect(t, events, cfg)
+		want := reference(t, events, cfg)
+		want.report.Agree = nil
+		if rep.Agree != nil {
+			t.Fatalf("trial %d: an agreement matrix for %d lanes", trial, len(lanes))
+		}
+		if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+			t.Fatalf("trial %d: decisions (-reference +sim):\n%s", trial, diff)
+		}
+		if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+			t.Fatalf("trial %d: oracle (-reference +sim):\n%s", trial, diff)
+		}
+		if diff := cmp.Diff(want.report, rep); diff != "" {
+			t.Fatalf("trial %d: report (-reference +sim):\n%s", trial, diff)
+		}
+		allowed, lean := collectAllowed(t, events, cfg)
+		if diff := cmp.Diff(want.report, lean); diff != "" {
+			t.Fatalf("trial %d: report without Detail (-reference +sim):\n%s", trial, diff)
+		}
+		for a := range lanes {
+			for i := range allowed[a] {
+				if allowed[a][i] != want.decisions[a][i].Allowed {
+					t.Fatalf("trial %d: Batch.Allowed(%d, %d) = %v", trial, i, a, allowed[a][i])
+				}
+			}
+		}
+	}
+}

@@ -33,10 +33,19 @@ type worker struct {
 	starts  []int
 	ends    []int
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
-	// at release time: they need each decision's Delay.
-	queue uint64
-	// sharing is the set of lanes whose burst ring is another's.
-	sharing uint64
+	// at release time: they need each decision's Delay. Word 0 holds the
+	// first Group's lanes, word k+1 those of the laneSet's more[k].
+	queue []uint64
+	// sharing is the set of lanes whose burst ring is another's, by word.
+	sharing []uint64
+	// delays says some lane delays what it admits (queue is not empty).
+	delays bool
+	// moreMasks are, for the request being decided, the masks of the
+	// laneSet's Groups after the first.
+	moreMasks []uint64
+	// counts are the figures of the lanes past the first Group, which
+	// outcomes does not count.
+	counts []laneCount
 	// last holds each key's latest request time: a request earlier than
 	// its key's latest goes back in time.
 	last chunk.Array[int64]
@@ -51,7 +60,7 @@ type worker struct {
 	outcomes     [2 << smallOutcomes]int64
 	manyOutcomes map[outcomeKey]int64
 	first        []*Rejection // per lane, the first rejection seen
-	unrejected   uint64       // lanes with no rejection yet
+	unrejected   []uint64     // lanes with no rejection yet, by word
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -71,8 +80,15 @@ type worker struct {
 // ones to forget: smaller traces never pay for it.
 const minSweep = 1 << 15
 
+// laneCount is what a worker counts of a lane past the first Group.
+type laneCount struct {
+	allowed, falseAllows, falseRejects int64
+}
+
 func newWorker(w int, cfg *Config) (*worker, error) {
 	n := len(cfg.Lanes)
+	n0 := min(n, wordLanes)
+	words := 1 + (n-n0+wordLanes-1)/wordLanes
 	wk := &worker{
 		w:          w,
 		cfg:        cfg,
@@ -83,12 +99,20 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		starts:     make([]int, n+1),
 		ends:       make([]int, n+1),
 		first:      make([]*Rejection, n),
-		unrejected: 1<<n - 1,
+		unrejected: make([]uint64, words),
+		queue:      make([]uint64, words),
+		sharing:    make([]uint64, words),
+		moreMasks:  make([]uint64, words-1),
+		counts:     make([]laneCount, n-n0),
 		latest:     math.MinInt64,
 		sweptAt:    math.MinInt64,
 		nextSweep:  cfg.sweepAt,
 	}
-	if n > smallOutcomes {
+	for l := range n {
+		word, bit := wordOf(l, n0)
+		wk.unrejected[word] |= 1 << bit
+	}
+	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
 	}
 	if !cfg.DecisionsOnly {
@@ -98,9 +122,10 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		var align, bound []int64
 		ringOf := make([]int, n)
 		for l, lane := range cfg.Lanes {
+			word, bit := wordOf(l, n0)
 			if k := slices.IndexFunc(cfg.Lanes[:l], func(o Lane) bool { return burstAlike(o, lane) }); k >= 0 {
 				ringOf[l] = ringOf[k]
-				wk.sharing |= 1 << l
+				wk.sharing[word] |= 1 << bit
 				continue
 			}
 			ringOf[l] = len(align)
@@ -109,7 +134,8 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			// as it falls in their current aligned span.
 			align = append(align, int64(lane.Algorithm.BackWithin(lane.Policy)))
 			if lane.Algorithm.Delays() {
-				wk.queue |= 1 << l
+				wk.queue[word] |= 1 << bit
+				wk.delays = true
 			}
 		}
 		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
@@ -120,6 +146,15 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	}
 	wk.lanes = ls
 	return wk, nil
+}
+
+// wordOf returns the mask word of lane l, when the first Group holds n0
+// lanes, and its bit in it; see laneSet.word.
+func wordOf(l, n0 int) (word, bit int) {
+	if l < n0 {
+		return 0, l
+	}
+	return 1 + (l-n0)/wordLanes, (l - n0) % wordLanes
 }
 
 // burstAlike reports whether lanes a and b allow the same requests at the
@@ -255,27 +290,38 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		} else if d := int64(uint64(wk.latest) - uint64(r.time)); d > wk.disorder && d > 0 {
 			wk.disorder = d
 		}
-		var all uint64 // the lanes that allowed r, and the oracle as bit n
+		var all uint64 // the first Group's lanes that allowed r, and the oracle as bit n0
+		detail := wk.cfg.Detail || wk.delays
 		if explain {
 			text, all = wk.lanes.allowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch, wk.exact, text, wk.starts, wk.ends)
 			for a := 0; a < n; a++ {
 				b.states[int(i)*n+a] = stateSpan{w: uint32(wk.w), off: uint32(wk.starts[a]), end: uint32(wk.ends[a])}
 			}
-		} else if wk.cfg.Detail || wk.queue != 0 {
+		} else if detail {
 			all = wk.lanes.allow(id, r.time, r.cost, wk.scratch, wk.exact)
 		} else {
 			all = wk.lanes.admit(id, r.time, r.cost)
+		}
+		if len(wk.moreMasks) > 0 {
+			if detail {
+				wk.lanes.allowMore(id, r.time, r.cost, wk.scratch, wk.exact, wk.moreMasks)
+			} else {
+				wk.lanes.admitMore(id, r.time, r.cost, wk.moreMasks)
+			}
 		}
 		if wk.cfg.Detail && wk.cfg.Rows {
 			copy(b.Decisions[int(i)*n:int(i)*n+n], wk.scratch[:n])
 			copy(b.exact[int(i)*n:int(i)*n+n], wk.exact[:n])
 		}
-		mask := all & (1<<n - 1)
-		oracle := all&(1<<n) != 0
+		n0 := wk.lanes.n0
+		mask := all & (1<<n0 - 1)
+		oracle := all&(1<<n0) != 0
 		if wk.cfg.Rows {
 			// Only the emitter reads these. Both workers write them, for
 			// rows side by side, so a line of them moves between cores.
-			b.masks[i] = mask
+			words := 1 + len(wk.moreMasks)
+			b.masks[int(i)*words] = mask
+			copy(b.masks[int(i)*words+1:], wk.moreMasks)
 			b.Oracle[i] = oracle
 		}
 		if wk.manyOutcomes == nil {
@@ -284,26 +330,38 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			wk.manyOutcomes[outcomeKey{mask, oracle}]++
 		}
 		if mask != 0 && wk.burst != nil {
-			wk.recordBursts(b, int(i), id, mask, back)
+			wk.recordBursts(b, int(i), id, mask, back, 0, 0)
 		}
-		if first := ^mask & wk.unrejected; first != 0 {
-			wk.firstRejections(b, int(i), first)
+		if first := ^mask & wk.unrejected[0]; first != 0 {
+			wk.firstRejections(b, int(i), first, 0, 0)
+		}
+		for k, m := range wk.moreMasks {
+			base := n0 + k*wordLanes
+			wk.countMore(base, m, oracle)
+			if m != 0 && wk.burst != nil {
+				wk.recordBursts(b, int(i), id, m, back, k+1, base)
+			}
+			if first := ^m & wk.unrejected[k+1]; first != 0 {
+				wk.firstRejections(b, int(i), first, k+1, base)
+			}
 		}
 	}
 	return text
 }
 
 // recordBursts notes request i of b, of key id, in the burst rings of the
-// lanes in mask, which allowed it. back says it came earlier than its
+// lanes in mask, which allowed it: bit j of mask word word is lane
+// base+j. back says it came earlier than its
 // key's latest request: a lane under the clamp clock then took it at a
 // later time, its boundary.
-func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back bool) {
+func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back bool, word, base int) {
 	r := &b.rows[i]
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
-	for m := mask &^ wk.sharing; m != 0; m &= m - 1 {
-		l := bits.TrailingZeros64(m)
+	for m := mask &^ wk.sharing[word]; m != 0; m &= m - 1 {
+		bit := bits.TrailingZeros64(m)
+		l := base + bit
 		t := r.time
-		if wk.queue&(1<<l) != 0 {
+		if wk.queue[word]&(1<<bit) != 0 {
 			// What a queue admits leaves it at its release time; the
 			// delay counts from the request's own time.
 			d := wk.scratch[l].Delay
@@ -500,7 +558,7 @@ func outcome(mask uint64, oracle bool) int {
 
 // firstRejections records request i of b as the first rejection of the
 // algorithms in set, which had none before.
-func (wk *worker) firstRejections(b *batch, i int, set uint64) {
+func (wk *worker) firstRejections(b *batch, i int, set uint64, word, base int) {
 	r := b.request(i)
 	rej := &Rejection{
 		Seq:      r.Seq,
@@ -509,10 +567,27 @@ func (wk *worker) firstRejections(b *batch, i int, set uint64) {
 		Time:     r.Time,
 		TimeText: string(r.TimeText),
 	}
-	for a := range wk.first {
-		if set&(1<<a) != 0 {
-			wk.first[a] = rej
+	for m := set; m != 0; m &= m - 1 {
+		wk.first[base+bits.TrailingZeros64(m)] = rej
+	}
+	wk.unrejected[word] &^= set
+}
+
+// countMore counts a request's outcome under the lanes of a mask word past
+// the first: bit j of mask is lane base+j; oracle says the oracle allowed
+// it.
+func (wk *worker) countMore(base int, mask uint64, oracle bool) {
+	size := min(wordLanes, wk.nalg-base)
+	for j := range size {
+		c := &wk.counts[base-wk.lanes.n0+j]
+		switch allowed := mask&(1<<j) != 0; {
+		case allowed:
+			c.allowed++
+			if !oracle && !wk.cfg.DecisionsOnly {
+				c.falseAllows++
+			}
+		case oracle && !wk.cfg.DecisionsOnly:
+			c.falseRejects++
 		}
 	}
-	wk.unrejected &^= set
 }
