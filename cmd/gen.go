@@ -97,7 +97,8 @@ func runGen(o *genOptions, s streams) error {
 		return err
 	}
 	format, err := traces.ParseFormat(o.Output)
-	if err != nil {
+	if err != nil || format == traces.Combined || format == traces.Common {
+		// The access log formats are read, not written.
 		return usageErrorf("invalid -o %q for gen (valid: csv, yaml, jsonl)", o.Output)
 	}
 	var span, window time.Duration

@@ -53,7 +53,8 @@ type Writer struct {
 	err     error
 }
 
-// NewWriter returns a Writer of format f (FormatAuto means CSV) to w, with
+// NewWriter returns a Writer of format f (FormatAuto means CSV; the
+// access log formats, which are only read, are written as CSV too) to w, with
 // numeric timestamps in unit (0 means seconds).
 func NewWriter(w io.Writer, f Format, unit time.Duration) *Writer {
 	if f == FormatAuto || f > JSONL {
