@@ -234,8 +234,11 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 	if b := &bt.best[l]; count > b.Count {
 		b.Interval = Interval{Count: count, From: from, To: to} // Key: named by the worker
 		b.seq, b.id, b.named = seq, id, false
-		if count >= bt.bound[l] && bt.bound[l] != math.MaxInt64 {
+		if count >= bt.bound[l] && bt.bound[l] != math.MaxInt64 && !bt.perKey {
+			// No interval of this ring can beat its best any more: its
+			// rings are no longer read, and give their memory back.
 			bt.open[l] = false
+			bt.slots[l].Drop(bt.release)
 		}
 	}
 	if bt.perKey {

@@ -54,6 +54,17 @@ func (a *Array[T]) Get(id uint64) *T {
 	return &a.chunks[c][id&(Size-1)]
 }
 
+// Drop calls f on every element the array grew to, then empties it, so
+// that its memory can be collected.
+func (a *Array[T]) Drop(f func(*T)) {
+	for _, c := range a.chunks {
+		for i := range c {
+			f(&c[i])
+		}
+	}
+	a.chunks = nil
+}
+
 // Blocks is a growable array of elements of a type known only at run
 // time (a struct built with reflect.StructOf, say), handed out as
 // unsafe.Pointers. The chunks are allocated as arrays of that type, so the

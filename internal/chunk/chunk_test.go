@@ -25,6 +25,17 @@ func TestArray(t *testing.T) {
 	if a.Get(6*Size) != nil {
 		t.Error("Get past the end returned an element")
 	}
+	var seen, sum int64
+	a.Drop(func(p *int64) { seen++; sum += *p })
+	if want := int64(6 * Size); seen != want {
+		t.Errorf("Drop visited %d elements, want the %d the array grew to", seen, want)
+	}
+	if want := int64(1 + 2 + Size + Size + 1 + 5*Size + 4); sum != want {
+		t.Errorf("Drop saw elements summing to %d, want %d", sum, want)
+	}
+	if a.Get(0) != nil {
+		t.Error("the array still has elements after Drop")
+	}
 }
 
 // TestBlocksKeepPointers checks that the garbage collector sees the
