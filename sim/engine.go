@@ -538,6 +538,10 @@ func (e *engine) report(requests int64) *Report {
 			if f := wk.first[a]; f != nil && (s.FirstRejection == nil || f.Seq < s.FirstRejection.Seq) {
 				s.FirstRejection = f
 			}
+			if wk.rej != nil {
+				s.KeysRejected += wk.rej.keys[a]
+				s.Waits = mergeWaits(s.Waits, &wk.rej.waits[a])
+			}
 			if wk.burst == nil {
 				continue
 			}

@@ -54,6 +54,11 @@ type Config struct {
 	// Explain adds each algorithm's state text to every row; it implies
 	// Detail.
 	Explain bool
+	// Rejections gathers, per lane, the keys it rejected at least once
+	// (AlgoStats.KeysRejected) and how long each request it rejected was
+	// told to wait (AlgoStats.Waits), exactly. It costs every decision's
+	// full arithmetic, as Detail does, and memory for each key rejected.
+	Rejections bool
 	// Interval is the burst interval; 0 means Policy.Window.
 	Interval time.Duration
 	// Unit is the trace's time unit, used in state texts; 0 means seconds,
@@ -183,6 +188,13 @@ type AlgoStats struct {
 	// Burst is the worst interval: the most allowed cost for one key inside
 	// any closed interval of the burst length. Count 0 when nothing passed.
 	Burst Interval
+	// KeysRejected is, with Config.Rejections, the number of keys this
+	// algorithm rejected at least once.
+	KeysRejected int64
+	// Waits are, with Config.Rejections, the RetryAfter of every request
+	// this algorithm rejected, by value, shortest first; see Quantile.
+	// A request no wait cures counts as limiters.InfDuration.
+	Waits []DurationCount
 }
 
 // Rejection identifies one rejected request.

@@ -61,6 +61,8 @@ type worker struct {
 	manyOutcomes map[outcomeKey]int64
 	first        []*Rejection // per lane, the first rejection seen
 	unrejected   []uint64     // lanes with no rejection yet, by word
+	all          []uint64     // every lane, by word
+	rej          *rejections  // with Config.Rejections
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -111,6 +113,10 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	for l := range n {
 		word, bit := wordOf(l, n0)
 		wk.unrejected[word] |= 1 << bit
+	}
+	wk.all = slices.Clone(wk.unrejected)
+	if cfg.Rejections {
+		wk.rej = newRejections(n, words)
 	}
 	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
@@ -291,7 +297,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			wk.disorder = d
 		}
 		var all uint64 // the first Group's lanes that allowed r, and the oracle as bit n0
-		detail := wk.cfg.Detail || wk.delays
+		detail := wk.cfg.Detail || wk.delays || wk.rej != nil
 		if explain {
 			text, all = wk.lanes.allowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch, wk.exact, text, wk.starts, wk.ends)
 			for a := 0; a < n; a++ {
@@ -335,6 +341,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if first := ^mask & wk.unrejected[0]; first != 0 {
 			wk.firstRejections(b, int(i), first, 0, 0)
 		}
+		if wk.rej != nil {
+			if m := wk.all[0] &^ mask; m != 0 {
+				wk.rej.note(id, r.hash, 0, 0, m, wk.scratch)
+			}
+		}
 		for k, m := range wk.moreMasks {
 			base := n0 + k*wordLanes
 			wk.countMore(base, m, oracle)
@@ -343,6 +354,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 			if first := ^m & wk.unrejected[k+1]; first != 0 {
 				wk.firstRejections(b, int(i), first, k+1, base)
+			}
+			if wk.rej != nil {
+				if rm := wk.all[k+1] &^ m; rm != 0 {
+					wk.rej.note(id, r.hash, k+1, base, rm, wk.scratch)
+				}
 			}
 		}
 	}
@@ -441,6 +457,9 @@ func (wk *worker) sweep() {
 			wk.burst.reset(id)
 		}
 		wk.lanes.reset(id)
+		if wk.rej != nil {
+			wk.rej.forget(id)
+		}
 		in.remove(id)
 	}
 	wk.sweptAt = max(wk.sweptAt, now)
