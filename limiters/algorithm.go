@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // An Algorithm names one of the rate-limiting algorithms of this package.
@@ -391,6 +392,37 @@ func (a Algorithm) MaxInInterval(p Policy, interval time.Duration) int64 {
 		return math.MaxInt64
 	}
 	return k.bound(p, int64(interval))
+}
+
+// StateBytes returns the most memory one key's state takes under a policy
+// p valid for a, in bytes: the state value, and for a sliding log its log
+// at the longest it can grow (an entry per request in the window, so at
+// most Limit) and for sliding buckets one entry per sub-window with a
+// count (at most the lesser of Buckets and Limit). A log longer than the
+// entries the state holds in itself takes a power of two entries. Stores
+// add their own bookkeeping per key (a map entry for Keyed, the key's
+// slot for Table and Group).
+func (a Algorithm) StateBytes(p Policy) int64 {
+	k := a.kind()
+	if k == nil {
+		return 0
+	}
+	size := int64(k.ops.stateType().Size())
+	var entries int64
+	switch a {
+	case SlidingLog:
+		entries = p.Limit
+	case SlidingBuckets:
+		entries = min(p.Buckets, p.Limit)
+	}
+	if entries > inlineLog {
+		ring := int64(1) << bits.Len64(uint64(entries-1))
+		if ring > math.MaxInt64/int64(unsafe.Sizeof(logEntry{})) {
+			return math.MaxInt64
+		}
+		size += ring * int64(unsafe.Sizeof(logEntry{}))
+	}
+	return size
 }
 
 // BackWithin returns, for a policy p valid for a, the length of the
