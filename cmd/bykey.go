@@ -108,14 +108,23 @@ func (bk *byKey) rows(sp *policySpec, n int) [][]cell {
 	return rows
 }
 
-// runByKey replays the trace of rp and writes compare --by-key.
-func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) error {
+// byKeyRows replays the trace of rp and returns, per limiter, the rows of
+// its n most rejected keys.
+func byKeyRows(rp *replay, n int, s streams) (*sim.Report, [][]cell, error) {
 	bk := newByKey(len(rp.spec.Lanes))
 	rep, err := rp.run(rp.config(true, false), s, bk.add)
 	if err != nil {
+		return nil, nil, err
+	}
+	return rep, bk.rows(rp.spec, n), nil
+}
+
+// runByKey replays the trace of rp and writes compare --by-key.
+func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) error {
+	rep, rows, err := byKeyRows(rp, o.ByKey, s)
+	if err != nil {
 		return err
 	}
-	rows := bk.rows(rp.spec, o.ByKey)
 	t, err := writeRecords(s.out, format, byKeyColumns, rows)
 	if err != nil {
 		return err

@@ -118,6 +118,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newRunCmd(),
 		newCompareCmd(),
 		newBurstCmd(),
+		newSweepCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
 		newGenCmd(),
