@@ -29,6 +29,20 @@ func completeTraceFiles(c *cobra.Command, args []string, toComplete string) ([]c
 	return traceExtensions, cobra.ShellCompDirectiveFilterFileExt
 }
 
+// completePick completes the column of the constraint being typed in
+// --pick, after the constraints before the last comma.
+func completePick(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	done := ""
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		done = toComplete[:i+1]
+	}
+	var out []cobra.Completion
+	for _, name := range pickable() {
+		out = append(out, cobra.CompletionWithDesc(done+name, "then <, <=, > or >= and a number"))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
 // registerCompletions adds completions, with descriptions, to the flags c has.
 func registerCompletions(c *cobra.Command) {
 	fixed := func(name string, choices ...cobra.Completion) {
@@ -47,6 +61,9 @@ func registerCompletions(c *cobra.Command) {
 	}
 	if c.Flags().Lookup("limiter") != nil {
 		_ = c.RegisterFlagCompletionFunc("limiter", completeLimiter)
+	}
+	if c.Flags().Lookup("pick") != nil {
+		_ = c.RegisterFlagCompletionFunc("pick", completePick)
 	}
 	if c.Name() == "gen" {
 		fixed("output",

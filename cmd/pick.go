@@ -377,30 +377,33 @@ func unreachable(cands []*candidate, cs constraints, intent *sim.AlgoStats, sp *
 	if !rejectsOut {
 		return lines
 	}
-	// Causes of false rejects that hold whatever else the trace holds.
+	// Causes of false rejects that hold whatever else the trace holds. The
+	// intent allowed one key x within [from, to]; a candidate that admits
+	// less than x in any interval that long wrongly rejects the rest.
 	window := sp.Oracle.Window
 	if x := intent.Burst.Count; x > 0 {
-		var short []*candidate
+		span := time.Duration(intent.Burst.To - intent.Burst.From)
+		var short int
 		var most *candidate
 		var mostBound int64
 		for _, c := range cands {
-			m := c.lane.Algorithm.MaxInInterval(c.lane.Policy, window)
+			m := c.lane.Algorithm.MaxInInterval(c.lane.Policy, span)
 			if m < x {
-				short = append(short, c)
+				short++
 			}
 			if most == nil || m > mostBound {
 				most, mostBound = c, m
 			}
 		}
-		burst := fmt.Sprintf("the intent allows key %s %d within %s (from %s to %s)", intent.Burst.Key, x, sp.duration(window),
+		burst := fmt.Sprintf("the intent allows key %s %d within %s (from %s to %s)", intent.Burst.Key, x, sp.duration(span),
 			instantCell(intent.Burst.From, sp).text, instantCell(intent.Burst.To, sp).text)
 		switch {
-		case len(short) == len(cands):
-			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than any candidate admits: %s, but the most any candidate admits in any %s is %d (%s): each wrongly rejects at least %d of those requests",
-				burst, sp.duration(window), mostBound, most.spec.name, x-mostBound))
-		case len(short) > 0:
-			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than %d of the candidates admit: %s, more than they admit in any %s, so each of those wrongly rejects at least the difference",
-				len(short), burst, sp.duration(window)))
+		case short == len(cands):
+			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than any candidate admits: %s, but the most any candidate admits in %s is %d (%s), so every candidate wrongly rejects at least %d of those requests",
+				burst, sp.duration(span), mostBound, most.spec.name, x-mostBound))
+		case short > 0:
+			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than %d of the candidates admit: %s, more than they admit in %s, so each of those wrongly rejects at least the difference",
+				short, burst, sp.duration(span)))
 		}
 	}
 	slow := 0

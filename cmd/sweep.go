@@ -413,7 +413,11 @@ func runSweep(o *sweepOptions, s streams) error {
 				w.line(l)
 			}
 		} else {
-			w.line(fmt.Sprintf("%s of %d meet %s; best first, the best marked *:", plural(int64(len(picked)), "candidate"), len(cands), cons.text()))
+			verb := "meet"
+			if len(picked) == 1 {
+				verb = "meets"
+			}
+			w.line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", plural(int64(len(picked)), "candidate"), len(cands), verb, cons.text()))
 			w.blank()
 			rows = picked
 			if o.Frontier {

@@ -1,6 +1,7 @@
 // Package examples holds the traces bundled with ratesim: one per
 // walkthrough of an algorithm, the boundary burst in every
-// format and time style, and a multi-user trace with costs and endpoints.
+// format and time style, a multi-user trace with costs and endpoints, an
+// access log and a bursty trace to tune a policy on.
 package examples
 
 import "embed"
@@ -23,6 +24,8 @@ import "embed"
 //	multi-user.csv       several users with cost and endpoint columns
 //	access.log           an nginx combined log: IPv4 and IPv6 clients, quoted
 //	                     user agents, a "-" request, a logged-in user
+//	bursty.csv           half an hour of bursty traffic from 38 users, 4000
+//	                     requests as RFC 3339 times: the sweep example
 //
 // Timestamps are in seconds unless the name says otherwise.
 //
