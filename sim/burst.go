@@ -57,6 +57,13 @@ type burstTracker struct {
 
 	perKey bool
 	keyBst []chunk.Array[keyBest] // with perKey: per ring, by key id
+
+	// banks are, per mask word, the bank that keeps some of its lanes'
+	// rings, or nil; ringBank and ringBit say, per ring, which bank and
+	// bit keep it (ringBank -1: its own rings).
+	banks    []*bank
+	ringBank []int
+	ringBit  []int
 }
 
 // burstEntry is one allowed request: its time and its cost.
@@ -113,11 +120,35 @@ func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey 
 	// tracks) then stops taking memory too.
 	bt.slots = make([]chunk.Array[laneRing], len(align))
 	bt.keyBst = make([]chunk.Array[keyBest], len(align))
+	bt.ringBank, bt.ringBit = make([]int, len(align)), make([]int, len(align))
 	for a := range bt.best {
 		bt.best[a].seq = -1
 		bt.open[a] = true
+		bt.ringBank[a] = -1
 	}
 	return bt
+}
+
+// addBank has the bank of mask word word keep the rings of the lanes in
+// lanes, bit b being lane base+b, each the owner of its ring.
+func (bt *burstTracker) addBank(word, base int, lanes uint64) {
+	for len(bt.banks) <= word {
+		bt.banks = append(bt.banks, nil)
+	}
+	bt.banks[word] = newBank(base, lanes)
+	for m := lanes; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		r := bt.ringOf[base+b]
+		bt.ringBank[r], bt.ringBit[r] = word, b
+	}
+}
+
+// bankOf returns the bank of mask word word, or nil.
+func (bt *burstTracker) bankOf(word int) *bank {
+	if word < len(bt.banks) {
+		return bt.banks[word]
+	}
+	return nil
 }
 
 // tracks reports whether ring l still needs its requests: its best can
@@ -143,6 +174,11 @@ func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 // prefetch starts loading id's ring slots. It does not follow a slot to
 // a ring in the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
+	for _, bk := range bt.banks {
+		if bk != nil && bk.lanes != 0 {
+			bk.prefetch(id)
+		}
+	}
 	for l := range bt.nrings {
 		if !bt.tracks(l) {
 			continue
@@ -239,6 +275,9 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 			// rings are no longer read, and give their memory back.
 			bt.open[l] = false
 			bt.slots[l].Drop(bt.release)
+			if w := bt.ringBank[l]; w >= 0 {
+				bt.banks[w].close(1 << bt.ringBit[l])
+			}
 		}
 	}
 	if bt.perKey {
@@ -386,6 +425,11 @@ func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
 // after now can reach: in each ring, the newest entry is more than the
 // interval before the earliest time its lanes can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
+	for _, bk := range bt.banks {
+		if bk != nil && bk.lanes != 0 && !bt.idleBank(bk, id, now) {
+			return false
+		}
+	}
 	for l := range bt.nrings {
 		s := bt.slots[l].Get(uint64(id))
 		if s == nil || s.n == 0 || !bt.tracks(l) {
@@ -402,6 +446,11 @@ func (bt *burstTracker) idle(id uint32, now int64) bool {
 
 // reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
+	for _, bk := range bt.banks {
+		if bk != nil {
+			bk.reset(id)
+		}
+	}
 	for l := range bt.nrings {
 		if s := bt.slots[l].Get(uint64(id)); s != nil {
 			bt.release(s)

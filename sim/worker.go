@@ -145,6 +145,26 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			}
 		}
 		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
+		if cfg.Top == 0 && cfg.Policy.Clock == limiters.ClockReject {
+			// Words of many lanes that take requests at their own times
+			// keep their rings in a bank.
+			plain := make([]uint64, len(wk.sharing))
+			for l, lane := range cfg.Lanes {
+				word, bit := wordOf(l, n0)
+				if wk.sharing[word]&(1<<bit) == 0 && align[ringOf[l]] == 0 && !lane.Algorithm.Delays() && lane.Policy.Clock == limiters.ClockReject {
+					plain[word] |= 1 << bit
+				}
+			}
+			for word, m := range plain {
+				if bits.OnesCount64(m) >= banked {
+					base := 0
+					if word > 0 {
+						base = n0 + (word-1)*wordLanes
+					}
+					wk.burst.addBank(word, base, m)
+				}
+			}
+		}
 	}
 	ls, err := newLaneSet(cfg.Lanes, cfg.Policy, !cfg.DecisionsOnly)
 	if err != nil {
@@ -373,7 +393,15 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back bool, word, base int) {
 	r := &b.rows[i]
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
-	for m := mask &^ wk.sharing[word]; m != 0; m &= m - 1 {
+	mask &^= wk.sharing[word]
+	if bk := wk.burst.bankOf(word); bk != nil {
+		if m := mask & bk.lanes; m != 0 && !wk.burst.recordBank(bk, id, m, r.time, r.cost, b.seq0+int64(i)) {
+			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[bk.base+bits.TrailingZeros64(m)].Name, int64(math.MaxInt64))
+			return
+		}
+		mask &^= bk.lanes
+	}
+	for m := mask; m != 0; m &= m - 1 {
 		bit := bits.TrailingZeros64(m)
 		l := base + bit
 		t := r.time
