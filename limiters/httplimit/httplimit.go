@@ -112,8 +112,9 @@ func WithRefused(h http.Handler) Option {
 // WithSleep sets how the middleware waits out the Delay of an admitted
 // request (limiters.LeakyQueue delays requests instead of refusing them).
 // Sleep returns early with an error when ctx, the request's context, is
-// done; the request is then dropped unanswered. The default waits on a
-// timer.
+// done; the request is then dropped unanswered, and its place in the
+// queue is not given back (the limiters have no way to return one). The
+// default waits on a timer.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 	return func(m *Middleware) {
 		if sleep != nil {
