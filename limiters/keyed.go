@@ -68,11 +68,23 @@ func NewKeyed(a Algorithm, p Policy) (*Keyed, error) {
 	return k, nil
 }
 
-// Algorithm returns the limiter's algorithm.
-func (k *Keyed) Algorithm() Algorithm { return k.rule.alg }
+// Algorithm returns the limiter's algorithm; for the zero Keyed, the zero
+// Algorithm.
+func (k *Keyed) Algorithm() Algorithm {
+	if k.rule == nil {
+		return 0
+	}
+	return k.rule.alg
+}
 
-// Policy returns the limiter's policy.
-func (k *Keyed) Policy() Policy { return k.rule.pol }
+// Policy returns the limiter's policy; for the zero Keyed, the zero
+// Policy, which is valid for no algorithm.
+func (k *Keyed) Policy() Policy {
+	if k.rule == nil {
+		return Policy{}
+	}
+	return k.rule.pol
+}
 
 // Allow judges a request of cost at time now (in nanoseconds) for key and
 // updates the key's state.
