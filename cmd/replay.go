@@ -446,7 +446,8 @@ func (tw *textWriter) table(t *table) {
 }
 
 // progress counts the events read and, after a moment, shows the count on
-// a terminal. time.Now is used here and nowhere else in ratesim.
+// a terminal. time.Now is used here and, as the live clock of an HTTP
+// server, in limiters/httplimit; nowhere else in ratesim.
 type progress struct {
 	src  sim.Source
 	name string
