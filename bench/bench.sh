@@ -16,7 +16,9 @@
 # Targets: compare --summary -o json (five algorithms, burst, oracle) <= 1.0x
 # baseline on every trace; run --algo token-bucket -o csv <= 0.8x seedtb;
 # peak memory under 100 MB and flat between half and full trace length; 16
-# token buckets of different capacities in one compare <= 3x the five.
+# token buckets of different capacities in one compare <= 3x the five; a
+# 64-candidate token-bucket sweep <= 6x the five, under 256 MiB and flat
+# between half and full trace length.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,6 +68,8 @@ for run in $(seq "$runs"); do
 	done
 	measure "lanes16/short" "$work/ratesim" compare --summary -o json --unit ms --window 10s "${lanes16[@]}" "$work/short.csv"
 	measure "compare/half" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$work/half.csv"
+	measure "sweep64/uuid" "$work/ratesim" sweep --capacity 1..64 --rate 1/1s -o json --unit ms --window 10s "$work/uuid.csv"
+	measure "sweep64/half" "$work/ratesim" sweep --capacity 1..64 --rate 1/1s -o json --unit ms --window 10s "$work/half.csv"
 	echo "run $run done" >&2
 done
 

@@ -16,17 +16,17 @@ import (
 // sweepMetrics are the numeric columns of a sweep after the parameters,
 // in column order.
 var sweepMetrics = []column{
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
+	{name: "requests", right: true, machineOnly: true}, // the header states them
+	{name: "allowed", right: true, machineOnly: true},  // allow % shows them
 	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
-	{name: "false_allows", right: true},
-	{name: "false_rejects", right: true},
+	{name: "false_allows", right: true, title: "false allows"},
+	{name: "false_rejects", right: true, title: "false rejects"},
 	{name: "false_reject_pct", right: true, title: "false rej %", suffix: "%"},
-	{name: "keys_rejected", right: true},
+	{name: "keys_rejected", right: true, title: "keys rejected"},
 	{name: "max_in_interval", right: true},
 	{name: "ratio", right: true},
 	{name: "p99_retry_after", right: true, title: "p99 retry"},
-	{name: "state_bytes", right: true},
+	{name: "state_bytes", right: true, title: "state bytes"},
 }
 
 // pickable lists the columns --pick compares: every numeric one.

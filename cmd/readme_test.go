@@ -33,7 +33,7 @@ func TestREADME(t *testing.T) {
 			continue
 		}
 		t.Run(args, func(t *testing.T) {
-			got := ratesim(t, "", strings.Fields(args)...)
+			got := ratesim(t, "", shellFields(args)...)
 			if got.code != 0 || got.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
 			}
@@ -42,4 +42,31 @@ func TestREADME(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shellFields splits a command line as a shell would one without
+// variables or escapes: at spaces, but not inside single quotes.
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, any := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, any = !quoted, true
+		case r == ' ' && !quoted:
+			if any {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+			any = false
+		default:
+			cur.WriteRune(r)
+			any = true
+		}
+	}
+	if any {
+		out = append(out, cur.String())
+	}
+	return out
 }
