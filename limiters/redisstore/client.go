@@ -12,14 +12,18 @@ import (
 // NewClient returns a go-redis client for addrs as a Store needs it: a
 // plain client for one address, a Redis Cluster client for several, that
 // never retries a command on its own (MaxRetries: -1), waits at most
-// dialTimeout for a connection (go-redis's default of 5s when 0) and
-// speaks RESP2, which every Redis since 2.6 does.
+// dialTimeout for a connection (go-redis's default of 5s when 0) and dials
+// once per attempt rather than five times, honours the deadlines of the
+// contexts it is given, and speaks RESP2, which every Redis since 2.6
+// does.
 func NewClient(addrs []string, dialTimeout time.Duration) redis.UniversalClient {
 	return redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:       addrs,
-		MaxRetries:  -1,
-		DialTimeout: dialTimeout,
-		Protocol:    2,
+		Addrs:                 addrs,
+		MaxRetries:            -1,
+		DialTimeout:           dialTimeout,
+		DialerRetries:         1,
+		ContextTimeoutEnabled: true,
+		Protocol:              2,
 	})
 }
 

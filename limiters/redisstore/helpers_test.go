@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,7 +55,7 @@ var prefixes atomic.Int64
 
 // testPrefix returns a key prefix no other test run uses.
 func testPrefix(t testing.TB) string {
-	return fmt.Sprintf("rstest:%s:%d:%d:", strings.ReplaceAll(t.Name(), "/", "."), time.Now().UnixNano(), prefixes.Add(1))
+	return fmt.Sprintf("rstest:%s:%x:%d:", strings.ReplaceAll(t.Name(), "/", "."), rand.Uint64(), prefixes.Add(1))
 }
 
 // replayMargin is the expiry margin of the replays here. Their trace time
@@ -213,3 +215,51 @@ func countKeys(reqs []request) int {
 	}
 	return len(seen)
 }
+
+// scratchServer starts a redis-server of the test's own on a free
+// loopback port, for tests that stop it or starve it of memory, and
+// returns its address and a function that stops it. The test's cleanup
+// stops it too.
+func scratchServer(t *testing.T) (addr string, stop func()) {
+	t.Helper()
+	serverAddrs(t, "RATESIM_REDIS_ADDR") // the Redis tests are on
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server not on PATH")
+		}
+		t.Skip("redis-server not on PATH")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	c := NewClient([]string{addr}, time.Second)
+	defer c.Close()
+	for i := 0; ; i++ {
+		if c.Ping(context.Background()).Err() == nil {
+			return addr, stop
+		}
+		if i == 100 {
+			t.Fatalf("redis-server on %s did not answer", addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func clientOf(c interface{}) redis.UniversalClient { return c.(redis.UniversalClient) }
