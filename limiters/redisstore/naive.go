@@ -57,6 +57,9 @@ func NewNaive(client redis.UniversalClient, l Limiter, opts Options) (*Naive, er
 
 // Allow judges a request of cost at now for key: GET, decide, SET.
 func (n *Naive) Allow(ctx context.Context, key string, now, cost int64) (limiters.Decision, error) {
+	if n.rule == nil {
+		return limiters.Decision{}, errors.New("redisstore: a zero Naive; use NewNaive")
+	}
 	if key == "" {
 		return limiters.Decision{}, errors.New("redisstore: empty key")
 	}

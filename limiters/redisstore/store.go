@@ -102,9 +102,12 @@ type limiter struct {
 	delays  bool
 }
 
-// Store decides requests with limiters kept in Redis. Each of its
-// limiters decides exactly as limiters.Keyed with the same algorithm and
-// policy. Store is safe for simultaneous use by multiple goroutines, and
+// Store decides requests with limiters kept in Redis (5.0 or later). Each
+// of its limiters decides exactly as limiters.Keyed with the same
+// algorithm and policy. Keys may be any non-empty string: an empty one
+// would leave the hash tag {} empty, and Redis Cluster would scatter the
+// key's states. The zero Store refuses every request with an error; use
+// New. Store is safe for simultaneous use by multiple goroutines, and
 // several Stores, in several processes, may share keys.
 type Store struct {
 	client   redis.UniversalClient
@@ -264,8 +267,9 @@ func (s *Store) Allow(ctx context.Context, key string, now, cost int64) (limiter
 
 // AllowAll judges a request under every limiter of the store, writing
 // limiter i's decision to out[i], in one round trip. Each limiter decides
-// atomically and on its own, as a limiters.Group's do; out must have room
-// for every limiter.
+// atomically and on its own, as a limiters.Group's do (under ServerClock
+// each reads the server's clock itself); out must have room for every
+// limiter.
 func (s *Store) AllowAll(ctx context.Context, key string, now, cost int64, out []limiters.Decision) error {
 	if len(out) < len(s.lims) {
 		return fmt.Errorf("redisstore: AllowAll: out has room for %d decisions, the store has %d limiters", len(out), len(s.lims))
