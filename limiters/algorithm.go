@@ -350,6 +350,16 @@ func (a Algorithm) Doc() Doc {
 	return Doc{}
 }
 
+// Refusal returns the reason the algorithm gives for its plain refusal
+// (ReasonWindow for FixedWindow, ReasonNoTokens for TokenBucket, ...): a
+// request it refuses for want of room, rather than for its cost or clock.
+func (a Algorithm) Refusal() Reason {
+	if k := a.kind(); k != nil {
+		return k.refusal
+	}
+	return ReasonNone
+}
+
 // Params returns the names of the Policy parameters the algorithm takes,
 // as Params names them ("limit", "window"), its limit first. The clock
 // applies to every algorithm and is not listed.

@@ -191,6 +191,9 @@ func TestAlgorithms(t *testing.T) {
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {
 		t.Error("Windowed")
 	}
+	if TokenBucket.Refusal() != ReasonNoTokens || SlidingBuckets.Refusal() != ReasonBuckets || Algorithm(42).Refusal() != ReasonNone {
+		t.Error("Refusal")
+	}
 }
 
 // TestStepRuleMismatch: a state's Step with a rule for another algorithm,

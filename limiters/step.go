@@ -56,6 +56,8 @@ type kindOps interface {
 	idle(r *Rule, p unsafe.Pointer, now int64) bool
 	decidedAt(r *Rule, p unsafe.Pointer, now int64) int64
 	reset(p unsafe.Pointer)
+	// stepEncoded is Rule.StepEncoded.
+	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte) ([]byte, Decision, error)
 }
 
 // fastDecide is a state type's decide as a plain function of a pointer to
