@@ -116,6 +116,17 @@ func (g *Group) Reset(id uint32) { g.s.reset(id) }
 // most of the arithmetic. It returns the allowed mask.
 func (g *Group) Admit(id uint32, now, cost int64) uint64 { return g.s.admit(id, now, cost) }
 
+// Refused writes, for each rule i in mask that Admit (or Allow) has just
+// refused the request of cost at now for key id, the full decision that
+// Allow gave or would have given to out[i], and its durations in full to
+// exact[i] unless exact is nil. It changes no state: a refused request
+// takes nothing, and judging it again at the same time decides it alike.
+// A rule in mask that would allow the request is not written, and Refused
+// returns those rules' mask (0 when mask held refusals only).
+func (g *Group) Refused(id uint32, now, cost int64, mask uint64, out []Decision, exact []Exact) uint64 {
+	return g.s.refused(id, now, cost, mask, out, exact)
+}
+
 // AllowExplain is Allow that also appends each rule's state text (as
 // Table.AllowExplain writes it) to dst, in order, and sets ends[i] to the
 // length of dst after rule i's text. When exact is not nil it holds one

@@ -34,7 +34,7 @@ func TestGroupEqualsTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mode := trial % 3 // 0: Allow, 1: AllowExplain, 2: Admit
+		mode := trial % 4 // 0: Allow, 1: AllowExplain, 2: Admit, 3: Admit, then Refused
 		explain := mode == 1
 		tables := make([]*Table, len(algs))
 		for i, a := range algs {
@@ -52,8 +52,17 @@ func TestGroupEqualsTables(t *testing.T) {
 				mask = g.Allow(rq.key, rq.t, rq.cost, out)
 			case 1:
 				text, mask = g.AllowExplain(rq.key, rq.t, rq.cost, time.Duration(tick), out, nil, nil, ends)
-			case 2:
+			case 2, 3:
 				mask = g.Admit(rq.key, rq.t, rq.cost)
+			}
+			if mode == 3 {
+				for i := range out {
+					out[i] = Decision{Reason: "unset"}
+				}
+				all := uint64(1)<<len(algs) - 1
+				if wrong := g.Refused(rq.key, rq.t, rq.cost, all&^mask, out, nil); wrong != 0 {
+					t.Fatalf("trial %d step %d: Refused finds %b allowed", trial, step, wrong)
+				}
 			}
 			start := 0
 			for i, tb := range tables {
@@ -68,7 +77,12 @@ func TestGroupEqualsTables(t *testing.T) {
 				} else {
 					want = tb.Allow(rq.key, rq.t, rq.cost)
 				}
-				if mode == 2 {
+				if mode == 3 && !want.Allowed {
+					if diff := cmp.Diff(want, out[i]); diff != "" {
+						t.Fatalf("trial %d step %d %v (%+v): Refused (-table +group)\n%s", trial, step, algs[i], p, diff)
+					}
+				}
+				if mode >= 2 {
 					if (mask&(1<<i) != 0) != want.Allowed {
 						t.Fatalf("trial %d step %d %v (%+v): Admit says %v, table %+v", trial, step, algs[i], p, mask&(1<<i) != 0, want)
 					}

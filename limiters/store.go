@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"math/bits"
 	"reflect"
 	"strconv"
 	"time"
@@ -157,6 +158,55 @@ func (m *member) allow(p unsafe.Pointer, now, cost int64, x *Exact) Decision {
 		}
 	}
 	return m.ops.allow(r, p, now, cost, &m.d, x)
+}
+
+// refused is Group.Refused.
+func (s *store) refused(id uint32, now, cost int64, mask uint64, out []Decision, exact []Exact) uint64 {
+	base := s.blocks.Get(id)
+	var wrong uint64
+	for m := mask & (1<<len(s.members) - 1); m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		mb := &s.members[i]
+		src := mb
+		if mb.lead >= 0 {
+			src = &s.members[mb.lead]
+		}
+		var x *Exact
+		if exact != nil {
+			x = &exact[i]
+		}
+		var d Decision
+		if base == nil {
+			// A key never seen: its fresh state, in a scratch block.
+			base = s.blocks.At(id)
+		}
+		p := unsafe.Add(base, src.off)
+		if validCost(&src.rule, cost) {
+			if x != nil {
+				*x = Exact{}
+			}
+			if ok, back := src.fast(p, &src.rule, now, cost, false, &src.d, x); !back {
+				if ok {
+					wrong |= 1 << i
+					continue
+				}
+				d = src.d
+			} else {
+				d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
+			}
+		} else {
+			d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
+		}
+		if d.Allowed {
+			wrong |= 1 << i
+			continue
+		}
+		if mb.lead >= 0 {
+			d = face(d, &src.rule, &mb.rule)
+		}
+		out[i] = d
+	}
+	return wrong
 }
 
 // admit decides a request under every member, computing only whether each

@@ -92,6 +92,22 @@ func (ls *laneSet) admitMore(id uint32, now, cost int64, masks []uint64) {
 	}
 }
 
+// refused writes the decisions of the lanes that refused the request just
+// admitted, rejected0 of the first Group (bit l for lane l) and, by
+// Group k past it, all but masks[k], to out; see limiters.Group.Refused.
+// It reports false when a lane would now allow it, which would be a bug.
+func (ls *laneSet) refused(id uint32, now, cost int64, rejected0 uint64, masks []uint64, out []limiters.Decision) bool {
+	ok := rejected0 == 0 || ls.group.Refused(id, now, cost, rejected0, out, nil) == 0
+	for k, g := range ls.more {
+		off := ls.n0 + k*wordLanes
+		n := min(wordLanes, ls.n-off)
+		if r := (uint64(1)<<n - 1) &^ masks[k]; r != 0 && g.Refused(id, now, cost, r, out[off:], nil) != 0 {
+			ok = false
+		}
+	}
+	return ok
+}
+
 // allow is admit that also writes lane l's decision to out[l] and its
 // durations in full to exact[l]; the oracle's go to out[n] and exact[n].
 func (ls *laneSet) allow(id uint32, now, cost int64, out []limiters.Decision, exact []limiters.Exact) uint64 {

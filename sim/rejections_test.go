@@ -18,10 +18,17 @@ import (
 // met again must not count twice), and with costs no wait cures.
 func TestRejections(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, nlanes := range []int{5, 150} {
+	// With a queue lane every decision is made in full; without, the
+	// refusals' are made again by Group.Refused.
+	noQueue := slices.DeleteFunc(limiters.AllAlgorithms(), limiters.Algorithm.Delays)
+	for _, c := range []struct {
+		nlanes int
+		algs   []limiters.Algorithm
+	}{{5, limiters.AllAlgorithms()}, {150, limiters.AllAlgorithms()}, {7, noQueue}, {150, noQueue}} {
+		nlanes := c.nlanes
 		var lanes []Lane
 		for i := range nlanes {
-			a := limiters.AllAlgorithms()[i%len(limiters.AllAlgorithms())]
+			a := c.algs[i%len(c.algs)]
 			p := seedPolicy
 			p.Limit, p.Window = int64(1+i%5), time.Duration(2+i%7)*time.Second
 			p.Capacity, p.Rate = int64(1+i%6), limiters.Rate{N: int64(1 + i%3), Per: time.Duration(1+i%4) * time.Second}

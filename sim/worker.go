@@ -317,7 +317,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			wk.disorder = d
 		}
 		var all uint64 // the first Group's lanes that allowed r, and the oracle as bit n0
-		detail := wk.cfg.Detail || wk.delays || wk.rej != nil
+		detail := wk.cfg.Detail || wk.delays
 		if explain {
 			text, all = wk.lanes.allowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch, wk.exact, text, wk.starts, wk.ends)
 			for a := 0; a < n; a++ {
@@ -333,6 +333,13 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 				wk.lanes.allowMore(id, r.time, r.cost, wk.scratch, wk.exact, wk.moreMasks)
 			} else {
 				wk.lanes.admitMore(id, r.time, r.cost, wk.moreMasks)
+			}
+		}
+		if wk.rej != nil && !detail {
+			// The waits of the refusals only: the allowed lanes need no
+			// arithmetic beyond admit's.
+			if !wk.lanes.refused(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.scratch) {
+				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
 			}
 		}
 		if wk.cfg.Detail && wk.cfg.Rows {
