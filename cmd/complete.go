@@ -120,6 +120,11 @@ func registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(name, completeFields)
 		}
 	}
+	fixed("headers",
+		cobra.CompletionWithDesc("ietf", "RateLimit-Policy, RateLimit and Retry-After (draft-ietf-httpapi-ratelimit-headers)"),
+		cobra.CompletionWithDesc("x-ratelimit", "X-RateLimit-Limit, -Remaining, -Reset and Retry-After"),
+		cobra.CompletionWithDesc("both", "all six fields"),
+		cobra.CompletionWithDesc("none", "no fields (default)"))
 	fixed("clock",
 		cobra.CompletionWithDesc("reject", "reject a request whose time goes backwards"),
 		cobra.CompletionWithDesc("clamp", "treat it as the key's last time"))

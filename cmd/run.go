@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -23,6 +24,11 @@ Columns: user, timestamp (as the trace wrote it), cost, allowed, remaining
 nothing else arrived; 0 when allowed), reset_after (how long until the key is
 back to its fresh state) and reason (empty when allowed). leaky-queue adds
 delay, --key adds key, --explain adds state: what the decision was based on.
+--headers adds the rate-limit fields a server would send with the decision,
+named as the HTTP fields in lower case: ratelimit-policy and ratelimit
+(draft-ietf-httpapi-ratelimit-headers, Structured Field lists), retry-after
+(whole seconds, rounded up: never earlier than the exact retry) and
+x-ratelimit-limit, x-ratelimit-remaining and x-ratelimit-reset.
 Durations are exact numbers in the trace unit (seconds for RFC 3339 traces).
 
 A table shows the first 1000 rows and a totals footer; -o csv, json or jsonl
@@ -42,6 +48,8 @@ type runOptions struct {
 	Output  string
 	// With names the extra columns: line, or any trace attribute.
 	With []string
+	// Headers names the style of the rate-limit fields to add.
+	Headers string
 }
 
 func newRunCmd() *cobra.Command {
@@ -64,6 +72,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.Algo, "algo", "", "algorithm: "+algorithmNames())
 	fs.BoolVar(&o.Explain, "explain", false, "add the state column: what each decision was based on")
 	fs.StringVar(&o.Only, "only", "", "show only allowed or rejected requests")
+	fs.StringVar(&o.Headers, "headers", "none", "add the rate-limit fields a server would send with each decision: ietf (RateLimit-Policy, RateLimit, Retry-After), x-ratelimit (X-RateLimit-Limit, -Remaining, -Reset, Retry-After), both, or none")
 	fs.StringSliceVar(&o.With, "with", nil, "extra columns, comma-separated: line (the trace line) or any field of the trace (ip,path,status), to join decisions back to the log")
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
@@ -105,6 +114,13 @@ func runRun(o *runOptions, s streams) error {
 	default:
 		return usageErrorf("invalid --only %q (valid: allowed, rejected)", o.Only)
 	}
+	style, err := headers.StyleNone, error(nil)
+	if o.Headers != "" {
+		style, err = headers.ParseStyle(o.Headers)
+	}
+	if err != nil {
+		return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
@@ -118,6 +134,20 @@ func runRun(o *runOptions, s streams) error {
 	algo := rp.spec.Lanes[0].Algorithm
 	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain, with: o.With}
 	cols := row.columns(rp.trace.RFC3339())
+	if style != headers.StyleNone {
+		lane := rp.spec.Lanes[0]
+		q, err := headers.QuotaOf("", lane.Algorithm, lane.Policy)
+		if err != nil {
+			return usageErrorf("--headers: %s", ErrorText(err))
+		}
+		row.quotas = []headers.Quota{q}
+		for _, f := range headers.Fields() {
+			if style.Has(f) {
+				row.fields = append(row.fields, f)
+				cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
+			}
+		}
+	}
 	for _, w := range o.With {
 		if w == "" {
 			return usageErrorf("--with has an empty name")
@@ -284,6 +314,10 @@ type runRow struct {
 
 	with  []string // the --with columns: line, or attributes
 	attrs []string // the attributes of with, in order (sim.Config.With)
+
+	fields []headers.Field     // the --headers columns
+	quotas []headers.Quota     // the limiter's quota, for them
+	ds     []limiters.Decision // scratch: the decision, for them
 }
 
 // columns are run's columns, in the order appendTo writes them: user,
@@ -338,6 +372,25 @@ func (r *runRow) appendTo(e *encoder, b []byte) []byte {
 	}
 	if r.explain {
 		b = e.str(e.next(b), r.batch.State(r.i, 0))
+	}
+	if len(r.fields) > 0 {
+		if r.ds == nil {
+			r.ds = make([]limiters.Decision, 1)
+		}
+		r.ds[0] = *d
+		for _, f := range r.fields {
+			b = e.next(b)
+			start := len(b)
+			v, ok := f.Append(b, r.quotas, r.ds)
+			switch {
+			case !ok:
+				b = e.null(v[:start])
+			case f == headers.RateLimitPolicy || f == headers.RateLimit:
+				b = e.text(v[:start], string(v[start:]))
+			default:
+				b = v // a whole number, the same in every format
+			}
+		}
 	}
 	j := 0
 	for _, w := range r.with {

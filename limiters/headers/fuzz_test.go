@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/sfv"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
 )
@@ -26,21 +27,21 @@ func FuzzFields(f *testing.F) {
 		// The checks of TestFieldsParse hold for quotas QuotaOf could give.
 		if q1 >= 0 && q2 >= 0 && w1 >= 1 && w2 >= 1 {
 			checkFields(t, quotas, ds)
-		} else if _, err := parseSFList(got[headers.RateLimitPolicy]); err != nil {
+		} else if _, err := sfv.ParseList(got[headers.RateLimitPolicy]); err != nil {
 			t.Errorf("RateLimit-Policy %s: %v", got[headers.RateLimitPolicy], err)
 		}
 		named := []headers.Quota{{Name: name, Limit: q1, WindowSeconds: w1}}
 		for _, f := range []headers.Field{headers.RateLimitPolicy, headers.RateLimit} {
 			v, _ := f.Append(nil, named, ds)
-			list, err := parseSFList(string(v))
+			list, err := sfv.ParseList(string(v))
 			if err != nil || len(list) != 1 {
 				t.Errorf("%v for the name %q: %s: %v", f, name, v, err)
 				continue
 			}
 			// Each byte of the name renders as one character: itself, or
 			// '?' where a string cannot hold it.
-			if s, ok := list[0].value.(string); !ok || name != "" && len(s) != len(name) || name == "" && s != headers.DefaultName {
-				t.Errorf("%v for the name %q: %#v", f, name, list[0].value)
+			if s, ok := list[0].Value.(string); !ok || name != "" && len(s) != len(name) || name == "" && s != headers.DefaultName {
+				t.Errorf("%v for the name %q: %#v", f, name, list[0].Value)
 			}
 		}
 	})

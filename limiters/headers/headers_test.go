@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/sfv"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
 )
@@ -369,26 +370,26 @@ func checkFields(t *testing.T, quotas []headers.Quota, ds []limiters.Decision) {
 	t.Helper()
 	got := fields(quotas, ds)
 
-	policy, err := parseSFList(got[headers.RateLimitPolicy])
+	policy, err := sfv.ParseList(got[headers.RateLimitPolicy])
 	if err != nil || len(policy) != len(quotas) {
 		t.Errorf("RateLimit-Policy %s: %v, %d members, want %d", got[headers.RateLimitPolicy], err, len(policy), len(quotas))
 		return
 	}
 	for i, it := range policy {
 		q := quotas[i]
-		if name, ok := it.value.(string); !ok || name != q.Name {
-			t.Errorf("RateLimit-Policy member %d is %#v, want the string %q", i, it.value, q.Name)
+		if name, ok := it.Value.(string); !ok || name != q.Name {
+			t.Errorf("RateLimit-Policy member %d is %#v, want the string %q", i, it.Value, q.Name)
 		}
 		wantW := any(min(q.WindowSeconds, maxSFInteger))
-		if w, ok := it.param("w"); !ok || w != wantW || q.WindowSeconds < 1 {
+		if w, ok := it.Get("w"); !ok || w != wantW || q.WindowSeconds < 1 {
 			t.Errorf("RateLimit-Policy member %d: w = %v, want %v (>= 1)", i, w, wantW)
 		}
-		if v, ok := it.param("q"); !ok || v != any(min(q.Limit, maxSFInteger)) || len(it.params) != 2 {
-			t.Errorf("RateLimit-Policy member %d: params %+v, want q=%d and w", i, it.params, q.Limit)
+		if v, ok := it.Get("q"); !ok || v != any(min(q.Limit, maxSFInteger)) || len(it.Params) != 2 {
+			t.Errorf("RateLimit-Policy member %d: params %+v, want q=%d and w", i, it.Params, q.Limit)
 		}
 	}
 
-	limits, err := parseSFList(got[headers.RateLimit])
+	limits, err := sfv.ParseList(got[headers.RateLimit])
 	if err != nil || len(limits) != len(quotas) {
 		t.Errorf("RateLimit %s: %v, %d members, want %d", got[headers.RateLimit], err, len(limits), len(quotas))
 		return
@@ -396,7 +397,7 @@ func checkFields(t *testing.T, quotas []headers.Quota, ds []limiters.Decision) {
 	seen := map[int]bool{}
 	prev := -1
 	for _, it := range limits {
-		name, _ := it.value.(string)
+		name, _ := it.Value.(string)
 		i := -1
 		for j, q := range quotas {
 			if q.Name == name {
@@ -404,15 +405,15 @@ func checkFields(t *testing.T, quotas []headers.Quota, ds []limiters.Decision) {
 			}
 		}
 		if i < 0 || seen[i] {
-			t.Errorf("RateLimit member %#v names no policy, or one twice", it.value)
+			t.Errorf("RateLimit member %#v names no policy, or one twice", it.Value)
 			return
 		}
 		seen[i] = true
 		d := ds[i]
-		if r, ok := it.param("r"); !ok || r != any(min(max(d.Remaining, 0), maxSFInteger)) {
+		if r, ok := it.Get("r"); !ok || r != any(min(max(d.Remaining, 0), maxSFInteger)) {
 			t.Errorf("RateLimit %s: r = %v, want Remaining %d", name, r, d.Remaining)
 		}
-		tv, hasT := it.param("t")
+		tv, hasT := it.Get("t")
 		if hasT != (d.ResetAfter != inf) {
 			t.Errorf("RateLimit %s: t = %v with ResetAfter %v", name, tv, d.ResetAfter)
 		}
@@ -422,8 +423,8 @@ func checkFields(t *testing.T, quotas []headers.Quota, ds []limiters.Decision) {
 				t.Errorf("RateLimit %s: t = %v is not ResetAfter %v rounded up", name, tv, d.ResetAfter)
 			}
 		}
-		if want := 2 + b2i(hasT) - 1; len(it.params) != want {
-			t.Errorf("RateLimit %s: params %+v", name, it.params)
+		if want := 2 + b2i(hasT) - 1; len(it.Params) != want {
+			t.Errorf("RateLimit %s: params %+v", name, it.Params)
 		}
 		if prev >= 0 && !inOrder(ds[prev], ds[i], prev, i) {
 			t.Errorf("RateLimit: %s (%+v) follows %s (%+v)", name, d, quotas[prev].Name, ds[prev])
@@ -511,9 +512,9 @@ func inOrder(a, b limiters.Decision, i, j int) bool {
 	return ka.index < kb.index
 }
 
-func firstIndex(limits []sfItem, quotas []headers.Quota) int {
+func firstIndex(limits []sfv.Item, quotas []headers.Quota) int {
 	for i, q := range quotas {
-		if limits[0].value == any(q.Name) {
+		if limits[0].Value == any(q.Name) {
 			return i
 		}
 	}
