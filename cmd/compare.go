@@ -44,7 +44,8 @@ type compareOptions struct {
 	// Timeline is the length of the intervals of --timeline; "" for none.
 	Timeline string
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
-	ByKey int
+	ByKey   int
+	clients clientOptions
 }
 
 func newCompareCmd() *cobra.Command {
@@ -52,7 +53,7 @@ func newCompareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "compare [--algos a,b|all] [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through several algorithms, side by side",
-		Long:              compareLong + policyHelp,
+		Long:              compareLong + policyHelp + clientHelp,
 		Example:           compareExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -73,6 +74,7 @@ func newCompareCmd() *cobra.Command {
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
+	addClientFlags(fs, &o.clients)
 	registerCompletions(c)
 	return c
 }
@@ -100,6 +102,13 @@ func runCompare(o *compareOptions, s streams) error {
 	case o.ByKey > 0 && (o.Summary || o.Diff || o.Timeline != ""):
 		return usageErrorf("--by-key excludes --summary, --diff and --timeline")
 	}
+	clients, err := o.clients.parse(o.policy.set)
+	if err != nil {
+		return err
+	}
+	if clients.Model != sim.ClientsNone && (!o.Summary || o.Timeline != "" || o.ByKey > 0) {
+		return usageErrorf("--clients needs --summary: each limiter sees its own retries, so the requests are not one list to set side by side")
+	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
@@ -108,6 +117,9 @@ func runCompare(o *compareOptions, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
+	if clients.Model != sim.ClientsNone {
+		return runClientSummary(rp, clients, format, s)
+	}
 
 	if o.Timeline != "" {
 		return runTimeline(o, rp, format, s)

@@ -120,6 +120,11 @@ func registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(name, completeFields)
 		}
 	}
+	fixed("clients",
+		cobra.CompletionWithDesc("none", "the open-loop replay of the trace (default)"),
+		cobra.CompletionWithDesc("honour", "retry at the Retry-After told"),
+		cobra.CompletionWithDesc("immediate", "retry after --retry-delay"),
+		cobra.CompletionWithDesc("backoff", "retry after an exponential backoff"))
 	fixed("headers",
 		cobra.CompletionWithDesc("ietf", "RateLimit-Policy, RateLimit and Retry-After (draft-ietf-httpapi-ratelimit-headers)"),
 		cobra.CompletionWithDesc("x-ratelimit", "X-RateLimit-Limit, -Remaining, -Reset and Retry-After"),

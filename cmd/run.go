@@ -50,6 +50,7 @@ type runOptions struct {
 	With []string
 	// Headers names the style of the rate-limit fields to add.
 	Headers string
+	clients clientOptions
 }
 
 func newRunCmd() *cobra.Command {
@@ -57,7 +58,7 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "run --algo NAME [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through one algorithm, request by request",
-		Long:              runLong + policyHelp,
+		Long:              runLong + policyHelp + clientHelp,
 		Example:           runExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -77,6 +78,7 @@ func newRunCmd() *cobra.Command {
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
+	addClientFlags(fs, &o.clients)
 	registerCompletions(c)
 	return c
 }
@@ -121,6 +123,13 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
 	}
+	clients, err := o.clients.parse(o.policy.set)
+	if err != nil {
+		return err
+	}
+	if clients.Model != sim.ClientsNone && (o.Explain || o.Only != "" || len(o.With) > 0 || style != headers.StyleNone) {
+		return usageErrorf("--clients shows the attempts as they are: it excludes --explain, --only, --with and --headers")
+	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
 	}
@@ -130,6 +139,9 @@ func runRun(o *runOptions, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
+	if clients.Model != sim.ClientsNone {
+		return runClientRows(rp, clients, format, s)
+	}
 
 	algo := rp.spec.Lanes[0].Algorithm
 	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain, with: o.With}

@@ -1,0 +1,289 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// clientHelp documents the client model in help texts.
+const clientHelp = `
+
+CLIENTS
+  A trace records what clients sent when nothing stopped them. --clients
+  makes them answer a refusal as real clients do, a closed loop in which
+  each limiter sees its own retries: honour retries at the Retry-After it
+  was told, in whole seconds rounded up (--retry-after-exact: the exact
+  wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
+  to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
+  for the same --seed). After --max-retries refused retries a client gives
+  up. The summary then counts per limiter the unique requests, attempts,
+  amplification (attempts per unique request), goodput (requests
+  eventually allowed), gave_up, and the latency until success (p50, p99,
+  max, nearest rank, exact); run's rows gain attempt and original_line.`
+
+// clientOptions are the flags of the client model.
+type clientOptions struct {
+	Model      string
+	MaxRetries int
+	Exact      bool
+	Delay      string
+	Backoff    string
+	Jitter     bool
+	Seed       uint64
+}
+
+func addClientFlags(fs *pflag.FlagSet, o *clientOptions) {
+	fs.StringVar(&o.Model, "clients", "none", "how clients answer a refusal: none (the open-loop replay), honour (retry at Retry-After), immediate, or backoff")
+	fs.IntVar(&o.MaxRetries, "max-retries", 3, "with --clients, the retries a client makes before it gives up")
+	fs.BoolVar(&o.Exact, "retry-after-exact", false, "with --clients honour, wait the exact retry_after instead of whole seconds rounded up")
+	fs.StringVar(&o.Delay, "retry-delay", "0.1s", "with --clients immediate, the wait before each retry")
+	fs.StringVar(&o.Backoff, "backoff", "1s,30s", "with --clients backoff, the first wait and the longest, BASE,MAX")
+	fs.BoolVar(&o.Jitter, "jitter", false, "with --clients backoff, draw each wait from 0 to its bound (full jitter), deterministically for --seed")
+	fs.Uint64Var(&o.Seed, "seed", 1, "with --jitter, the random seed of the waits")
+}
+
+// parse returns the client model the flags give; Model ClientsNone when
+// --clients is none. Durations are Go durations or numbers of seconds.
+func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
+	model := o.Model
+	if model == "" {
+		model = "none"
+	}
+	m, err := sim.ParseClientModel(model)
+	if err != nil {
+		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: none, honour, immediate, backoff)", o.Model)
+	}
+	c := sim.Clients{Model: m, MaxRetries: o.MaxRetries, RetryAfterExact: o.Exact, Jitter: o.Jitter, Seed: o.Seed}
+	if m == sim.ClientsNone {
+		for _, f := range []string{"max-retries", "retry-after-exact", "retry-delay", "backoff", "jitter", "seed"} {
+			if set[f] {
+				return c, usageErrorf("--%s needs --clients honour, immediate or backoff", f)
+			}
+		}
+		return c, nil
+	}
+	if o.MaxRetries < 0 {
+		return c, usageErrorf("--max-retries must not be negative, got %d", o.MaxRetries)
+	}
+	dur := func(flag, s string) (time.Duration, error) {
+		d, err := traces.ParseDuration(strings.TrimSpace(s), time.Second)
+		if err != nil || d < 0 {
+			return 0, usageErrorf("invalid --%s %q: want a duration such as 100ms or 2s", flag, s)
+		}
+		return d, nil
+	}
+	if c.RetryDelay, err = dur("retry-delay", o.Delay); err != nil {
+		return c, err
+	}
+	base, max, ok := strings.Cut(o.Backoff, ",")
+	if !ok {
+		return c, usageErrorf("invalid --backoff %q: want BASE,MAX such as 1s,30s", o.Backoff)
+	}
+	if c.Base, err = dur("backoff", base); err != nil {
+		return c, err
+	}
+	if c.Max, err = dur("backoff", max); err != nil {
+		return c, err
+	}
+	if c.Max < c.Base {
+		return c, usageErrorf("invalid --backoff %q: MAX is below BASE", o.Backoff)
+	}
+	return c, nil
+}
+
+// clientSummaryColumns are the columns of compare --summary --clients.
+var clientSummaryColumns = []column{
+	{name: "algo"},
+	{name: "unique_requests", right: true, title: "unique"},
+	{name: "attempts", right: true},
+	{name: "amplification", right: true, title: "amplif."},
+	{name: "allowed", right: true},
+	{name: "rejected", right: true},
+	{name: "goodput", right: true},
+	{name: "gave_up", right: true},
+	{name: "latency_p50", right: true, title: "p50 latency"},
+	{name: "latency_p99", right: true, title: "p99 latency"},
+	{name: "latency_max", right: true, title: "max latency"},
+	{name: "clients", machineOnly: true},
+	{name: "max_retries", machineOnly: true},
+	{name: "unit", machineOnly: true},
+}
+
+// clientSummaryRows are the rows of the summary of a closed loop.
+func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]cell {
+	var rows [][]cell
+	for i, st := range stats {
+		q := func(num, den int64) cell {
+			w, ok := sim.Quantile(st.Latency, num, den)
+			if !ok {
+				return nullCell()
+			}
+			return decCell(w, unit)
+		}
+		rows = append(rows, []cell{
+			strCell(lanes[i].Name),
+			intCell(st.Unique),
+			intCell(st.Attempts),
+			numCell(ratio(st.Attempts, st.Unique)),
+			intCell(st.Allowed),
+			intCell(st.Rejected),
+			intCell(st.Goodput),
+			intCell(st.GaveUp),
+			q(50, 100),
+			q(99, 100),
+			q(1, 1),
+			strCell(c.Model.String()),
+			intCell(int64(c.MaxRetries)),
+			strCell(unitName(unit)),
+		})
+	}
+	return rows
+}
+
+// runClientSummary replays rp in a closed loop and writes the summary.
+func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes, rp.keys, c, func(*sim.Attempt) error { return nil })
+	if err != nil {
+		return err
+	}
+	rows := clientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
+	t, err := writeRecords(s.out, format, clientSummaryColumns, rows)
+	if err != nil || t == nil {
+		if err != nil {
+			return err
+		}
+		return rp.trace.finish()
+	}
+	w := &textWriter{w: s.out, format: format}
+	var unique int64
+	if len(stats) > 0 {
+		unique = stats[0].Unique
+	}
+	w.line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, plural(unique, "request")))
+	w.line("policy: " + rp.spec.describe(false))
+	for _, l := range rp.spec.laneLines() {
+		w.line(l)
+	}
+	w.line(clientLine(c))
+	w.blank()
+	w.table(t)
+	if w.err != nil {
+		return w.err
+	}
+	return rp.trace.finish()
+}
+
+// clientLine states the client model.
+func clientLine(c sim.Clients) string {
+	var how string
+	switch c.Model {
+	case sim.ClientsHonour:
+		how = "retry at the Retry-After told, in whole seconds rounded up"
+		if c.RetryAfterExact {
+			how = "retry at the exact retry_after told"
+		}
+	case sim.ClientsImmediate:
+		how = "retry after " + c.RetryDelay.String()
+	case sim.ClientsBackoff:
+		how = fmt.Sprintf("retry after an exponential backoff from %s to %s", c.Base, c.Max)
+		if c.Jitter {
+			how += fmt.Sprintf(", full jitter (seed %d)", c.Seed)
+		}
+	}
+	retries := fmt.Sprintf("%d retries", c.MaxRetries)
+	if c.MaxRetries == 1 {
+		retries = "1 retry"
+	}
+	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to the attempt allowed", how, retries)
+}
+
+// clientRunColumns are run's columns under --clients.
+func clientRunColumns(rfc3339 bool) []column {
+	return []column{
+		{name: "user"},
+		{name: "timestamp", right: !rfc3339},
+		{name: "cost", right: true},
+		{name: "allowed"},
+		{name: "remaining", right: true},
+		{name: "retry_after", right: true, nullText: "never"},
+		{name: "reset_after", right: true},
+		{name: "reason"},
+		{name: "attempt", right: true},
+		{name: "original_line", right: true},
+		{name: "gave_up"},
+	}
+}
+
+// runClientRows replays rp's one limiter in a closed loop and writes a row
+// per attempt, in time order.
+func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+	rfc := rp.trace.RFC3339()
+	unit := rp.spec.Unit
+	rw := newRecordWriter(s.out, format, clientRunColumns(rfc))
+	var text []byte
+	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes[:1], rp.keys, c, func(a *sim.Attempt) error {
+		b := rw.begin()
+		e := &rw.enc
+		b = e.text(b, a.User)
+		if a.Number == 0 {
+			b = e.time(e.next(b), []byte(a.OriginalText))
+		} else {
+			if rfc {
+				text = time.Unix(0, a.Time).UTC().AppendFormat(text[:0], time.RFC3339Nano)
+			} else {
+				text = traces.AppendDecimal(text[:0], a.Time, unit)
+			}
+			b = e.time(e.next(b), text)
+		}
+		d := &a.Decision
+		b = strconv.AppendInt(e.next(b), a.Cost, 10)
+		b = strconv.AppendBool(e.next(b), d.Allowed)
+		b = strconv.AppendInt(e.next(b), d.Remaining, 10)
+		if d.Reason == limiters.ReasonCost || d.RetryAfter == limiters.InfDuration {
+			b = e.null(e.next(b))
+		} else {
+			b = appendDuration(e.next(b), int64(d.RetryAfter), unit)
+		}
+		if d.ResetAfter == limiters.InfDuration {
+			b = e.null(e.next(b))
+		} else {
+			b = appendDuration(e.next(b), int64(d.ResetAfter), unit)
+		}
+		b = e.text(e.next(b), string(d.Reason))
+		b = strconv.AppendInt(e.next(b), int64(a.Number), 10)
+		b = strconv.AppendInt(e.next(b), int64(a.Line), 10)
+		b = strconv.AppendBool(e.next(b), a.GaveUp)
+		return rw.end(b)
+	})
+	if err != nil {
+		return err
+	}
+	if err := rw.close(); err != nil {
+		return err
+	}
+	if rw.textual() {
+		st := stats[0]
+		w := &textWriter{w: s.out, format: format}
+		w.line(fmt.Sprintf("%s on %s with %s clients: %s", rp.spec.Lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
+		w.line(clientLine(c))
+		w.blank()
+		w.table(rw.table(nil))
+		if rw.hidden > 0 {
+			w.blank()
+			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+		}
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return rp.trace.finish()
+}

@@ -1,0 +1,290 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/ratesim/ratesim/internal/keyhash"
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// ClientModel says what a client does when a request is refused.
+type ClientModel uint8
+
+const (
+	// ClientsNone never retries: the open-loop replay of the trace.
+	ClientsNone ClientModel = iota
+	// ClientsHonour retries at the Retry-After it was told, in whole
+	// seconds rounded up as an HTTP client reads the field (or exactly,
+	// with Clients.RetryAfterExact). A refusal no wait cures is given up.
+	ClientsHonour
+	// ClientsImmediate retries after Clients.RetryDelay, whatever it was
+	// told.
+	ClientsImmediate
+	// ClientsBackoff retries after an exponential backoff: Base, 2×Base,
+	// 4×Base, ... up to Max, with full jitter (a uniform wait from 0 to
+	// that) when Clients.Jitter is set.
+	ClientsBackoff
+)
+
+var clientModelNames = [...]string{"none", "honour", "immediate", "backoff"}
+
+// String returns the model's name: none, honour, immediate or backoff.
+func (m ClientModel) String() string {
+	if int(m) < len(clientModelNames) {
+		return clientModelNames[m]
+	}
+	return fmt.Sprintf("ClientModel(%d)", m)
+}
+
+// ParseClientModel returns the model named name.
+func ParseClientModel(name string) (ClientModel, error) {
+	for m, n := range clientModelNames {
+		if n == name {
+			return ClientModel(m), nil
+		}
+	}
+	if name == "honor" {
+		return ClientsHonour, nil
+	}
+	return 0, fmt.Errorf("sim: unknown client model %q (valid: none, honour, immediate, backoff)", name)
+}
+
+// Clients describes the clients of a closed-loop replay.
+type Clients struct {
+	Model ClientModel
+	// MaxRetries is how many times a client offers a refused request
+	// again before it gives up.
+	MaxRetries int
+	// RetryAfterExact has ClientsHonour wait the exact RetryAfter rather
+	// than the whole seconds of an HTTP Retry-After field.
+	RetryAfterExact bool
+	// RetryDelay is ClientsImmediate's wait.
+	RetryDelay time.Duration
+	// Base and Max bound ClientsBackoff's waits; Jitter draws each wait
+	// uniformly from 0 to its bound, deterministically for Seed.
+	Base, Max time.Duration
+	Jitter    bool
+	Seed      uint64
+}
+
+// Attempt is one decision of a closed-loop replay: a request of the
+// trace, or a client's retry of it.
+type Attempt struct {
+	Lane int
+	// Seq, Line, User, Key and Cost are the trace request's; Original is
+	// its time and OriginalText the time as the trace wrote it.
+	Seq          int64
+	Line         int
+	User, Key    string
+	Cost         int64
+	Original     int64
+	OriginalText string
+	// Time is when this attempt was made; Number is 0 for the request
+	// itself and n for its n-th retry.
+	Time     int64
+	Number   int
+	Decision limiters.Decision
+	// GaveUp says the client gives up after this refusal.
+	GaveUp bool
+}
+
+// ClientStats summarises one lane of a closed-loop replay.
+type ClientStats struct {
+	Unique   int64 // requests of the trace
+	Attempts int64 // decisions: requests and retries
+	Allowed  int64 // attempts allowed
+	Rejected int64 // attempts refused
+	Goodput  int64 // requests eventually allowed
+	GaveUp   int64 // requests refused at every attempt
+	// Latency holds, for each request eventually allowed, how long after
+	// its own time it was: 0 for those allowed at once.
+	Latency []DurationCount
+}
+
+// pending is a retry waiting for its time.
+type pending struct {
+	at     int64
+	order  int64 // ties in time: the earlier scheduled first
+	a      Attempt
+	retrys int
+}
+
+type retryHeap []*pending
+
+func (h retryHeap) Len() int { return len(h) }
+func (h retryHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].order < h[j].order
+}
+func (h retryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *retryHeap) Push(x any)   { *h = append(*h, x.(*pending)) }
+func (h *retryHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return p
+}
+
+// RunClients replays src through each lane with clients that offer a
+// refused request again as c says: a closed loop, in which what a lane
+// refuses changes the load it sees, so each lane has its own retries.
+// Retries go through the lane like any request, in time order with the
+// rest of the trace; a retry due at the time of a trace request goes
+// first. keyFields are as Config.KeyFields. emit gets every attempt, lane
+// by lane in time order within a lane, interleaved across lanes by time.
+// Memory grows with the keys and the retries pending, not the trace.
+func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit func(*Attempt) error) ([]ClientStats, error) {
+	if len(lanes) == 0 {
+		return nil, fmt.Errorf("sim: no limiters for the clients")
+	}
+	if c.MaxRetries < 0 {
+		return nil, fmt.Errorf("sim: MaxRetries must not be negative, got %d", c.MaxRetries)
+	}
+	keyed := make([]*limiters.Keyed, len(lanes))
+	for i, l := range lanes {
+		k, err := limiters.NewKeyed(l.Algorithm, l.Policy)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.Name, err)
+		}
+		keyed[i] = k
+	}
+	stats := make([]ClientStats, len(lanes))
+	lat := make([]waitCounts, len(lanes))
+	heaps := make([]retryHeap, len(lanes))
+	var order int64
+	var file string
+	if n, ok := src.(interface{ Name() string }); ok {
+		file = n.Name()
+	}
+	decide := func(lane int, a *Attempt, retries int) error {
+		st := &stats[lane]
+		a.Lane = lane
+		a.Decision = keyed[lane].Allow(a.Key, a.Time, a.Cost)
+		a.GaveUp = false
+		st.Attempts++
+		if a.Decision.Allowed {
+			st.Allowed++
+			st.Goodput++
+			lat[lane].add(time.Duration(a.Time - a.Original))
+			return emit(a)
+		}
+		st.Rejected++
+		wait, ok := c.wait(a, retries)
+		if !ok || retries >= c.MaxRetries || a.Time > math.MaxInt64-int64(wait) {
+			a.GaveUp = true
+			st.GaveUp++
+			return emit(a)
+		}
+		order++
+		p := &pending{at: a.Time + int64(wait), order: order, a: *a, retrys: retries + 1}
+		p.a.Time, p.a.Number = p.at, a.Number+1
+		heap.Push(&heaps[lane], p)
+		return emit(a)
+	}
+	// drain decides, in every lane, the retries due at or before t.
+	drain := func(t int64) error {
+		for lane := range heaps {
+			for heaps[lane].Len() > 0 && heaps[lane][0].at <= t {
+				p := heap.Pop(&heaps[lane]).(*pending)
+				if err := decide(lane, &p.a, p.retrys); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var seq int64
+	var keyBuf []byte
+	for {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := drain(ev.Time); err != nil {
+			return nil, err
+		}
+		key := string(ev.User)
+		if len(keyFields) > 0 {
+			keyBuf = keyBuf[:0]
+			for i, name := range keyFields {
+				v, ok := ev.Attr(name)
+				if !ok {
+					f := file
+					if ev.File != "" {
+						f = ev.File
+					}
+					return nil, &traces.ParseError{File: f, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
+				}
+				if i > 0 {
+					keyBuf = append(keyBuf, ':')
+				}
+				keyBuf = appendKeyField(keyBuf, v)
+			}
+			key = string(keyBuf)
+		}
+		base := Attempt{Seq: seq, Line: ev.Line, User: string(ev.User), Key: key, Cost: ev.Cost, Original: ev.Time, OriginalText: string(ev.TimeText), Time: ev.Time}
+		seq++
+		for lane := range lanes {
+			a := base
+			stats[lane].Unique++
+			if err := decide(lane, &a, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := drain(math.MaxInt64); err != nil {
+		return nil, err
+	}
+	for i := range stats {
+		stats[i].Latency = mergeWaits(nil, &lat[i])
+	}
+	return stats, nil
+}
+
+// wait returns how long after a refusal of attempt a, the retries-th
+// retry of its request, the client offers it again; false when it gives
+// up at once (no wait cures the refusal).
+func (c *Clients) wait(a *Attempt, retries int) (time.Duration, bool) {
+	switch c.Model {
+	case ClientsHonour:
+		d := a.Decision.RetryAfter
+		if d == limiters.InfDuration || a.Decision.Reason == limiters.ReasonCost {
+			return 0, false
+		}
+		if !c.RetryAfterExact && d%time.Second != 0 {
+			d = d - d%time.Second + time.Second
+		}
+		return d, true
+	case ClientsImmediate:
+		return c.RetryDelay, true
+	case ClientsBackoff:
+		bound := c.Max
+		if retries < 62 && c.Base <= c.Max>>retries {
+			bound = min(c.Base<<retries, c.Max)
+		}
+		if !c.Jitter || bound <= 0 {
+			return bound, true
+		}
+		// Full jitter, the same for the same seed, request and retry,
+		// whatever else the replay holds.
+		var b [24]byte
+		for i := range 8 {
+			b[i] = byte(c.Seed >> (8 * i))
+			b[8+i] = byte(uint64(a.Seq) >> (8 * i))
+			b[16+i] = byte(uint64(retries) >> (8 * i))
+		}
+		h := keyhash.Sum(b[:])
+		return time.Duration(h % (uint64(bound) + 1)), true
+	}
+	return 0, false
+}
