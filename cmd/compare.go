@@ -53,7 +53,7 @@ func newCompareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "compare [--algos a,b|all] [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through several algorithms, side by side",
-		Long:              compareLong + policyHelp + clientHelp,
+		Long:              compareLong + policyHelp + clientHelp + stackHelp,
 		Example:           compareExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -105,6 +105,28 @@ func runCompare(o *compareOptions, s streams) error {
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
 		return err
+	}
+	stack, err := o.policy.stackOf()
+	if err != nil {
+		return err
+	}
+	if stack != nil {
+		switch {
+		case !o.Summary || o.Timeline != "" || o.ByKey > 0 || clients.Model != sim.ClientsNone:
+			return usageErrorf("%s stacks policies: compare gives their --summary (run lists the requests)", o.policy.Config)
+		case o.Algos != nil:
+			return usageErrorf("%s stacks policies: --algos does not join them", o.policy.Config)
+		}
+		mode, err := o.policy.stackMode()
+		if err != nil {
+			return err
+		}
+		rp, policies, err := prepareStack(&o.trace, &o.policy, stack, s)
+		if err != nil {
+			return err
+		}
+		defer rp.trace.Close()
+		return runStackSummary(rp, policies, mode, format, s)
 	}
 	if clients.Model != sim.ClientsNone && (!o.Summary || o.Timeline != "" || o.ByKey > 0) {
 		return usageErrorf("--clients needs --summary: each limiter sees its own retries, so the requests are not one list to set side by side")

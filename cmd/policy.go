@@ -66,6 +66,7 @@ type policyOptions struct {
 	Clock    string
 	Config   string
 	Limiters []string // --limiter, one spec each
+	Stack    string   // --stack: consume or refund
 	// single: the replay is of the one limiter given on the command line;
 	// the config file's limiters and algos do not join it.
 	single bool
@@ -96,6 +97,7 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 		fs.StringVar(v, prm.Name, prm.Default, takers(prm.Name)+": "+prm.Usage)
 	}
 	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
+	fs.StringVar(&o.Stack, "stack", "consume", "with a policies: list in --config, whether policies that allowed a refused request still count it (consume) or not (refund)")
 	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
 }
 
@@ -491,6 +493,15 @@ type policyFile struct {
 	key      []string             // key:, nil when not given
 	unit     string               // unit:, "" when not given
 	interval string               // interval:, "" when not given
+	policies []stackSpec          // policies:, a stack
+}
+
+// stackSpec is one policy of a stack (the policies: list of a policy
+// file): a named limiter, what it keys on, and whether it only watches.
+type stackSpec struct {
+	limiterSpec
+	key    []string // nil: the replay's key; empty: one global key
+	shadow bool
 }
 
 // The YAML shape of a policy file: the parameters shared by every
@@ -502,11 +513,12 @@ type yamlPolicy struct {
 	Key        yaml.Node            `yaml:"key"`
 	Unit       yaml.Node            `yaml:"unit"`
 	Interval   yaml.Node            `yaml:"interval"`
+	Policies   yaml.Node            `yaml:"policies"`
 	Params     map[string]yaml.Node `yaml:",inline"`
 }
 
 // fileKeys are the keys of a policy file beyond the parameters.
-var fileKeys = []string{"algorithms", "limiters", "algos", "key", "unit", "interval"}
+var fileKeys = []string{"algorithms", "limiters", "algos", "key", "unit", "interval", "policies"}
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
 
@@ -619,6 +631,9 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 		}
 		*f.val = f.n.Value
 	}
+	if err := pf.readPolicies(path, &doc.Policies); err != nil {
+		return err
+	}
 	n := &doc.Limiters
 	if n.Kind == 0 {
 		return nil
@@ -666,6 +681,93 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 			}
 		}
 		pf.limiters = append(pf.limiters, ls)
+	}
+	return nil
+}
+
+// readPolicies reads a stack of policies: a list of mappings with a name,
+// an algorithm and its parameters, a key (a list of trace attributes; []
+// for one global limit) and shadow.
+func (pf *policyFile) readPolicies(path string, n *yaml.Node) error {
+	if n.Kind == 0 {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return usageErrorf("%s:%d: policies must be a list of {name, algorithm, key, shadow, parameters...}", path, n.Line)
+	}
+	names := map[string]bool{}
+	for _, item := range n.Content {
+		if item.Kind != yaml.MappingNode {
+			return usageErrorf("%s:%d: a policy must be a mapping of name, algorithm, key, shadow and parameters", path, item.Line)
+		}
+		var sp stackSpec
+		var algo string
+		var params [][2]*yaml.Node
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, v := item.Content[i], item.Content[i+1]
+			switch k.Value {
+			case "key":
+				if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+					sp.key = []string{}
+					continue
+				}
+				keys, err := list(path, "key", v)
+				if err != nil {
+					return err
+				}
+				for _, key := range keys {
+					if strings.TrimSpace(key) == "" {
+						return usageErrorf("%s:%d: key has an empty attribute name", path, v.Line)
+					}
+				}
+				sp.key = keys
+				continue
+			case "shadow":
+				var b bool
+				if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
+					return usageErrorf("%s:%d: shadow must be true or false", path, v.Line)
+				}
+				sp.shadow = b
+				continue
+			}
+			if v.Kind != yaml.ScalarNode || v.Value == "" {
+				return usageErrorf("%s:%d: %s must be a single value", path, v.Line, k.Value)
+			}
+			switch k.Value {
+			case "name":
+				sp.name = v.Value
+			case "algorithm":
+				algo = v.Value
+			default:
+				if !slices.Contains(paramNames(), k.Value) {
+					return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, key, shadow, %s)", path, k.Line, k.Value, strings.Join(paramNames(), ", "))
+				}
+				params = append(params, [2]*yaml.Node{k, v})
+			}
+		}
+		at := fmt.Sprintf("%s:%d", path, item.Line)
+		if sp.name == "" {
+			return usageErrorf("%s: a policy needs a name", at)
+		}
+		if names[sp.name] {
+			return usageErrorf("%s: two policies are named %s", at, sp.name)
+		}
+		names[sp.name] = true
+		a, err := limiters.ParseAlgorithm(algo)
+		if err != nil {
+			return usageErrorf("%s: policy %s needs an algorithm (valid: %s), got %q", at, sp.name, algorithmNames(), algo)
+		}
+		sp.alg = a
+		var args []string
+		for _, kv := range params {
+			k, v := kv[0], kv[1]
+			args = append(args, k.Value+"="+v.Value)
+			if err := sp.set(k.Value, v.Value, fmt.Sprintf("%s:%d", path, v.Line)); err != nil {
+				return usageErrorf("%s:%d: %s", path, k.Line, ErrorText(err))
+			}
+		}
+		sp.args = strings.Join(args, ",")
+		pf.policies = append(pf.policies, sp)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:               "run --algo NAME [flags] TRACE|- [TRACE...]",
 		Short:             "Replay a trace through one algorithm, request by request",
-		Long:              runLong + policyHelp + clientHelp,
+		Long:              runLong + policyHelp + clientHelp + stackHelp,
 		Example:           runExample,
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -88,6 +88,13 @@ func runRun(o *runOptions, s streams) error {
 	specs, err := o.policy.specs()
 	if err != nil {
 		return err
+	}
+	stack, err := o.policy.stackOf()
+	if err != nil {
+		return err
+	}
+	if stack != nil {
+		return runStack(o, stack, s)
 	}
 	var algos []limiters.Algorithm
 	switch {
@@ -247,6 +254,36 @@ func runRun(o *runOptions, s streams) error {
 		}
 	}
 	return rp.trace.finish()
+}
+
+// runStack is run on a stack of policies.
+func runStack(o *runOptions, stack []stackSpec, s streams) error {
+	switch {
+	case o.Algo != "":
+		return usageErrorf("%s stacks policies: --algo does not join them", o.policy.Config)
+	case o.Explain || o.Only != "" || len(o.With) > 0 || (o.clients.Model != "" && o.clients.Model != "none"):
+		return usageErrorf("a stack of policies excludes --explain, --only, --with and --clients")
+	}
+	mode, err := o.policy.stackMode()
+	if err != nil {
+		return err
+	}
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	style := headers.StyleNone
+	if o.Headers != "" {
+		if style, err = headers.ParseStyle(o.Headers); err != nil {
+			return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+		}
+	}
+	rp, policies, err := prepareStack(&o.trace, &o.policy, stack, s)
+	if err != nil {
+		return err
+	}
+	defer rp.trace.Close()
+	return runStackRows(rp, policies, mode, style, format, s)
 }
 
 // costSum is a sum of costs in 128 bits, two's complement: a few huge
