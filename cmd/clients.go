@@ -207,19 +207,10 @@ func clientLine(c sim.Clients) string {
 
 // clientRunColumns are run's columns under --clients.
 func clientRunColumns(rfc3339 bool) []column {
-	return []column{
-		{name: "user"},
-		{name: "timestamp", right: !rfc3339},
-		{name: "cost", right: true},
-		{name: "allowed"},
-		{name: "remaining", right: true},
-		{name: "retry_after", right: true, nullText: "never"},
-		{name: "reset_after", right: true},
-		{name: "reason"},
-		{name: "attempt", right: true},
-		{name: "original_line", right: true},
-		{name: "gave_up"},
-	}
+	return append(decisionColumns(rfc3339),
+		column{name: "attempt", right: true},
+		column{name: "original_line", right: true},
+		column{name: "gave_up"})
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
@@ -276,11 +267,7 @@ func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) er
 		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
 		w.line(clientLine(c))
 		w.blank()
-		w.table(rw.table(nil))
-		if rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
-		}
+		w.rows(rw, nil)
 		if w.err != nil {
 			return w.err
 		}

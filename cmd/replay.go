@@ -439,6 +439,16 @@ func (tw *textWriter) line(s string) {
 
 func (tw *textWriter) blank() { tw.line("") }
 
+// rows writes the table of rw's rows, with footer, and says how many more
+// rows it left out.
+func (tw *textWriter) rows(rw *recordWriter, footer map[string]string) {
+	tw.table(rw.table(footer))
+	if rw.hidden > 0 {
+		tw.blank()
+		tw.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+	}
+}
+
 func (tw *textWriter) table(t *table) {
 	if tw.err == nil {
 		tw.err = t.render(tw.w, tw.format)

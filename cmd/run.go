@@ -160,12 +160,9 @@ func runRun(o *runOptions, s streams) error {
 			return usageErrorf("--headers: %s", ErrorText(err))
 		}
 		row.quotas = []headers.Quota{q}
-		for _, f := range headers.Fields() {
-			if style.Has(f) {
-				row.fields = append(row.fields, f)
-				cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
-			}
-		}
+		var fcols []column
+		row.fields, fcols = fieldColumns(style)
+		cols = append(cols, fcols...)
 	}
 	for _, w := range o.With {
 		if w == "" {
@@ -244,11 +241,7 @@ func runRun(o *runOptions, s streams) error {
 			w.line(line)
 		}
 		w.blank()
-		w.table(rw.table(footer))
-		if rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
-		}
+		w.rows(rw, footer)
 		if err := w.err; err != nil {
 			return err
 		}
@@ -284,6 +277,55 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	}
 	defer rp.trace.Close()
 	return runStackRows(rp, policies, mode, style, format, s)
+}
+
+// decisionColumns are the first columns of a row per decision: user,
+// timestamp (right-aligned when numeric), cost, allowed, remaining,
+// retry_after, reset_after and reason.
+func decisionColumns(rfc3339 bool) []column {
+	return []column{
+		{name: "user"},
+		{name: "timestamp", right: !rfc3339},
+		{name: "cost", right: true},
+		{name: "allowed"},
+		{name: "remaining", right: true},
+		{name: "retry_after", right: true, nullText: "never"},
+		{name: "reset_after", right: true, nullText: "never"},
+		{name: "reason"},
+	}
+}
+
+// appendFields appends, through e, the values of the rate-limit fields
+// for decisions ds of the policies with quotas: null where the response
+// has no such field.
+func appendFields(e *encoder, b []byte, fields []headers.Field, quotas []headers.Quota, ds []limiters.Decision) []byte {
+	for _, f := range fields {
+		b = e.next(b)
+		start := len(b)
+		v, ok := f.Append(b, quotas, ds)
+		switch {
+		case !ok:
+			b = e.null(v[:start])
+		case f == headers.RateLimitPolicy || f == headers.RateLimit:
+			b = e.text(v[:start], string(v[start:]))
+		default:
+			b = v // a whole number, the same in every format
+		}
+	}
+	return b
+}
+
+// fieldColumns are the columns of the fields style has.
+func fieldColumns(style headers.Style) ([]headers.Field, []column) {
+	var fields []headers.Field
+	var cols []column
+	for _, f := range headers.Fields() {
+		if style.Has(f) {
+			fields = append(fields, f)
+			cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
+		}
+	}
+	return fields, cols
 }
 
 // costSum is a sum of costs in 128 bits, two's complement: a few huge
@@ -374,16 +416,7 @@ type runRow struct {
 // retry_after, reset_after and reason, then delay for the leaky queue, key
 // with --key and state with --explain.
 func (r *runRow) columns(rfc3339 bool) []column {
-	cols := []column{
-		{name: "user"},
-		{name: "timestamp", right: !rfc3339},
-		{name: "cost", right: true},
-		{name: "allowed"},
-		{name: "remaining", right: true},
-		{name: "retry_after", right: true, nullText: "never"},
-		{name: "reset_after", right: true},
-		{name: "reason"},
-	}
+	cols := decisionColumns(rfc3339)
 	if r.queue {
 		cols = append(cols, column{name: "delay", right: true})
 	}
@@ -427,19 +460,7 @@ func (r *runRow) appendTo(e *encoder, b []byte) []byte {
 			r.ds = make([]limiters.Decision, 1)
 		}
 		r.ds[0] = *d
-		for _, f := range r.fields {
-			b = e.next(b)
-			start := len(b)
-			v, ok := f.Append(b, r.quotas, r.ds)
-			switch {
-			case !ok:
-				b = e.null(v[:start])
-			case f == headers.RateLimitPolicy || f == headers.RateLimit:
-				b = e.text(v[:start], string(v[start:]))
-			default:
-				b = v // a whole number, the same in every format
-			}
-		}
+		b = appendFields(e, b, r.fields, r.quotas, r.ds)
 	}
 	j := 0
 	for _, w := range r.with {

@@ -187,18 +187,9 @@ func stackLines(rp *replay, policies []sim.StackPolicy) []string {
 
 // stackRunColumns are run's columns on a stack.
 func stackRunColumns(rfc3339 bool) []column {
-	return []column{
-		{name: "user"},
-		{name: "timestamp", right: !rfc3339},
-		{name: "cost", right: true},
-		{name: "allowed"},
-		{name: "remaining", right: true},
-		{name: "retry_after", right: true, nullText: "never"},
-		{name: "reset_after", right: true, nullText: "never"},
-		{name: "reason"},
-		{name: "policy"},
-		{name: "would_reject"},
-	}
+	return append(decisionColumns(rfc3339),
+		column{name: "policy"},
+		column{name: "would_reject"})
 }
 
 // runStackRows replays a stack and writes a row per request, then, in
@@ -221,12 +212,9 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 			quotas = append(quotas, q)
 		}
-		for _, f := range headers.Fields() {
-			if style.Has(f) {
-				fields = append(fields, f)
-				cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
-			}
-		}
+		var fcols []column
+		fields, fcols = fieldColumns(style)
+		cols = append(cols, fcols...)
 	}
 	rw := newRecordWriter(s.out, format, cols)
 	unit := rp.spec.Unit
@@ -278,20 +266,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 		}
 		b = e.text(e.next(b), strings.Join(would, ","))
-		for _, f := range fields {
-			b = e.next(b)
-			start := len(b)
-			v, ok := f.Append(b, quotas, ds)
-			switch {
-			case !ok:
-				b = e.null(v[:start])
-			case f == headers.RateLimitPolicy || f == headers.RateLimit:
-				b = e.text(v[:start], string(v[start:]))
-			default:
-				b = v
-			}
-		}
-		return rw.end(b)
+		return rw.end(appendFields(e, b, fields, quotas, ds))
 	})
 	if err != nil {
 		return err
@@ -306,11 +281,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			w.line(l)
 		}
 		w.blank()
-		w.table(rw.table(nil))
-		if rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
-		}
+		w.rows(rw, nil)
 		t, _ := writeRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, stats, requests, allowed, mode))
 		w.blank()
 		w.table(t)

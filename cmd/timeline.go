@@ -218,11 +218,7 @@ func runTimeline(o *compareOptions, rp *replay, format outputFormat, s streams) 
 		w.line(l)
 	}
 	w.blank()
-	w.table(rw.table(nil))
-	if rw.hidden > 0 {
-		w.blank()
-		w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
-	}
+	w.rows(rw, nil)
 	if w.err != nil {
 		return w.err
 	}
