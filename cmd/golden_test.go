@@ -139,6 +139,13 @@ func goldenCases() []goldenCase {
 		{name: "compare-all-multi-user", args: append(append([]string{"compare", "--algos", "all"}, bucket...), ex+"multi-user.csv")},
 		{name: "compare-key-diff", args: []string{"compare", "--algos", "fixed-window,sliding-log,gcra", "--key", "user,endpoint", "--diff", ex + "multi-user.csv"}},
 
+		{name: "sweep-table", args: []string{"sweep", "--algos", "token-bucket,gcra,sliding-buckets", "--capacity", "2..4", "--rate", "1/2s,1/1s", "--buckets", "2,5", "--window", "10", ex + "boundary.csv"}},
+		{name: "sweep-pick-json", args: []string{"sweep", "--capacity", "1..5", "--rate", "1/1s,1/2s", "--pick", "false_reject_pct<=0,ratio<=1.5", "-o", "json", ex + "boundary.csv"}},
+		{name: "sweep-rfc3339-csv", args: []string{"sweep", "--algos", "fixed-window,sliding-log", "--limit", "2..4", "--window", "5s,10s", "--intent", "3/10s", "-o", "csv", ex + "rfc3339.csv"}},
+		{name: "compare-clients-summary", args: []string{"compare", "--summary", "--clients", "honour", ex + "boundary.csv"}},
+		{name: "run-clients-backoff", args: []string{"run", "--algo", "sliding-counter", "--clients", "backoff", "--backoff", "1s,4s", ex + "boundary.csv"}},
+		{name: "run-headers-both-json", args: []string{"run", "--algo", "sliding-log", "--headers", "both", "-o", "json", ex + "boundary.csv"}},
+
 		{name: "burst-table", args: []string{"burst", ex + "boundary.csv"}},
 		{name: "burst-json", args: []string{"burst", "-o", "json", ex + "boundary.csv"}},
 		{name: "burst-all-json", args: []string{"burst", "--algos", "all", "-o", "json", ex + "multi-user.csv"}},
