@@ -425,7 +425,10 @@ func parseParam(pol *limiters.Policy, prm limiters.Param, s setting, unit time.D
 		if err != nil {
 			return usageErrorf("%s: invalid %s %q: want a whole number", s.at, prm.Name, s.value)
 		}
-		if n <= 0 {
+		if n < 0 && prm.Default == "0" {
+			return usageErrorf("%s: %s must not be negative, got %d", s.at, prm.Name, n)
+		}
+		if n <= 0 && prm.Default != "0" {
 			return usageErrorf("%s: %s must be positive, got %d", s.at, prm.Name, n)
 		}
 		*v = n
