@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -215,9 +216,28 @@ func addCompletionCmd(root *cobra.Command) {
 func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if head, args, ok := strings.Cut(toComplete, ":"); ok {
 		done := args[:strings.LastIndex(args, ",")+1]
+		keys := paramNames()
+		algo := head
+		if _, a, named := strings.Cut(head, "="); named {
+			algo = a
+		}
+		if p, ok := presets.Lookup(algo); ok {
+			keys = nil
+			for _, prm := range p.Params {
+				if prm.Flag {
+					keys = append(keys, prm.Name) // given bare
+				} else {
+					keys = append(keys, prm.Name+"=")
+				}
+			}
+		} else {
+			for i, k := range keys {
+				keys[i] = k + "="
+			}
+		}
 		var out []cobra.Completion
-		for _, k := range paramNames() {
-			out = append(out, head+":"+done+k+"=")
+		for _, k := range keys {
+			out = append(out, head+":"+done+k)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
@@ -225,7 +245,11 @@ func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.C
 	if name, _, ok := strings.Cut(toComplete, "="); ok {
 		prefix = name + "="
 	}
-	return algoCompletions(prefix), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	out := algoCompletions(prefix)
+	for _, p := range presets.All() {
+		out = append(out, cobra.CompletionWithDesc(prefix+p.Name, "preset: "+p.Library))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // commonZones are offered for --tz when the machine has no zoneinfo

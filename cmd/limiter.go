@@ -1,11 +1,15 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
 )
 
 // limiterGrammar documents --limiter in help texts.
@@ -24,10 +28,19 @@ const limiterGrammar = `LIMITERS
     ratesim compare --limiter tb3=token-bucket:capacity=3,rate=0.3 \
                     --limiter tb10=token-bucket:capacity=10,rate=0.3 trace.csv
 
+  ALGORITHM may also be a preset, a real library's limiter with that
+  library's own parameters (see "ratesim presets"):
+
+    --limiter redis-rate:rate=10,burst=10,period=1s
+    --limiter nginx:rate=1r/s,burst=5,nodelay
+    --limiter x-time-rate:r=1,b=3
+    --limiter envoy:requests_per_unit=10,unit=hour
+
   In --config, a list under limiters: does the same:
 
     limiters:
-      - {name: tb10, algorithm: token-bucket, capacity: 10, rate: 5/1s}`
+      - {name: tb10, algorithm: token-bucket, capacity: 10, rate: 5/1s}
+      - {name: edge, algorithm: nginx, rate: 10r/s, burst: 20, nodelay: true}`
 
 // limiterSpec is one limiter given with --limiter or in the config
 // file's limiters: list.
@@ -36,15 +49,21 @@ type limiterSpec struct {
 	alg  limiters.Algorithm
 	p    params
 	args string // the KEY=VALUE list as given, for the default name
+	// preset is the preset the limiter was given as, or "".
+	preset string
 }
 
 // defaultName is the limiter's name when none is given: its algorithm,
 // with its parameters when it gives any.
 func (ls *limiterSpec) defaultName() string {
-	if ls.args == "" {
-		return ls.alg.String()
+	name := ls.alg.String()
+	if ls.preset != "" {
+		name = ls.preset
 	}
-	return ls.alg.String() + "(" + ls.args + ")"
+	if ls.args == "" {
+		return name
+	}
+	return name + "(" + ls.args + ")"
 }
 
 // parseLimiter parses a --limiter value.
@@ -63,9 +82,28 @@ func parseLimiter(s string) (limiterSpec, error) {
 		}
 		spec.name, head = name, algo
 	}
+	if p, ok := presets.Lookup(head); ok {
+		var kvs [][2]string
+		if args != "" {
+			for _, kv := range strings.Split(args, ",") {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					v = "" // a bare flag such as nginx's nodelay
+				}
+				kvs = append(kvs, [2]string{k, v})
+			}
+		} else if strings.Contains(s, ":") {
+			return spec, bad("no parameters after ':'")
+		}
+		if err := spec.setPreset(p, kvs, "--limiter "+s); err != nil {
+			return spec, bad("%s", ErrorText(err))
+		}
+		spec.args = args
+		return spec, nil
+	}
 	a, err := limiters.ParseAlgorithm(head)
 	if err != nil {
-		return spec, bad("unknown algorithm %q (valid: %s)", head, algorithmNames())
+		return spec, bad("unknown algorithm %q (valid: %s; presets: %s)", head, algorithmNames(), strings.Join(presets.Names(), ", "))
 	}
 	spec.alg, spec.args = a, args
 	if args == "" {
@@ -109,4 +147,54 @@ func (ls *limiterSpec) set(k, v, at string) error {
 	}
 	ls.p[k] = setting{v, at}
 	return nil
+}
+
+// setPreset makes ls the limiter of preset p with the parameters kvs, by
+// the library's names; a bare key (empty value) is a flag set to true.
+// The preset gives every parameter its algorithm takes, so none comes
+// from the flags or the config file; they are recorded as given at at.
+func (ls *limiterSpec) setPreset(p *presets.Preset, kvs [][2]string, at string) error {
+	given := map[string]string{}
+	for _, kv := range kvs {
+		k, v := kv[0], kv[1]
+		if _, dup := given[k]; dup {
+			return fmt.Errorf("%s given twice", k)
+		}
+		if v == "" {
+			if !slices.ContainsFunc(p.Params, func(prm presets.Param) bool { return prm.Name == k && prm.Flag }) {
+				return fmt.Errorf("%s has no value (%s takes %s)", k, p.Name, strings.Join(p.ParamNames(), ", "))
+			}
+			v = "true"
+		}
+		given[k] = v
+	}
+	a, pol, err := p.Limiter(given)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "presets: "))
+	}
+	ls.alg, ls.preset = a, p.Name
+	ls.p = policyParams(a, pol, at)
+	return nil
+}
+
+// policyParams renders the parameters a takes in pol, and its clock, as
+// exact texts that params.policy reads back to the same values.
+func policyParams(a limiters.Algorithm, pol limiters.Policy, at string) params {
+	p := params{}
+	for _, name := range a.Params() {
+		var text string
+		switch v := pol.Field(name).(type) {
+		case *int64:
+			text = strconv.FormatInt(*v, 10)
+		case *time.Duration:
+			text = strconv.FormatInt(int64(*v), 10) + "ns"
+		case *limiters.Rate:
+			text = strconv.FormatInt(v.N, 10) + "/" + strconv.FormatInt(int64(v.Per), 10) + "ns"
+		}
+		p[name] = setting{text, at}
+	}
+	if pol.Clock == limiters.ClockClamp { // the library's own rule; else --clock's
+		p["clock"] = setting{"clamp", at}
+	}
+	return p
 }

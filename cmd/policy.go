@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -427,7 +428,10 @@ func parseParam(pol *limiters.Policy, prm limiters.Param, s setting, unit time.D
 		if err != nil {
 			return usageErrorf("%s: invalid %s %q: want a whole number", s.at, prm.Name, s.value)
 		}
-		if n <= 0 {
+		if n < 0 && prm.Default == "0" {
+			return usageErrorf("%s: %s must not be negative, got %d", s.at, prm.Name, n)
+		}
+		if n <= 0 && prm.Default != "0" {
 			return usageErrorf("%s: %s must be positive, got %d", s.at, prm.Name, n)
 		}
 		*v = n
@@ -650,6 +654,13 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 		var algo string
 		var args []string
 		for i := 0; i+1 < len(item.Content); i += 2 {
+			if k, v := item.Content[i], item.Content[i+1]; k.Value == "algorithm" && v.Kind == yaml.ScalarNode {
+				algo = v.Value
+			}
+		}
+		preset, isPreset := presets.Lookup(algo)
+		var kvs [][2]string
+		for i := 0; i+1 < len(item.Content); i += 2 {
 			k, v := item.Content[i], item.Content[i+1]
 			if v.Kind != yaml.ScalarNode || v.Value == "" {
 				return usageErrorf("%s:%d: %s must be a single value", path, v.Line, k.Value)
@@ -658,17 +669,32 @@ func (pf *policyFile) readLists(path string, doc *yamlPolicy) error {
 			case "name":
 				ls.name = v.Value
 			case "algorithm":
-				algo = v.Value
 			default:
+				if isPreset {
+					if !slices.Contains(preset.ParamNames(), k.Value) {
+						return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, %s)", path, k.Line, k.Value, strings.Join(preset.ParamNames(), ", "))
+					}
+					kvs = append(kvs, [2]string{k.Value, v.Value})
+					args = append(args, k.Value+"="+v.Value)
+					continue
+				}
 				if !slices.Contains(paramNames(), k.Value) {
 					return usageErrorf("%s:%d: unknown key %q (valid: name, algorithm, %s)", path, k.Line, k.Value, strings.Join(paramNames(), ", "))
 				}
 				args = append(args, k.Value+"="+v.Value)
 			}
 		}
+		if isPreset {
+			if err := ls.setPreset(preset, kvs, at); err != nil {
+				return usageErrorf("%s: %s", at, ErrorText(err))
+			}
+			ls.args = strings.Join(args, ",")
+			pf.limiters = append(pf.limiters, ls)
+			continue
+		}
 		a, err := limiters.ParseAlgorithm(algo)
 		if err != nil {
-			return usageErrorf("%s: a limiter needs an algorithm (valid: %s), got %q", at, algorithmNames(), algo)
+			return usageErrorf("%s: a limiter needs an algorithm (valid: %s; presets: %s), got %q", at, algorithmNames(), strings.Join(presets.Names(), ", "), algo)
 		}
 		ls.alg, ls.args = a, strings.Join(args, ",")
 		for i := 0; i+1 < len(item.Content); i += 2 {

@@ -121,6 +121,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newSweepCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
+		newPresetsCmd(),
 		newGenCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd())

@@ -68,7 +68,7 @@ func TestTimelineAddsUp(t *testing.T) {
 		if sums["fixed-window"][2] == 0 || sums["sliding-log"][4] == 0 && sums["fixed-window"][3] == 0 {
 			t.Errorf("%s: no rejections or false decisions to add up: %v", pattern, sums)
 		}
-		if n != 9 || len(sums) != 9 {
+		if n != 11 || len(sums) != 11 {
 			t.Errorf("%s: %d summary rows, %d limiters in the timeline", pattern, n, len(sums))
 		}
 	}

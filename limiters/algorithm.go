@@ -48,6 +48,14 @@ const (
 	// that would take the cost in its sub-window and the Buckets-1 before
 	// it over the limit. One bucket is FixedWindow.
 	SlidingBuckets
+	// FixedWindowHits is FixedWindow counting every hit, the refused ones
+	// too, as Envoy's ratelimit service does: a key that goes on sending
+	// over the limit stays refused for the rest of its window.
+	FixedWindowHits
+	// TickQueue is LeakyQueue read in whole Ticks of time and counted in
+	// whole Parts of a request, with the first Delay requests of the
+	// queue passed at once: nginx limit_req's arithmetic.
+	TickQueue
 
 	numAlgorithms
 )
@@ -268,7 +276,9 @@ var kinds = [numAlgorithms]kind{
 			return meterBound(p, interval)
 		},
 	},
-	SlidingBuckets: slidingBuckets,
+	SlidingBuckets:  slidingBuckets,
+	FixedWindowHits: fixedWindowHits,
+	TickQueue:       tickQueue,
 }
 
 var (

@@ -2,7 +2,9 @@
 //
 // The algorithms (see Algorithm and AllAlgorithms) are fixed window,
 // sliding log, sliding counter, token bucket, leaky bucket (meter form),
-// GCRA, the queue form of the leaky bucket and sliding buckets. Each is a
+// GCRA, the queue form of the leaky bucket, sliding buckets, the fixed
+// window that counts refused hits too (Envoy's) and the leaky queue in whole
+// ticks and parts of a request (nginx limit_req's). Each is a
 // pure transition over a small per-key state value (FixedWindowState,
 // SlidingLogState, ...) with a Step method: the algorithm is state plus a
 // time rule, and everything else about it (its name, parameters, texts and

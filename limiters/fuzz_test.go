@@ -81,7 +81,7 @@ func FuzzFixedWindow(f *testing.F) {
 	seedCorpus(f, []int8{1, 2, 2, 3, 4, 1, -20, 3}) // the seed's sliding counter, then back
 	f.Fuzz(func(t *testing.T, limit, window, n, per int64, clock uint8, base int64, data []byte) {
 		p, trace := fuzzInput(limit, window, n, per, clock, base, data)
-		for _, alg := range []Algorithm{FixedWindow, SlidingCounter} {
+		for _, alg := range []Algorithm{FixedWindow, SlidingCounter, FixedWindowHits} {
 			checkExact(t, alg, p, trace)
 			want := run(t, alg, p, trace)
 			moved := make([]request, len(trace))
@@ -140,6 +140,15 @@ func FuzzBuckets(f *testing.F) {
 			}
 			rawPass(t, alg, limit, window, n, per, base, data)
 		}
+		// TickQueue, with the tick, parts and delay the other numbers give.
+		p.Tick = time.Duration(divisorNear(int64(p.Window), 1+n%7))
+		p.Parts = []int64{1000, 1, 3, 7}[per%4]
+		p.Delay = limit % (p.Capacity + 1)
+		checkExact(t, TickQueue, p, trace)
+		if p.Delay >= p.Capacity-1 {
+			checkBucketBound(t, TickQueue, p, run(t, TickQueue, p, trace), trace)
+		}
+		rawPass(t, TickQueue, limit, window, n, per, base, data)
 	})
 }
 

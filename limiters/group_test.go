@@ -206,14 +206,16 @@ func TestDecidedAt(t *testing.T) {
 	p := seedPolicy
 	p.Clock = ClockClamp
 	want := map[Algorithm]int64{
-		FixedWindow:    10 * sec, // the start of the window of 12
-		SlidingLog:     12 * sec, // the newest logged request
-		SlidingCounter: 10 * sec,
-		TokenBucket:    12 * sec, // the last request
-		LeakyBucket:    12 * sec,
-		GCRA:           12 * sec,
-		LeakyQueue:     12 * sec,
-		SlidingBuckets: 12 * sec, // the start of the sub-window of 12
+		FixedWindow:     10 * sec, // the start of the window of 12
+		SlidingLog:      12 * sec, // the newest logged request
+		SlidingCounter:  10 * sec,
+		TokenBucket:     12 * sec, // the last request
+		LeakyBucket:     12 * sec,
+		GCRA:            12 * sec,
+		LeakyQueue:      12 * sec,
+		SlidingBuckets:  12 * sec, // the start of the sub-window of 12
+		FixedWindowHits: 10 * sec,
+		TickQueue:       12 * sec, // the tick of the last request
 	}
 	g, err := NewGroup(AllAlgorithms(), p)
 	if err != nil {

@@ -330,3 +330,132 @@ func TestSlidingLogBackwardsAfterRefusal(t *testing.T) {
 		}
 	}
 }
+
+// envoyWindow is a port of what Envoy's ratelimit service does per
+// descriptor (src/redis/fixed_cache_impl.go, DoLimit: INCRBY the window's
+// key by the hits, then compare the result with requests_per_unit in
+// src/limiter/base_limiter.go, GetResponseDescriptorStatus): the counter
+// grows for every hit, allowed or not.
+type envoyWindow struct {
+	limit, window int64
+	counts        map[int64]int64
+}
+
+func (e *envoyWindow) hit(ts, cost int64) bool {
+	k, _ := floorDivMod(ts, e.window)
+	e.counts[k] += cost
+	return e.counts[k] <= e.limit
+}
+
+// TestDifferentialEnvoy: FixedWindowHits decides as the port of Envoy's
+// counter on random traces in time order with costs within the limit.
+func TestDifferentialEnvoy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := 0; trial < 200; trial++ {
+		limit := 1 + rng.Int64N(8)
+		window := (1 + rng.Int64N(5)) * sec
+		ref := &envoyWindow{limit: limit, window: window, counts: map[int64]int64{}}
+		tab, err := NewTable(FixedWindowHits, Policy{Limit: limit, Window: time.Duration(window)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := (rng.Int64N(40) - 20) * sec / 4
+		for i := 0; i < 150; i++ {
+			ts += rng.Int64N(3) * sec / 4
+			cost := 1 + rng.Int64N(limit)
+			want := ref.hit(ts, cost)
+			if got := tab.Allow(0, ts, cost); got.Allowed != want {
+				t.Fatalf("trial %d limit %d window %d: request %d (t=%d cost %d): %+v, Envoy allowed %v", trial, limit, window, i, ts, cost, got, want)
+			}
+		}
+	}
+}
+
+// nginxLimitReq is a port of ngx_http_limit_req_lookup's arithmetic
+// (nginx src/http/modules/ngx_http_limit_req_module.c): excess in
+// thousandths of a request, time in milliseconds, rate in thousandths
+// of a request per second, burst*1000 the most excess allowed, and the
+// delay (excess - delay*1000) * 1000 / rate ms.
+type nginxLimitReq struct {
+	rate, burst, delay int64 // rate as ctx->rate: requests per second * 1000
+	seen               bool
+	excess, last       int64
+}
+
+func (n *nginxLimitReq) request(nowMs int64) (ok bool, delayMs int64) {
+	var excess int64
+	if n.seen {
+		ms := max(0, nowMs-n.last) // within nginx's 60 s of leeway backwards
+		excess = max(0, n.excess-n.rate*ms/1000+1000)
+		if excess > n.burst*1000 {
+			return false, 0
+		}
+		if ms != 0 {
+			n.last = nowMs
+		}
+	} else {
+		n.seen, n.last = true, nowMs
+	}
+	n.excess = excess
+	if excess <= n.delay*1000 {
+		return true, 0
+	}
+	return true, (excess - n.delay*1000) * 1000 / n.rate
+}
+
+// TestDifferentialNginx: TickQueue with nginx's tick and parts decides as
+// the port of limit_req, delays included, for rates in r/s and r/m (whose
+// thousandths per second nginx rounds down: 1r/m is 16).
+func TestDifferentialNginx(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for trial := 0; trial < 300; trial++ {
+		perMin := rng.IntN(2) == 0
+		n := 1 + rng.Int64N(20)
+		ctxRate := n * 1000
+		if perMin {
+			ctxRate = n * 1000 / 60
+		}
+		burst := rng.Int64N(6)
+		delay := rng.Int64N(burst + 2)
+		ref := &nginxLimitReq{rate: ctxRate, burst: burst, delay: delay}
+		p := Policy{Capacity: burst + 1, Rate: Rate{N: ctxRate, Per: 1000 * time.Second}, Delay: delay, Clock: ClockClamp}
+		tab, err := NewTable(TickQueue, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := int64(1_000_000) * int64(time.Millisecond)
+		for i := 0; i < 200; i++ {
+			ts += rng.Int64N(4) * rng.Int64N(int64(time.Second))
+			ok, delayMs := ref.request(ts / int64(time.Millisecond))
+			got := tab.Allow(0, ts, 1)
+			if got.Allowed != ok || ok && got.Delay != time.Duration(delayMs)*time.Millisecond {
+				t.Fatalf("trial %d %+v: request %d (t=%dns): %+v, nginx %v delay %dms", trial, p, i, ts, got, ok, delayMs)
+			}
+		}
+	}
+}
+
+// TestTickQueueIsLeakyQueue: with a drain of whole parts per tick and
+// times on the tick grid, nothing is rounded, and TickQueue admits and
+// counts as LeakyQueue does, on traces in time order (a refused request
+// moves LeakyQueue's clock, not TickQueue's, as it does not nginx's).
+func TestTickQueueIsLeakyQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for trial := 0; trial < 200; trial++ {
+		tick := []int64{1, 1000, sec}[rng.IntN(3)]
+		per := tick * (1 + rng.Int64N(10))
+		p := Policy{Capacity: 1 + rng.Int64N(6), Rate: Rate{N: 1 + rng.Int64N(4), Per: time.Duration(per)},
+			Tick: time.Duration(tick), Parts: per / tick, Clock: Clock(rng.IntN(2))}
+		trace := randomTrace(rng, 150, tick, 3, false)
+		for i := range trace {
+			trace[i].t -= trace[i].t % tick // on the grid
+		}
+		want := run(t, LeakyQueue, p, trace)
+		got := run(t, TickQueue, p, trace)
+		for i := range got {
+			if got[i].Allowed != want[i].Allowed || got[i].Remaining != want[i].Remaining || got[i].Reason != want[i].Reason {
+				t.Fatalf("%+v: request %d: %+v, leaky-queue %+v", p, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -40,7 +40,16 @@ type Policy struct {
 	// Buckets is SlidingBuckets' number of sub-windows; 0 means
 	// DefaultBuckets.
 	Buckets int64
-	Clock   Clock
+	// Tick is TickQueue's unit of time: it reads times in whole ticks.
+	// 0 means DefaultTick.
+	Tick time.Duration
+	// Parts is TickQueue's fixed point: it counts its queue in whole
+	// 1/Parts of a request. 0 means DefaultParts.
+	Parts int64
+	// Delay is how many requests of TickQueue's queue pass without delay
+	// (nginx limit_req's delay=); 0 delays all but the first.
+	Delay int64
+	Clock Clock
 }
 
 // A ParamKind says what type of value a parameter holds.
@@ -72,6 +81,9 @@ var params = []Param{
 	{Name: "capacity", Kind: ParamCount, Usage: "bucket size: most cost at once", field: func(p *Policy) any { return &p.Capacity }},
 	{Name: "rate", Kind: ParamRate, Usage: "refill or leak rate", field: func(p *Policy) any { return &p.Rate }},
 	{Name: "buckets", Kind: ParamCount, Usage: "sub-windows a window is counted in", Default: "10", field: func(p *Policy) any { return &p.Buckets }},
+	{Name: "tick", Kind: ParamDuration, Usage: "unit of time: times are read in whole ticks", Default: "1ms", field: func(p *Policy) any { return &p.Tick }},
+	{Name: "parts", Kind: ParamCount, Usage: "the queue is counted in whole 1/parts of a request", Default: "1000", field: func(p *Policy) any { return &p.Parts }},
+	{Name: "delay", Kind: ParamCount, Usage: "queued requests passed without delay", Default: "0", field: func(p *Policy) any { return &p.Delay }},
 }
 
 // Params returns the parameters of a Policy, the clock aside, in a fixed
@@ -94,11 +106,14 @@ func (p *Policy) Field(name string) any {
 func (prm Param) check(p Policy) error {
 	switch v := prm.field(&p).(type) {
 	case *int64:
-		if *v <= 0 && (*v != 0 || prm.Default == "") { // 0 stands for the default
+		if *v < 0 && prm.Default == "0" {
+			return fmt.Errorf("limiters: %s must not be negative, got %d", prm.Name, *v)
+		}
+		if *v <= 0 && (*v != 0 || prm.Default == "") && prm.Default != "0" { // 0 stands for the default
 			return fmt.Errorf("limiters: %s must be positive, got %d", prm.Name, *v)
 		}
 	case *time.Duration:
-		if *v <= 0 {
+		if *v <= 0 && (*v != 0 || prm.Default == "") { // 0 stands for the default
 			return fmt.Errorf("limiters: %s must be positive, got %dns", prm.Name, int64(*v))
 		}
 	case *Rate:
@@ -230,7 +245,12 @@ type Rule struct {
 	window  int64
 	// SlidingBuckets: the number of sub-windows and their length.
 	buckets, sub int64
-	n, per       uint64 // Rate in lowest terms
+	// TickQueue: the tick in ns, the parts of a request, the capacity and
+	// the delay threshold in parts, and the drain per tick in parts,
+	// leakA/leakB in lowest terms.
+	tick, parts, capParts, delayParts int64
+	leakA, leakB                      uint64
+	n, per                            uint64 // Rate in lowest terms
 
 	// GCRA and LeakyQueue: the emission interval T = per/n and the burst
 	// tolerance (Capacity-1)*T, each as whole ns plus a fraction in 1/n ns.

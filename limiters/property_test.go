@@ -23,6 +23,8 @@ type model struct {
 	g  GCRAState
 	q  LeakyQueueState
 	sb SlidingBucketsState
+	fh FixedWindowHitsState
+	tq TickQueueState
 }
 
 func newModel(t testing.TB, a Algorithm, p Policy) *model {
@@ -51,6 +53,10 @@ func (m *model) step(now, cost int64) (d Decision) {
 		m.q, d = m.q.Step(m.r, now, cost)
 	case SlidingBuckets:
 		m.sb, d = m.sb.Step(m.r, now, cost)
+	case FixedWindowHits:
+		m.fh, d = m.fh.Step(m.r, now, cost)
+	case TickQueue:
+		m.tq, d = m.tq.Step(m.r, now, cost)
 	}
 	return d
 }
@@ -82,6 +88,10 @@ func (m *model) idle(now int64) bool {
 		return m.g.g.idle(m.r, now)
 	case SlidingBuckets:
 		return m.sb.idle(m.r, now)
+	case FixedWindowHits:
+		return m.fh.idle(m.r, now)
+	case TickQueue:
+		return m.tq.idle(m.r, now)
 	default:
 		return m.q.g.idle(m.r, now)
 	}
@@ -111,6 +121,12 @@ func randomPolicy(rng *rand.Rand, tick int64) Policy {
 		}
 	}
 	p.Buckets = divisors[(p.Limit+p.Capacity)%int64(len(divisors))]
+	// TickQueue: a tick that divides the window (so that shifts by
+	// windows are shifts by ticks), parts and a delay threshold, again
+	// from the other parameters.
+	p.Tick = p.Window / time.Duration(p.Buckets)
+	p.Parts = []int64{1000, 1, 3}[p.Limit%3]
+	p.Delay = p.Limit % (p.Capacity + 1)
 	return p
 }
 

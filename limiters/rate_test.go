@@ -135,7 +135,12 @@ func TestValidate(t *testing.T) {
 		{LeakyQueue, func(p *Policy) { p.Capacity = 1 << 62; p.Rate = Rate{1, time.Hour} }, "takes longer than 2^63ns"},
 		{GCRA, func(p *Policy) { p.Capacity = 1 << 40; p.Rate = Rate{1, time.Hour} }, "takes longer than 2^63ns"},
 		{FixedWindow, func(p *Policy) { p.Clock = 7 }, "unknown clock mode"},
-		{Algorithm(9), func(p *Policy) {}, "unknown algorithm"},
+		{TickQueue, func(p *Policy) { p.Parts = -1 }, "limiters: parts must be positive, got -1"},
+		{TickQueue, func(p *Policy) { p.Delay = -1 }, "limiters: delay must not be negative, got -1"},
+		{TickQueue, func(p *Policy) { p.Tick = -1 }, "limiters: tick must be positive, got -1ns"},
+		{TickQueue, func(p *Policy) { p.Capacity = 1 << 60 }, "does not fit 62 bits"},
+		{TickQueue, func(p *Policy) { p.Rate = Rate{1 << 62, 1}; p.Tick = time.Hour }, "does not reduce to numbers below 2^63"},
+		{Algorithm(99), func(p *Policy) {}, "unknown algorithm"},
 	}
 	for _, tt := range tests {
 		p := good
@@ -179,13 +184,13 @@ func TestAlgorithms(t *testing.T) {
 		}
 	}
 	_, err := ParseAlgorithm("x")
-	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue, sliding-buckets)` {
+	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue, sliding-buckets, fixed-window-hits, tick-queue)` {
 		t.Errorf("ParseAlgorithm(x): %v", err)
 	}
 	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
 		t.Error("unknown algorithm names")
 	}
-	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 8 {
+	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 10 {
 		t.Error("algorithm lists")
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {

@@ -99,7 +99,7 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 				s.FalseAllows++
 			}
 			at := tab.DecidedAt(id, e.time)
-			if alg == limiters.LeakyQueue {
+			if alg.Delays() {
 				at = e.time + int64(d.Delay) // measured as it leaves the queue
 			}
 			if iv := bursts.add(e.user, at, e.cost, int64(i)); iv.Count > s.Burst.Count {

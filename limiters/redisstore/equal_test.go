@@ -23,6 +23,9 @@ func TestEqualsKeyed(t *testing.T) {
 	c := testClient(t)
 	const epoch = 1_700_000_000_123_456_789
 	for _, a := range limiters.AllAlgorithms() {
+		if _, ok := kinds[a]; !ok {
+			continue // not kept in Redis yet
+		}
 		t.Run(a.String(), func(t *testing.T) {
 			p := policyFor(a)
 			st, err := New(c, []Limiter{{Name: "lim", Algorithm: a, Policy: p}}, Options{Prefix: testPrefix(t), Epoch: epoch, ExpiryMargin: replayMargin})
@@ -61,6 +64,9 @@ func TestEqualsKeyedPolicies(t *testing.T) {
 	}
 	const epoch = -987_654_321_987
 	for _, a := range limiters.AllAlgorithms() {
+		if _, ok := kinds[a]; !ok {
+			continue // not kept in Redis yet
+		}
 		for i, p := range policies {
 			if a == limiters.SlidingBuckets && int64(p.Window)%p.Buckets != 0 {
 				p.Buckets = 1

@@ -75,6 +75,9 @@ func TestTTLIsFreshTime(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
 	for _, a := range limiters.AllAlgorithms() {
+		if _, ok := kinds[a]; !ok {
+			continue // not kept in Redis yet
+		}
 		p := policyFor(a)
 		p.Window, p.Rate = 30*time.Second, limiters.Rate{N: 1, Per: 7 * time.Second / 3}
 		st := newStore(t, c, a, p, Options{})
@@ -305,6 +308,9 @@ func TestOutOfMemory(t *testing.T) {
 	c := connect(t, []string{addr})
 	ctx := context.Background()
 	for _, a := range limiters.AllAlgorithms() {
+		if _, ok := kinds[a]; !ok {
+			continue // not kept in Redis yet
+		}
 		p := policyFor(a)
 		closed := newStore(t, c, a, p, Options{Failure: FailClosed})
 		fail := newStore(t, c, a, p, Options{Prefix: closed.opts.Prefix})

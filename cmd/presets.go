@@ -1,0 +1,126 @@
+package cmd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters/presets"
+)
+
+type presetsOptions struct {
+	Output string
+	// Names are the presets to describe; none means all of them.
+	Names []string
+}
+
+func newPresetsCmd() *cobra.Command {
+	o := &presetsOptions{}
+	c := &cobra.Command{
+		Use:   "presets [NAME...]",
+		Short: "List the presets: real libraries' limiters with their own parameters",
+		Long: `List the presets, or those named: real rate-limiting libraries whose
+behaviour, quirks included, a --limiter reproduces with that library's own
+parameter names. Each says what it reproduces, which algorithm and
+parameters it becomes, and what a user's burst=5 means in it.
+
+  ratesim compare --limiter nginx:rate=1r/s,burst=5,nodelay \
+                  --limiter redis-rate:rate=1,burst=5 trace.csv`,
+		Example:     "  ratesim presets\n  ratesim presets nginx envoy\n  ratesim presets -o json",
+		Annotations: exitStatus("a bad flag, an unknown preset name"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var out []cobra.Completion
+			for _, p := range presets.All() {
+				if !slices.Contains(args, p.Name) {
+					out = append(out, cobra.CompletionWithDesc(p.Name, p.Library))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Names = args
+			return runPresets(o, streamsOf(c))
+		},
+	}
+	addOutputFlag(c.Flags(), &o.Output)
+	registerCompletions(c)
+	return c
+}
+
+var presetsColumns = []column{
+	{name: "preset"},
+	{name: "library"},
+	{name: "example"},
+	{name: "parameters"},
+	{name: "mapping"},
+	{name: "burst"},
+	{name: "reproduces", machineOnly: true},
+	{name: "differences", machineOnly: true},
+}
+
+// presetParams lists a preset's parameters with their defaults:
+// "rate, burst (0), nodelay".
+func presetParams(p presets.Preset) string {
+	var out []string
+	for _, prm := range p.Params {
+		s := prm.Name
+		if prm.Default != "" && !prm.Flag {
+			s += " (" + prm.Default + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func runPresets(o *presetsOptions, s streams) error {
+	list := presets.All()
+	if len(o.Names) > 0 {
+		list = nil
+		for _, name := range o.Names {
+			p, ok := presets.Lookup(name)
+			if !ok {
+				return usageErrorf("unknown preset %q (valid: %s)", name, strings.Join(presets.Names(), ", "))
+			}
+			if !slices.ContainsFunc(list, func(q presets.Preset) bool { return q.Name == p.Name }) {
+				list = append(list, *p)
+			}
+		}
+	}
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	if format != outTable {
+		var rows [][]cell
+		for _, p := range list {
+			rows = append(rows, []cell{strCell(p.Name), strCell(p.Library), strCell(p.Name + ":" + p.Example), strCell(presetParams(p)),
+				strCell(p.Mapping), strCell(p.Burst), strCell(p.Reproduces), strCell(p.Differences)})
+		}
+		t, err := writeRecords(s.out, format, presetsColumns, rows)
+		if err != nil || t == nil {
+			return err
+		}
+		return t.render(s.out, format)
+	}
+	var b strings.Builder
+	for i, p := range list {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s: %s\n", p.Name, p.Library)
+		for _, l := range []struct{ label, text string }{
+			{"example", "--limiter " + p.Name + ":" + p.Example},
+			{"parameters", presetParams(p)},
+			{"mapping", p.Mapping},
+			{"burst", p.Burst},
+			{"reproduces", p.Reproduces},
+			{"differs", p.Differences},
+		} {
+			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
+		}
+	}
+	_, err = fmt.Fprint(s.out, b.String())
+	return err
+}
