@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,14 +73,14 @@ func newPlotStateCmd() *cobra.Command {
 	return c
 }
 
-// userSource passes on only the requests of one user: a key's decisions
-// depend on its own requests alone, so replaying them alone decides them
-// as the whole trace would, and nothing else is kept.
+// userSource passes on only the requests of some users: a key's
+// decisions depend on its own requests alone, so replaying them alone
+// decides them as the whole trace would, and nothing else is kept.
 type userSource struct {
 	src   sim.Source
-	user  []byte
+	users map[string]bool
 	n     int64
-	other []string // a few other users, for the error when user has none
+	other []string // a few other users, for the error when none has one
 }
 
 func (u *userSource) Next() (*traces.Event, error) {
@@ -89,11 +89,11 @@ func (u *userSource) Next() (*traces.Event, error) {
 		if err != nil {
 			return ev, err
 		}
-		if bytes.Equal(ev.User, u.user) {
+		if u.users[string(ev.User)] {
 			u.n++
 			return ev, nil
 		}
-		if len(u.other) < 5 && !containsString(u.other, ev.User) {
+		if len(u.other) < 5 && !slices.Contains(u.other, string(ev.User)) {
 			u.other = append(u.other, string(ev.User))
 		}
 	}
@@ -107,15 +107,6 @@ func (u *userSource) Name() string {
 	return ""
 }
 
-func containsString(list []string, b []byte) bool {
-	for _, s := range list {
-		if s == string(b) {
-			return true
-		}
-	}
-	return false
-}
-
 // statePoint is one request of the key under one limiter.
 type statePoint struct {
 	t       int64 // ns
@@ -125,46 +116,58 @@ type statePoint struct {
 	cost    int64
 }
 
-// keyStates replays the requests of user (a key) through rp's limiters and
-// returns, per lane, the state after each request, and the report.
-func keyStates(rp *replay, user string, s streams) ([][]statePoint, *sim.Report, error) {
+// keyStates replays the requests of users through rp's limiters and
+// returns, per user and lane, the state after each request, and the
+// report of that replay, and a few of the other users, for an error
+// about a user with no request.
+func keyStates(rp *replay, users []string, s streams) (map[string][][]statePoint, *sim.Report, []string, error) {
 	if len(rp.keys) > 0 {
-		return nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
+		return nil, nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
 	}
-	src := &userSource{src: rp.trace, user: []byte(user)}
+	src := &userSource{src: rp.trace, users: map[string]bool{}}
+	for _, u := range users {
+		src.users[u] = true
+	}
 	cfg := rp.config(true, true)
 	lanes := rp.spec.Lanes
-	points := make([][]statePoint, len(lanes))
+	points := map[string][][]statePoint{}
 	var perr error
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
 			r := &b.Requests[i]
+			per := points[string(r.User)]
+			if per == nil {
+				per = make([][]statePoint, len(lanes))
+				points[string(r.User)] = per
+			}
 			for l, lane := range lanes {
 				d := b.Decision(i, l)
 				v, err := stateValue(lane, d, b.State(i, l), r.Time, rp.spec)
 				if err != nil && perr == nil {
 					perr = err
 				}
-				points[l] = append(points[l], statePoint{t: r.Time, allowed: d.Allowed, delayed: d.Allowed && d.Delay > 0, value: v, cost: r.Cost})
+				per[l] = append(per[l], statePoint{t: r.Time, allowed: d.Allowed, delayed: d.Allowed && d.Delay > 0, value: v, cost: r.Cost})
 			}
 		}
 		return nil
 	}
 	rep, err := rp.runFrom(src, cfg, s, emit)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if perr != nil {
-		return nil, nil, perr
+		return nil, nil, nil, perr
 	}
-	if src.n == 0 {
-		msg := fmt.Sprintf("no request of user %q in %s", user, rp.trace.name)
-		if len(src.other) > 0 {
-			msg += fmt.Sprintf(" (users seen include %s)", strings.Join(src.other, ", "))
-		}
-		return nil, nil, usageErrorf("%s", msg)
+	return points, rep, src.other, nil
+}
+
+// noUserError says that user has no request in the trace.
+func noUserError(rp *replay, user string, other []string) error {
+	msg := fmt.Sprintf("no request of user %q in %s", user, rp.trace.name)
+	if len(other) > 0 {
+		msg += fmt.Sprintf(" (users seen include %s)", strings.Join(other, ", "))
 	}
-	return points, rep, nil
+	return usageErrorf("%s", msg)
 }
 
 // stateValue reads the number a state panel draws from a decision and its
@@ -252,9 +255,13 @@ const maxEdges = 200
 
 // stateFigure replays user's requests and draws their state.
 func stateFigure(rp *replay, user string, s streams) (*report.Figure, error) {
-	points, rep, err := keyStates(rp, user, s)
+	states, rep, other, err := keyStates(rp, []string{user}, s)
 	if err != nil {
 		return nil, err
+	}
+	points := states[user]
+	if points == nil {
+		return nil, noUserError(rp, user, other)
 	}
 	sp := rp.spec
 	f := &report.Figure{

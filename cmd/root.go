@@ -120,6 +120,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newBurstCmd(),
 		newSweepCmd(),
 		newPlotCmd(),
+		newReportCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
 		newGenCmd(),

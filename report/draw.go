@@ -26,8 +26,8 @@ const (
 	figureWidth  = 8 * vg.Inch
 	panelHeight  = 2.4 * vg.Inch
 	titleLineGap = 14 // points per title line
-	// drawColumns is how many columns lines are downsampled to: more
-	// than the pixels across the widest format.
+	// drawColumns is how many columns lines are downsampled to unless the
+	// figure says: more than the pixels across the widest format.
 	drawColumns = 1000
 )
 
@@ -101,6 +101,10 @@ const legendWidth = 180
 
 // panelPlot builds the gonum plot of one panel over [xlo, xhi].
 func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend, error) {
+	columns := f.Columns
+	if columns <= 0 {
+		columns = drawColumns
+	}
 	leg := plot.NewLegend()
 	leg.TextStyle.Font.Size = 8
 	leg.Top, leg.Left = true, true
@@ -143,7 +147,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	for _, l := range pn.Lines {
-		pts := Downsample(l.Points, xlo, xhi, drawColumns)
+		pts := Downsample(l.Points, xlo, xhi, columns)
 		if len(pts) == 0 {
 			continue
 		}
@@ -165,7 +169,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	for _, m := range pn.Marks {
-		pts := DownsampleMarks(m.Points, xlo, xhi, drawColumns)
+		pts := DownsampleMarks(m.Points, xlo, xhi, columns)
 		if len(pts) == 0 {
 			continue
 		}

@@ -26,6 +26,9 @@ type Figure struct {
 	// XLabel names the X axis of every panel.
 	XLabel string
 	Panels []Panel
+	// Columns is how many columns lines and marks are downsampled to when
+	// drawn to a file; 0 means 1000, more than the pixels across a page.
+	Columns int
 }
 
 // A Panel is one chart of a Figure.
