@@ -346,3 +346,34 @@ func traceFieldNames(path string) []string {
 	}
 	return fields
 }
+
+// completeUsers completes --user with the users of the first MiB of the
+// trace named on the command line.
+func completeUsers(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 || args[0] == "-" {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer f.Close()
+	r, err := traces.NewReader(io.LimitReader(f, 1<<20), args[0], traces.Options{Lenient: true})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	seen := map[string]bool{}
+	var users []string
+	for len(users) < 1000 {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if u := string(ev.User); !seen[u] && strings.HasPrefix(u, toComplete) {
+			seen[u] = true
+			users = append(users, u)
+		}
+	}
+	slices.Sort(users)
+	return users, cobra.ShellCompDirectiveNoFileComp
+}

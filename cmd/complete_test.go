@@ -11,18 +11,23 @@ import (
 )
 
 // TestFlagCompletionsOfferNoFiles: of the flags that take a value, only
-// --config completes file names (YAML ones); numbers, durations, rates
-// and names never do.
+// --config (YAML files) and the -o of plot and report (pictures, HTML)
+// complete file names; numbers, durations, rates and names never do.
 func TestFlagCompletionsOfferNoFiles(t *testing.T) {
 	root := NewRootCmd("test")
 	var checked int
+	cmds := root.Commands()
 	for _, c := range root.Commands() {
+		cmds = append(cmds, c.Commands()...)
+	}
+	for _, c := range cmds {
+		path := strings.Fields(commandName(c))
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if f.Value.Type() == "bool" {
 				return
 			}
 			checked++
-			got := ratesim(t, "", cobra.ShellCompRequestCmd, c.Name(), "--"+f.Name, "")
+			got := ratesim(t, "", append(append([]string{cobra.ShellCompRequestCmd}, path...), "--"+f.Name, "")...)
 			lines := strings.Split(strings.TrimSuffix(got.stdout, "\n"), "\n")
 			last := lines[len(lines)-1]
 			d, err := strconv.Atoi(strings.TrimPrefix(last, ":"))
@@ -31,7 +36,7 @@ func TestFlagCompletionsOfferNoFiles(t *testing.T) {
 				return
 			}
 			directive := cobra.ShellCompDirective(d)
-			if f.Name == "config" {
+			if f.Name == "config" || f.Name == "output" && (path[0] == "plot" || path[0] == "report") {
 				if directive != cobra.ShellCompDirectiveFilterFileExt {
 					t.Errorf("%s --config: directive %d, want YAML files only", c.Name(), d)
 				}
@@ -50,6 +55,7 @@ func TestFlagCompletionsOfferNoFiles(t *testing.T) {
 // TestFieldCompletions: the field flags and --key complete the fields of
 // the trace on the command line, --key element by element.
 func TestFieldCompletions(t *testing.T) {
+	chdirLogged(t)
 	dir := t.TempDir()
 	csvPath := dir + "/logs.csv"
 	jsonPath := dir + "/logs.jsonl"
@@ -63,6 +69,8 @@ func TestFieldCompletions(t *testing.T) {
 		{[]string{"compare", csvPath, "--key", "ip,p"}, "ip,path\n:4\n"},
 		{[]string{"burst", jsonPath, "--time-field", ""}, "request\nrequest.remote_ip\nts\n:4\n"},
 		{[]string{"run", "--tz", "Europe/Berl"}, "Europe/Berlin\n:4\n"},
+		{[]string{"plot", "state", "traces/examples/multi-user.csv", "--user", ""}, "alice\nbob\ncarol\n:4\n"},
+		{[]string{"plot", "s"}, "state\tOne key's state over time, a panel per limiter\nsweep\tA sweep's false allows and false rejects against the swept parameter\n:4\n"},
 	} {
 		got := ratesim(t, "", append([]string{cobra.ShellCompRequestCmd}, tt.args...)...)
 		if got.stdout != tt.want {

@@ -131,8 +131,12 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 
 // run replays the trace, showing progress on a terminal.
 func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
+	return rp.runFrom(rp.trace, cfg, s, emit)
+}
+
+// runFrom replays src, the trace or a part of it, as run does.
+func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
 	rp.warnUnused(cfg, s.err)
-	var src sim.Source = rp.trace
 	if s.progress {
 		p := startProgress(src, rp.trace.name, s.err)
 		defer p.stop()

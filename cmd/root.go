@@ -119,6 +119,8 @@ func NewRootCmd(version string) *cobra.Command {
 		newCompareCmd(),
 		newBurstCmd(),
 		newSweepCmd(),
+		newPlotCmd(),
+		newReportCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
 		newPresetsCmd(),

@@ -88,7 +88,16 @@ func newSweepCmd() *cobra.Command {
 			return runSweep(o, streamsOf(c))
 		},
 	}
-	fs := c.Flags()
+	addSweepFlags(c.Flags(), o)
+	addOutputFlag(c.Flags(), &o.Output)
+	addTraceFlags(c.Flags(), &o.trace)
+	registerCompletions(c)
+	return c
+}
+
+// addSweepFlags adds the flags that describe a sweep's grid, intent and
+// pick.
+func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 	fs.StringSliceVar(&o.Algos, "algos", []string{limiters.TokenBucket.String()}, "algorithms to sweep, comma-separated, or all")
 	for _, prm := range limiters.Params() {
 		v := new(string)
@@ -111,10 +120,6 @@ func newSweepCmd() *cobra.Command {
 	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
 	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects")
 	fs.IntVar(&o.ByKey, "by-key", 0, "with --pick, the N keys the best candidate rejected most, from a second pass over the trace")
-	addOutputFlag(fs, &o.Output)
-	addTraceFlags(fs, &o.trace)
-	registerCompletions(c)
-	return c
 }
 
 // candidate is one limiter of a sweep: an algorithm with one combination
@@ -310,17 +315,97 @@ func parseIntent(s string) (limit int64, window string, err error) {
 // replays beside its candidates: what it allowed, the intent allowed.
 const intentLane = "intent"
 
+// sweepResult is what a sweep's replay found.
+type sweepResult struct {
+	rp     *replay // its trace is open until the caller closes it
+	po     *policyOptions
+	g      *grid
+	algos  []limiters.Algorithm
+	rep    *sim.Report
+	cands  []*candidate
+	cons   constraints
+	picked []*candidate   // the candidates that meet cons, best first
+	intent *sim.AlgoStats // the intent's own sliding log
+}
+
+// check checks the flags of a sweep that do not depend on the
+// output.
+func (o *sweepOptions) check() (*grid, []limiters.Algorithm, constraints, error) {
+	algos, err := parseAlgorithms(o.Algos)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(algos) == 0 {
+		return nil, nil, nil, usageErrorf("--algos names no algorithm")
+	}
+	g, err := o.parseGrid()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cons, err := parsePick(o.Pick)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g, algos, cons, nil
+}
+
+// sweepReplay replays the trace through the sweep's candidates and scores
+// them. The caller closes res.rp.trace.
+func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons constraints, s streams) (*sweepResult, error) {
+	var err error
+	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
+	if o.Intent != "" {
+		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, name := range []string{"limit", "window"} {
+			if len(g.values[name]) > 1 {
+				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.values[name]))
+			}
+		}
+		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
+			return nil, usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
+		}
+		po.Window = strings.TrimSpace(*o.values["window"])
+	}
+	cands, err := g.candidates(algos)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]limiterSpec, 0, len(cands)+1)
+	for _, c := range cands {
+		specs = append(specs, c.spec)
+	}
+	specs = append(specs, limiterSpec{name: intentLane, alg: limiters.SlidingLog})
+	rp, err := prepare(&o.trace, po, nil, specs, po.Window, s)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rp.config(false, false)
+	cfg.Rejections = true
+	rep, err := rp.run(cfg, s, nil)
+	if err != nil {
+		rp.trace.Close()
+		return nil, err
+	}
+	sp := rp.spec
+	for i, c := range cands {
+		c.lane, c.stats = sp.Lanes[i], &rep.Algos[i]
+		c.score(sp)
+	}
+	markFrontier(cands)
+	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
+		picked: pick(cands, cons), intent: &rep.Algos[len(cands)]}, nil
+}
+
 func runSweep(o *sweepOptions, s streams) error {
 	format, err := parseOutput(o.Output)
 	if err != nil {
 		return err
 	}
-	algos, err := parseAlgorithms(o.Algos)
-	if err != nil {
+	if _, err := parseAlgorithms(o.Algos); err != nil {
 		return err
-	}
-	if len(algos) == 0 {
-		return usageErrorf("--algos names no algorithm")
 	}
 	switch {
 	case o.ByKey < 0:
@@ -332,58 +417,17 @@ func runSweep(o *sweepOptions, s streams) error {
 	case o.ByKey > 0 && format != outTable && format != outMarkdown:
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
-	g, err := o.parseGrid()
+	g, algos, cons, err := o.check()
 	if err != nil {
 		return err
 	}
-	cons, err := parsePick(o.Pick)
+	res, err := sweepReplay(o, g, algos, cons, s)
 	if err != nil {
 		return err
 	}
-	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	if o.Intent != "" {
-		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
-			return err
-		}
-	} else {
-		for _, name := range []string{"limit", "window"} {
-			if len(g.values[name]) > 1 {
-				return usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.values[name]))
-			}
-		}
-		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
-			return usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
-		}
-		po.Window = strings.TrimSpace(*o.values["window"])
-	}
-	cands, err := g.candidates(algos)
-	if err != nil {
-		return err
-	}
-	specs := make([]limiterSpec, 0, len(cands)+1)
-	for _, c := range cands {
-		specs = append(specs, c.spec)
-	}
-	specs = append(specs, limiterSpec{name: intentLane, alg: limiters.SlidingLog})
-	rp, err := prepare(&o.trace, po, nil, specs, po.Window, s)
-	if err != nil {
-		return err
-	}
+	rp, po, rep, cands, picked, intent := res.rp, res.po, res.rep, res.cands, res.picked, res.intent
 	defer rp.trace.Close()
-	cfg := rp.config(false, false)
-	cfg.Rejections = true
-	rep, err := rp.run(cfg, s, nil)
-	if err != nil {
-		return err
-	}
 	sp := rp.spec
-	for i, c := range cands {
-		c.lane, c.stats = sp.Lanes[i], &rep.Algos[i]
-		c.score(sp)
-	}
-	intent := &rep.Algos[len(cands)]
-	markFrontier(cands)
-	picked := pick(cands, cons)
 
 	rows := cands
 	if o.Frontier {

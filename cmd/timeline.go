@@ -46,9 +46,14 @@ type timeline struct {
 	strips [][]int
 	// intervals and rows count what was written.
 	intervals int64
+	// onFlush, when set, is given each interval's counts as it closes:
+	// its start, its requests and its keys active, and per limiter its
+	// counts.
+	onFlush func(start, requests, keys int64, lanes []laneCounts)
 }
 
-// newTimeline returns a timeline of intervals of every writing to rw.
+// newTimeline returns a timeline of intervals of every writing to rw
+// (nil: writing nothing).
 func newTimeline(every time.Duration, sp *policySpec, rw *recordWriter) *timeline {
 	return &timeline{every: int64(every), sp: sp, rw: rw, lanes: make([]laneCounts, len(sp.Lanes)),
 		keys: map[string]struct{}{}, strips: make([][]int, len(sp.Lanes))}
@@ -96,20 +101,25 @@ func (tl *timeline) flush() error {
 	if !tl.open || tl.requests == 0 {
 		return nil
 	}
-	e := &tl.rw.enc
+	if tl.onFlush != nil {
+		tl.onFlush(tl.cur*tl.every, tl.requests, int64(len(tl.keys)), tl.lanes)
+	}
 	start := instantCell(tl.cur*tl.every, tl.sp)
 	for l, lane := range tl.sp.Lanes {
 		c := tl.lanes[l]
-		b := tl.rw.begin()
-		for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
-			intCell(tl.requests - c.allowed), intCell(c.falseAllows), intCell(c.falseRejects), intCell(int64(len(tl.keys)))} {
-			if j > 0 {
-				b = e.next(b)
+		if tl.rw != nil {
+			e := &tl.rw.enc
+			b := tl.rw.begin()
+			for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
+				intCell(tl.requests - c.allowed), intCell(c.falseAllows), intCell(c.falseRejects), intCell(int64(len(tl.keys)))} {
+				if j > 0 {
+					b = e.next(b)
+				}
+				b = e.cell(b, v)
 			}
-			b = e.cell(b, v)
-		}
-		if err := tl.rw.end(b); err != nil {
-			return err
+			if err := tl.rw.end(b); err != nil {
+				return err
+			}
 		}
 		rejected := tl.requests - c.allowed
 		level := 0

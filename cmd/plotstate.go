@@ -1,0 +1,390 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/report"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
+)
+
+const plotStateLong = `Draw one key's state over time, a panel per limiter: what the algorithm
+keeps (a window's count, the cost in the log, the estimate, tokens, the
+level, the queue, GCRA's debt in tokens), the limit or capacity as a
+dashed line, each request as a mark (allowed, rejected, or delayed by
+leaky-queue), the window edges of the window algorithms, and the worst
+burst interval shaded.
+
+The state after each request is the one "run --explain" shows; between
+requests a bucket is drawn refilling or draining at its rate, a fixed
+window's count falls to zero at the window's edge and a sliding log's
+entries leave it a window after they came. Only the key's requests are
+kept: the trace is read once and never held.`
+
+// plotStateOptions are the options of "ratesim plot state".
+type plotStateOptions struct {
+	replayOptions
+	User string
+}
+
+func newPlotStateCmd() *cobra.Command {
+	o := &plotStateOptions{}
+	c := &cobra.Command{
+		Use:               "state --user U [flags] TRACE -o FILE",
+		Short:             "One key's state over time, a panel per limiter",
+		Long:              plotStateLong + policyHelp,
+		Example:           "  ratesim plot state --user u1 traces/examples/boundary.csv -o boundary.svg\n  ratesim plot state --user u1 --algos all --term traces/examples/boundary.csv",
+		Args:              exactTrace,
+		ValidArgsFunction: completeTraceFiles,
+		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
+		RunE: func(c *cobra.Command, args []string) error {
+			s := streamsOf(c)
+			if o.User == "" {
+				return usageErrorf("plot state needs --user, the key to draw")
+			}
+			rp, format, err := o.prepare(c, args, s)
+			if err != nil {
+				return err
+			}
+			defer rp.trace.Close()
+			f, err := stateFigure(rp, o.User, s)
+			if err != nil {
+				return err
+			}
+			if err := o.out.write(f, format, s); err != nil {
+				return err
+			}
+			return rp.trace.finish()
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.User, "user", "", "the key whose state to draw (its user, or with --key the composite key)")
+	addReplayFlags(fs, &o.replayOptions)
+	_ = c.RegisterFlagCompletionFunc("user", completeUsers)
+	registerPlotCompletions(c, "svg", "png", "pdf")
+	return c
+}
+
+// userSource passes on only the requests of some users: a key's
+// decisions depend on its own requests alone, so replaying them alone
+// decides them as the whole trace would, and nothing else is kept.
+type userSource struct {
+	src   sim.Source
+	users map[string]bool
+	n     int64
+	other []string // a few other users, for the error when none has one
+}
+
+func (u *userSource) Next() (*traces.Event, error) {
+	for {
+		ev, err := u.src.Next()
+		if err != nil {
+			return ev, err
+		}
+		if u.users[string(ev.User)] {
+			u.n++
+			return ev, nil
+		}
+		if len(u.other) < 5 && !slices.Contains(u.other, string(ev.User)) {
+			u.other = append(u.other, string(ev.User))
+		}
+	}
+}
+
+// Name is the trace's name, which sim puts in its errors.
+func (u *userSource) Name() string {
+	if n, ok := u.src.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
+
+// statePoint is one request of the key under one limiter.
+type statePoint struct {
+	t       int64 // ns
+	allowed bool
+	delayed bool
+	value   float64
+	cost    int64
+}
+
+// keyStates replays the requests of users through rp's limiters and
+// returns, per user and lane, the state after each request, and the
+// report of that replay, and a few of the other users, for an error
+// about a user with no request.
+func keyStates(rp *replay, users []string, s streams) (map[string][][]statePoint, *sim.Report, []string, error) {
+	if len(rp.keys) > 0 {
+		return nil, nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
+	}
+	src := &userSource{src: rp.trace, users: map[string]bool{}}
+	for _, u := range users {
+		src.users[u] = true
+	}
+	cfg := rp.config(true, true)
+	lanes := rp.spec.Lanes
+	points := map[string][][]statePoint{}
+	var perr error
+	emit := func(b *sim.Batch) error {
+		for i := range b.Requests {
+			r := &b.Requests[i]
+			per := points[string(r.User)]
+			if per == nil {
+				per = make([][]statePoint, len(lanes))
+				points[string(r.User)] = per
+			}
+			for l, lane := range lanes {
+				d := b.Decision(i, l)
+				v, err := stateValue(lane, d, b.State(i, l), r.Time, rp.spec)
+				if err != nil && perr == nil {
+					perr = err
+				}
+				per[l] = append(per[l], statePoint{t: r.Time, allowed: d.Allowed, delayed: d.Allowed && d.Delay > 0, value: v, cost: r.Cost})
+			}
+		}
+		return nil
+	}
+	rep, err := rp.runFrom(src, cfg, s, emit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if perr != nil {
+		return nil, nil, nil, perr
+	}
+	return points, rep, src.other, nil
+}
+
+// noUserError says that user has no request in the trace.
+func noUserError(rp *replay, user string, other []string) error {
+	msg := fmt.Sprintf("no request of user %q in %s", user, rp.trace.name)
+	if len(other) > 0 {
+		msg += fmt.Sprintf(" (users seen include %s)", strings.Join(other, ", "))
+	}
+	return usageErrorf("%s", msg)
+}
+
+// stateValue reads the number a state panel draws from a decision and its
+// state text (what "run --explain" shows).
+func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp *policySpec) (float64, error) {
+	s := string(text)
+	num := func(field string) (float64, error) {
+		v, err := strconv.ParseFloat(strings.TrimPrefix(field, "~"), 64)
+		if err != nil {
+			return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+		}
+		return v, nil
+	}
+	after := func(prefix string) string {
+		_, rest, _ := strings.Cut(s, prefix)
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
+	switch lane.Algorithm {
+	case limiters.FixedWindow, limiters.SlidingBuckets:
+		return num(after(" count "))
+	case limiters.SlidingLog:
+		return float64(lane.Policy.Limit - d.Remaining), nil
+	case limiters.SlidingCounter:
+		return num(after("estimate "))
+	case limiters.TokenBucket:
+		return num(after("tokens "))
+	case limiters.LeakyBucket:
+		return num(after("level "))
+	case limiters.LeakyQueue:
+		return num(after("queue "))
+	case limiters.GCRA:
+		tat := strings.TrimPrefix(after("tat "), "~")
+		var at int64
+		if sp.rfc3339 {
+			t, err := time.Parse(time.RFC3339Nano, tat)
+			if err != nil {
+				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+			}
+			at = t.UnixNano()
+		} else {
+			d, err := traces.ParseDuration(tat, sp.Unit)
+			if err != nil {
+				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+			}
+			at = int64(d)
+		}
+		// The debt in tokens: how far the theoretical arrival time is
+		// ahead of now, at the rate.
+		r := lane.Policy.Rate
+		return math.Max(0, float64(at-now)*float64(r.N)/float64(r.Per)), nil
+	}
+	return float64(lane.Policy.Limit - d.Remaining), nil
+}
+
+// stateQuantity names what a state panel draws for an algorithm.
+func stateQuantity(a limiters.Algorithm) string {
+	switch a {
+	case limiters.FixedWindow:
+		return "count in window"
+	case limiters.SlidingLog:
+		return "cost in log"
+	case limiters.SlidingCounter:
+		return "estimate"
+	case limiters.SlidingBuckets:
+		return "count in span"
+	case limiters.TokenBucket:
+		return "tokens"
+	case limiters.LeakyBucket:
+		return "level"
+	case limiters.LeakyQueue:
+		return "queued"
+	case limiters.GCRA:
+		return "debt (tokens)"
+	}
+	return "state"
+}
+
+// maxEdges is the most window edges a panel draws; more would be a grey
+// smear.
+const maxEdges = 200
+
+// stateFigure replays user's requests and draws their state.
+func stateFigure(rp *replay, user string, s streams) (*report.Figure, error) {
+	states, rep, other, err := keyStates(rp, []string{user}, s)
+	if err != nil {
+		return nil, err
+	}
+	points := states[user]
+	if points == nil {
+		return nil, noUserError(rp, user, other)
+	}
+	sp := rp.spec
+	f := &report.Figure{
+		Title:  figureTitle(fmt.Sprintf("state of %s", user), rp),
+		Clock:  sp.rfc3339,
+		XLabel: xLabel(rp),
+	}
+	for l, lane := range sp.Lanes {
+		f.Panels = append(f.Panels, statePanel(lane, l, points[l], rep.Algos[l].Burst, sp))
+	}
+	return f, nil
+}
+
+// statePanel draws one limiter's state for the key.
+func statePanel(lane sim.Lane, index int, pts []statePoint, burst sim.Interval, sp *policySpec) report.Panel {
+	a, pol := lane.Algorithm, lane.Policy
+	limit, limitName := float64(pol.Limit), "limit"
+	if !a.Windowed() {
+		limit, limitName = float64(pol.Capacity), "capacity"
+	}
+	title := fmt.Sprintf("%s: %s", lane.Name, stateQuantity(a))
+	if lane.Name != a.String() {
+		title = fmt.Sprintf("%s (%s): %s", lane.Name, a, stateQuantity(a))
+	}
+	pn := report.Panel{Title: title, YLabel: stateQuantity(a), YFrom0: true,
+		Limits: []report.Limit{{Label: fmt.Sprintf("%s %s", limitName, report.FormatNumber(limit)), Y: limit, Color: report.Black}}}
+	line := report.Line{Label: lane.Name, Color: report.LimiterColor(index)}
+	var allowed, rejected, delayed []report.Point
+	rate := 0.0
+	if pol.Rate.Valid() {
+		rate = float64(pol.Rate.N) / float64(pol.Rate.Per) // per ns
+	}
+	var log []statePoint // the sliding log's allowed requests in the window
+	for i, p := range pts {
+		x := xOf(p.t, sp)
+		if i > 0 {
+			line.Points = append(line.Points, between(a, pol, pts[i-1], p.t, rate, &log, sp)...)
+		}
+		line.Points = append(line.Points, report.Point{X: x, Y: p.value})
+		switch {
+		case p.delayed:
+			delayed = append(delayed, report.Point{X: x, Y: p.value})
+		case p.allowed:
+			allowed = append(allowed, report.Point{X: x, Y: p.value})
+		default:
+			rejected = append(rejected, report.Point{X: x, Y: p.value})
+		}
+		if a == limiters.SlidingLog && p.allowed {
+			log = append(log, p)
+		}
+	}
+	pn.Lines = []report.Line{line}
+	pn.Marks = append(pn.Marks,
+		report.Marks{Label: "allowed", Color: report.Allowed, Shape: report.Circle, Points: allowed},
+		report.Marks{Label: "rejected", Color: report.Rejected, Shape: report.Cross, Points: rejected})
+	if a.Delays() {
+		pn.Marks = append(pn.Marks, report.Marks{Label: "delayed", Color: report.Delayed, Shape: report.Triangle, Points: delayed})
+	}
+	if a.Windowed() && a != limiters.SlidingLog && len(pts) > 0 {
+		w := int64(pol.Window)
+		first, last := pts[0].t, pts[len(pts)-1].t
+		for k := floorDiv(first, w) + 1; k*w <= last && len(pn.Edges) < maxEdges; k++ {
+			pn.Edges = append(pn.Edges, xOf(k*w, sp))
+		}
+		if len(pn.Edges) >= maxEdges {
+			pn.Edges = nil
+		}
+	}
+	if burst.Count > 0 {
+		pn.Spans = []report.Span{{Label: fmt.Sprintf("worst burst: %d in %s", burst.Count, sp.duration(sp.interval())),
+			From: xOf(burst.From, sp), To: xOf(burst.To, sp)}}
+	}
+	return pn
+}
+
+// between returns the points that draw a limiter's state from the
+// request prev until just before the next one at t: a bucket refilling or
+// draining at its rate, a fixed window emptied at its edge, a sliding
+// log's entries leaving it. Only the picture depends on this arithmetic,
+// never a decision.
+func between(a limiters.Algorithm, pol limiters.Policy, prev statePoint, t int64, rate float64, log *[]statePoint, sp *policySpec) []report.Point {
+	v := prev.value
+	capacity := float64(pol.Capacity)
+	switch a {
+	case limiters.TokenBucket:
+		if rate <= 0 || v >= capacity {
+			return []report.Point{{X: xOf(t, sp), Y: v}}
+		}
+		full := prev.t + int64(math.Ceil((capacity-v)/rate))
+		if full < t {
+			return []report.Point{{X: xOf(full, sp), Y: capacity}, {X: xOf(t, sp), Y: capacity}}
+		}
+		return []report.Point{{X: xOf(t, sp), Y: v + rate*float64(t-prev.t)}}
+	case limiters.LeakyBucket, limiters.LeakyQueue, limiters.GCRA:
+		if rate <= 0 || v <= 0 {
+			return []report.Point{{X: xOf(t, sp), Y: v}}
+		}
+		empty := prev.t + int64(math.Ceil(v/rate))
+		if empty < t {
+			return []report.Point{{X: xOf(empty, sp), Y: 0}, {X: xOf(t, sp), Y: 0}}
+		}
+		return []report.Point{{X: xOf(t, sp), Y: v - rate*float64(t-prev.t)}}
+	case limiters.FixedWindow:
+		w := int64(pol.Window)
+		edge := (floorDiv(prev.t, w) + 1) * w
+		if edge <= t {
+			return []report.Point{{X: xOf(edge, sp), Y: v}, {X: xOf(edge, sp), Y: 0}, {X: xOf(t, sp), Y: 0}}
+		}
+	case limiters.SlidingLog:
+		// An entry at e counts while now <= e + window.
+		var out []report.Point
+		w := int64(pol.Window)
+		for len(*log) > 0 && (*log)[0].t+w < t {
+			e := (*log)[0]
+			*log = (*log)[1:]
+			if e.t+w < prev.t {
+				continue
+			}
+			x := xOf(e.t+w, sp)
+			out = append(out, report.Point{X: x, Y: v}, report.Point{X: x, Y: v - float64(e.cost)})
+			v -= float64(e.cost)
+		}
+		return append(out, report.Point{X: xOf(t, sp), Y: v})
+	}
+	return []report.Point{{X: xOf(t, sp), Y: v}}
+}

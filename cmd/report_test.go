@@ -1,0 +1,280 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// writeReport runs ratesim report on trace with args into a temporary
+// file and returns its path.
+func writeReport(t *testing.T, trace string, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "report.html")
+	r := ratesim(t, "", append(append([]string{"report"}, args...), trace, "-o", out)...)
+	if r.code != 0 {
+		t.Fatalf("ratesim report: exit %d: %s", r.code, r.stderr)
+	}
+	return out
+}
+
+// externalRef finds what would make a page reach outside itself: a URL
+// with a scheme or a protocol-relative one in src, href or action, an
+// @import, a url(...) that is not a fragment or data.
+var externalRef = regexp.MustCompile(`(?i)https?://|(src|href|action|xlink:href)\s*=\s*["']?\s*//|@import|url\(\s*["']?\s*[^"'#)\s]`)
+
+// externalRefs lists the references of html to anything outside it.
+func externalRefs(html []byte) []string {
+	var out []string
+	for _, m := range externalRef.FindAllIndex(html, -1) {
+		from, to := max(m[0]-30, 0), min(m[1]+30, len(html))
+		out = append(out, string(html[from:to]))
+	}
+	return out
+}
+
+// TestReportSelfContained: the report names nothing outside itself, and
+// the same input gives the same bytes.
+func TestReportSelfContained(t *testing.T) {
+	chdirLogged(t)
+	first := writeReport(t, ex+"bursty.csv", "--algos", "all")
+	second := writeReport(t, ex+"bursty.csv", "--algos", "all")
+	a, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(second)
+	if !bytes.Equal(a, b) {
+		t.Error("two reports of the same input differ")
+	}
+	if refs := externalRefs(a); len(refs) > 0 {
+		t.Errorf("the report references the outside: %q", refs)
+	}
+	for _, want := range []string{`<table class="sortable summary">`, `<table class="sortable agreement">`, `<table class="sortable bursts">`,
+		`<table class="sortable keys">`, `<figure class="chart"`, "prefers-color-scheme: dark", "@media print"} {
+		if !bytes.Contains(a, []byte(want)) {
+			t.Errorf("no %q in the report", want)
+		}
+	}
+	// The check finds what it is meant to.
+	for _, bad := range []string{`<img src="https://example.com/a.png">`, `<script src="//cdn.example/x.js"></script>`,
+		`<style>@import "x.css";</style>`, `<div style="background: url(x.png)">`} {
+		if refs := externalRefs(append(bytes.Clone(a), bad...)); len(refs) == 0 {
+			t.Errorf("externalRefs misses %s", bad)
+		}
+	}
+}
+
+// TestReportBadInput: a report needs an .html file, and leaves none
+// behind when it fails.
+func TestReportBadInput(t *testing.T) {
+	chdirLogged(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"report", ex + "boundary.csv"}, 2, "report needs -o FILE.html"},
+		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "r.pdf")}, 2, `unsupported extension ".pdf" (valid: .html)`},
+		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "no", "r.html")}, 1, "cannot write " + filepath.Join(dir, "no", "r.html")},
+		{[]string{"report", "no-such-trace.csv", "-o", filepath.Join(dir, "r.html")}, 1, "no-such-trace.csv"},
+	} {
+		r := ratesim(t, "", tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("ratesim %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.msg)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// chromePath finds the browser the browser tests drive: $RATESIM_CHROME,
+// else a Chromium on PATH. Without one the tests skip, except under CI
+// (CI=true), where they must run.
+func chromePath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("RATESIM_CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "chromium-headless-shell", "headless-shell", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium for the browser test under CI: install chromium or set RATESIM_CHROME")
+	}
+	t.Skip("no Chromium found (set RATESIM_CHROME or install chromium); skipping the browser test")
+	return ""
+}
+
+// browserCheck is what the report looked like in the browser.
+type browserCheck struct {
+	problems    []string // console errors, exceptions, network requests
+	summaryRows int
+	charts      [][2]float64 // each chart's width and height
+	screenshot  []byte
+}
+
+// openInBrowser loads the HTML file at path in headless Chromium and
+// checks it as a reader would see it.
+func openInBrowser(t *testing.T, chrome, path string) *browserCheck {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome),
+		chromedp.NoSandbox, // tests may run as root in a container
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1200, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+
+	var mu sync.Mutex
+	res := &browserCheck{}
+	problem := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		res.problems = append(res.problems, fmt.Sprintf(format, args...))
+	}
+	// The first call starts the browser, on a context without a deadline
+	// (a deadline there would end the browser).
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if u := e.Request.URL; !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") {
+				problem("network request: %s", u)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				problem("console %s", e.Type)
+			}
+		case *runtime.EventExceptionThrown:
+			problem("exception: %s", e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				problem("console error: %s", e.Entry.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTime()
+	if _, err := chromedp.Call(tctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tctx, runtime.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tctx, chromedp.Navigate("file://"+path), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	var err error
+	if res.summaryRows, err = chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll("table.summary tbody tr").length`)); err != nil {
+		t.Fatal(err)
+	}
+	charts, err := chromedp.Run(tctx, chromedp.Evaluate[[][]float64](`Array.from(document.querySelectorAll("figure.chart svg")).map(function (e) { var r = e.getBoundingClientRect(); return [r.width, r.height]; })`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.screenshot, err = chromedp.Run(tctx, chromedp.CaptureScreenshot()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		res.charts = append(res.charts, [2]float64{c[0], c[1]})
+	}
+	// Events may trail the last action a moment.
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	res.problems = append([]string(nil), res.problems...)
+	return res
+}
+
+// TestReportInBrowser opens the report in headless Chromium: it loads
+// without a console error or a network request, its summary has a row
+// per limiter, every chart has a size, and its screenshot is not blank.
+func TestReportInBrowser(t *testing.T) {
+	chrome := chromePath(t)
+	chdirLogged(t)
+	path := writeReport(t, ex+"bursty.csv", "--algos", "all", "--every", "1m")
+	got := openInBrowser(t, chrome, path)
+	if len(got.problems) > 0 {
+		t.Errorf("problems loading the report: %q", got.problems)
+	}
+	if want := len(limiters.AllAlgorithms()); got.summaryRows != want { // --algos all
+		t.Errorf("summary has %d rows, want %d, one per limiter", got.summaryRows, want)
+	}
+	if len(got.charts) < 2 {
+		t.Errorf("%d charts, want the timeline and a state plot at least", len(got.charts))
+	}
+	for i, c := range got.charts {
+		if c[0] <= 0 || c[1] <= 0 {
+			t.Errorf("chart %d is %v×%v", i, c[0], c[1])
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(got.screenshot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	colours := map[uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[r>>8<<16|g>>8<<8|bl>>8] = true
+		}
+	}
+	if len(colours) < 10 {
+		t.Errorf("the screenshot has %d colours: blank", len(colours))
+	}
+}
+
+// TestReportInBrowserSeesExternalURL: a report that references an
+// external URL fails the browser check.
+func TestReportInBrowserSeesExternalURL(t *testing.T) {
+	chrome := chromePath(t)
+	chdirLogged(t)
+	path := writeReport(t, ex+"boundary.csv")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("</body>"), []byte(`<img src="http://127.0.0.1:9/pixel.png" alt="">`+"\n</body>"), 1)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := openInBrowser(t, chrome, path)
+	found := false
+	for _, p := range got.problems {
+		found = found || strings.Contains(p, "network request: http://127.0.0.1:9/pixel.png")
+	}
+	if !found {
+		t.Errorf("the browser check missed the external image; problems: %q", got.problems)
+	}
+}

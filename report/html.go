@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"html/template"
+	"io"
+	"regexp"
+)
+
+// A Document is the HTML report: a heading, lines that state the trace
+// and the policy, and sections of tables and figures.
+type Document struct {
+	Title    string
+	Lines    []string
+	Sections []Section
+}
+
+// A Section is one part of a Document.
+type Section struct {
+	Heading string
+	Text    []string
+	Tables  []Table
+	Figures []*Figure
+}
+
+// A Table is a table of texts; Right marks the columns of numbers.
+type Table struct {
+	Caption string
+	Header  []string
+	Right   []bool
+	Rows    [][]string
+	// Class is the table's CSS class, which tests and scripts find it by
+	// ("summary", "agreement", ...).
+	Class string
+}
+
+// htmlColumns is how many columns the report's figures are downsampled
+// to: enough for a screen or a page, and it bounds the report's size
+// whatever the trace's length.
+const htmlColumns = 500
+
+// WriteHTML writes d as one self-contained HTML file: its style and its
+// script inline, its figures inline SVG, and no reference to anything
+// outside it (no URL, font, script or stylesheet), so it works offline
+// and from file://. The same document gives the same bytes.
+func WriteHTML(w io.Writer, d *Document) error {
+	type figure struct {
+		SVG   template.HTML
+		Title string
+	}
+	type section struct {
+		Section
+		SVGs []figure
+	}
+	var data struct {
+		Title    string
+		Lines    []string
+		Sections []section
+		Script   template.JS
+		Style    template.CSS
+	}
+	data.Title, data.Lines = d.Title, d.Lines
+	data.Script, data.Style = template.JS(sortScript), template.CSS(style)
+	for _, s := range d.Sections {
+		sec := section{Section: s}
+		for _, f := range s.Figures {
+			var b bytes.Buffer
+			g := *f
+			if g.Columns == 0 {
+				g.Columns = htmlColumns
+			}
+			if err := Write(&b, &g, "svg"); err != nil {
+				return err
+			}
+			title := ""
+			if len(f.Title) > 0 {
+				title = f.Title[0]
+			}
+			sec.SVGs = append(sec.SVGs, figure{SVG: template.HTML(inlineSVG(b.Bytes())), Title: title})
+		}
+		data.Sections = append(data.Sections, sec)
+	}
+	return page.Execute(w, data)
+}
+
+var (
+	svgPrelude = regexp.MustCompile(`(?s)^.*?<svg`)
+	svgXMLNS   = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
+)
+
+// inlineSVG makes an SVG document fit inside HTML: without its XML
+// prelude and comment, and without the namespace attributes HTML does
+// not need (which are URLs, though never fetched).
+func inlineSVG(svg []byte) []byte {
+	svg = svgPrelude.ReplaceAll(svg, []byte("<svg"))
+	svg = svgXMLNS.ReplaceAll(svg, nil)
+	return bytes.Replace(svg, []byte("<svg"), []byte(`<svg role="img"`), 1)
+}
+
+// sortScript sorts a table by the column whose header is clicked, numbers
+// as numbers; without JavaScript the tables read as they are.
+const sortScript = `document.querySelectorAll("table.sortable th").forEach(function (th, i) {
+  th.tabIndex = 0;
+  th.addEventListener("click", function () {
+    var body = th.closest("table").tBodies[0], rows = Array.from(body.rows);
+    var dir = th.dataset.dir === "asc" ? -1 : 1; th.dataset.dir = dir > 0 ? "asc" : "desc";
+    var num = function (s) { var v = parseFloat(s.replace(/[%,]/g, "")); return isNaN(v) ? null : v; };
+    rows.sort(function (a, b) {
+      var x = a.cells[th.cellIndex].textContent, y = b.cells[th.cellIndex].textContent, p = num(x), q = num(y);
+      return dir * (p !== null && q !== null ? p - q : x.localeCompare(y));
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});`
+
+const style = `:root { color-scheme: light dark; --fg: #1a1a1a; --bg: #ffffff; --muted: #555; --line: #ccc; --head: #f2f2f2; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8e8e8; --bg: #161616; --muted: #aaa; --line: #444; --head: #262626; } }
+body { font: 15px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 0 auto; padding: 1em; max-width: 72em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid var(--line); }
+p.meta { color: var(--muted); margin: 0.2em 0; font-family: ui-monospace, monospace; font-size: 0.9em; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+caption { text-align: left; color: var(--muted); padding: 0.3em 0; }
+th, td { border: 1px solid var(--line); padding: 0.25em 0.6em; white-space: nowrap; }
+th { background: var(--head); text-align: left; cursor: pointer; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 1em 0; background: #fff; border: 1px solid var(--line); padding: 0.3em; }
+figure svg { display: block; width: 100%; height: auto; }
+@media print { body { max-width: none; font-size: 11px; } figure, table { break-inside: avoid; } th { cursor: auto; } }`
+
+var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+{{.Style}}
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{range .Lines}}<p class="meta">{{.}}</p>
+{{end}}{{range .Sections}}<section>
+<h2>{{.Heading}}</h2>
+{{range .Text}}<p>{{.}}</p>
+{{end}}{{range .Tables}}<div class="scroll"><table class="sortable {{.Class}}">
+{{with .Caption}}<caption>{{.}}</caption>
+{{end}}<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{$t := .}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.Right $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table></div>
+{{end}}{{range .SVGs}}<figure class="chart" aria-label="{{.Title}}">
+{{.SVG}}
+</figure>
+{{end}}</section>
+{{end}}<script>
+{{.Script}}
+</script>
+</body>
+</html>
+`))
