@@ -119,6 +119,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newCompareCmd(),
 		newBurstCmd(),
 		newSweepCmd(),
+		newReplayCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
 		newGenCmd(),
