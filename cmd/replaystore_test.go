@@ -375,3 +375,15 @@ func TestReplayCleanUp(t *testing.T) {
 }
 
 func must[T any](v T, _ error) T { return v }
+
+// TestReplayUnixSocket: a server on a Unix socket, with a database other
+// than 0, decides as one over TCP.
+func TestReplayUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "redis.sock")
+	scratchServer(t, "--unixsocket", sock, "--unixsocketperm", "700")
+	want := ratesim(t, "", "compare", "-o", "csv", "traces/examples/boundary.csv")
+	got := ratesim(t, "", "replay", "--store", "unix://"+sock+"?db=3", "-o", "csv", "traces/examples/boundary.csv")
+	if got.code != 0 || got.stdout != want.stdout {
+		t.Errorf("exit %d, stderr %s\n%s", got.code, got.stderr, cmp.Diff(want.stdout, got.stdout))
+	}
+}
