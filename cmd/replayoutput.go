@@ -177,12 +177,23 @@ func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limite
 	return b
 }
 
-// flush writes out the rows so far, when the replay stops early.
+// flush writes out the rows so far, when the replay stops early: the
+// rest of CSV or JSON, or the table of the rows kept.
 func (so *storeOutput) flush() {
-	if so.rw != nil && !so.rw.textual() {
-		_ = so.rw.close()
-		so.rw = nil
+	if so.rw == nil {
+		return
 	}
+	if so.rw.textual() {
+		w := &textWriter{w: so.s.out, format: so.format}
+		w.table(so.rw.table(nil))
+		if so.rw.hidden > 0 {
+			w.blank()
+			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(so.rw.hidden, "row")))
+		}
+	} else {
+		_ = so.rw.close()
+	}
+	so.rw = nil
 }
 
 // replaySummaryColumns are the columns of replay --summary: compare's
@@ -235,7 +246,10 @@ type storeFigures struct {
 }
 
 func (so *storeOutput) figures() *storeFigures {
-	f := &storeFigures{elapsed: so.r.finished.Sub(so.r.started)}
+	f := &storeFigures{}
+	if !so.r.finished.IsZero() {
+		f.elapsed = so.r.finished.Sub(so.r.started)
+	}
 	for _, w := range so.r.workers {
 		f.calls += w.calls
 		f.trips += w.trips.n.Load()
@@ -376,7 +390,7 @@ func (so *storeOutput) finish(rep *sim.Report) error {
 	if n := r.failureDecisions(); n > 0 {
 		w.line(fmt.Sprintf("--on-failure %s decided %s the store could not", o.OnFailure, plural(n, "request")))
 	}
-	per := fmt.Sprintf("%d requests", o.Pipeline)
+	per := plural(int64(o.Pipeline), "request")
 	if o.Naive {
 		per = "one request and limiter: a GET and a SET"
 	}
