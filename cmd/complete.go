@@ -134,6 +134,13 @@ func registerCompletions(c *cobra.Command) {
 	fixed("clock",
 		cobra.CompletionWithDesc("reject", "reject a request whose time goes backwards"),
 		cobra.CompletionWithDesc("clamp", "treat it as the key's last time"))
+	fixed("route",
+		cobra.CompletionWithDesc("key", "a key's requests go to one worker, in trace order: decisions equal the in-memory replay's"),
+		cobra.CompletionWithDesc("spread", "round-robin: a key's requests race between workers"))
+	fixed("on-failure",
+		cobra.CompletionWithDesc("error", "stop the replay at the first request the store cannot decide"),
+		cobra.CompletionWithDesc("open", "allow what the store cannot decide"),
+		cobra.CompletionWithDesc("closed", "refuse what the store cannot decide"))
 	fixed("only",
 		cobra.CompletionWithDesc("allowed", "only allowed requests"),
 		cobra.CompletionWithDesc("rejected", "only rejected requests"))

@@ -69,7 +69,7 @@ func ErrorText(err error) string {
 		return strings.TrimPrefix(fk.Error(), "sim: ") + "; rerun with --keep-keys"
 	}
 	msg := err.Error()
-	for _, p := range []string{"limiters: ", "traces: ", "sim: "} {
+	for _, p := range []string{"limiters: ", "traces: ", "sim: ", "redisstore: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg

@@ -163,9 +163,9 @@ func registerPlotCompletions(c *cobra.Command, exts ...string) {
 	registerCompletions(c)
 }
 
-// replayOptions are the flags of the plot kinds that replay through
+// plotReplayOptions are the flags of the plot kinds that replay through
 // limiters as compare does.
-type replayOptions struct {
+type plotReplayOptions struct {
 	trace    traceOptions
 	policy   policyOptions
 	Algos    []string
@@ -173,8 +173,8 @@ type replayOptions struct {
 	out      plotOutput
 }
 
-// addReplayFlags adds the flags compare takes for its limiters.
-func addReplayFlags(fs *pflag.FlagSet, o *replayOptions) {
+// addPlotReplayFlags adds the flags compare takes for its limiters.
+func addPlotReplayFlags(fs *pflag.FlagSet, o *plotReplayOptions) {
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the five classic algorithms)")
 	fs.StringVar(&o.Interval, "interval", "", "burst interval (default: the window)")
 	addPolicyFlags(fs, &o.policy)
@@ -183,7 +183,7 @@ func addReplayFlags(fs *pflag.FlagSet, o *replayOptions) {
 }
 
 // prepare checks the flags, then opens the trace, as compare does.
-func (o *replayOptions) prepare(c *cobra.Command, args []string, s streams) (*replay, string, error) {
+func (o *plotReplayOptions) prepare(c *cobra.Command, args []string, s streams) (*replay, string, error) {
 	o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 	o.policy.markSet(c.Flags())
 	format, err := o.out.format(commandName(c))

@@ -20,8 +20,8 @@ import (
 // command line.
 func plotReplay(t *testing.T, trace string, algos []string) *replay {
 	t.Helper()
-	ro := &replayOptions{}
-	addReplayFlags(pflag.NewFlagSet("plot", pflag.ContinueOnError), ro) // the defaults
+	ro := &plotReplayOptions{}
+	addPlotReplayFlags(pflag.NewFlagSet("plot", pflag.ContinueOnError), ro) // the defaults
 	ro.Algos = algos
 	ro.trace.Path = trace
 	ro.policy.set = map[string]bool{}

@@ -16,7 +16,7 @@ import (
 )
 
 func newPlotTimelineCmd() *cobra.Command {
-	o := &replayOptions{}
+	o := &plotReplayOptions{}
 	var every string
 	c := &cobra.Command{
 		Use:   "timeline --every D [flags] TRACE -o FILE",
@@ -50,7 +50,7 @@ compare --timeline. The trace must be in time order (or give --sort).` + policyH
 		},
 	}
 	c.Flags().StringVar(&every, "every", "", "the length of the intervals: a number in the trace unit or a Go duration (1m)")
-	addReplayFlags(c.Flags(), o)
+	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
 }
@@ -129,7 +129,7 @@ func timelineFromSeries(rp *replay, every time.Duration, rep *sim.Report, reques
 }
 
 func newPlotBurstCmd() *cobra.Command {
-	o := &replayOptions{}
+	o := &plotReplayOptions{}
 	c := &cobra.Command{
 		Use:   "burst [flags] TRACE -o FILE",
 		Short: "Per limiter, the most cost one key got through in any interval, over time",
@@ -159,7 +159,7 @@ interval, as burst reports it, is marked. Times are grouped into at most
 			return rp.trace.finish()
 		},
 	}
-	addReplayFlags(c.Flags(), o)
+	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
 }

@@ -31,7 +31,7 @@ kept: the trace is read once and never held.`
 
 // plotStateOptions are the options of "ratesim plot state".
 type plotStateOptions struct {
-	replayOptions
+	plotReplayOptions
 	User string
 }
 
@@ -67,7 +67,7 @@ func newPlotStateCmd() *cobra.Command {
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.User, "user", "", "the key whose state to draw (its user, or with --key the composite key)")
-	addReplayFlags(fs, &o.replayOptions)
+	addPlotReplayFlags(fs, &o.plotReplayOptions)
 	_ = c.RegisterFlagCompletionFunc("user", completeUsers)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c

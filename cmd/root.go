@@ -121,6 +121,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newSweepCmd(),
 		newPlotCmd(),
 		newReportCmd(),
+		newReplayCmd(),
 		newDemoCmd(),
 		newAlgosCmd(),
 		newPresetsCmd(),
