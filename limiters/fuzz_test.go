@@ -2,6 +2,7 @@ package limiters
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -43,6 +44,15 @@ func divisorNear(window, b int64) int64 {
 		b--
 	}
 	return b
+}
+
+// floorTo rounds t down to a multiple of d.
+func floorTo(t, d int64) int64 {
+	q := t / d
+	if t%d < 0 {
+		q--
+	}
+	return q * d
 }
 
 // rawPass runs the fuzzer's numbers unchanged, as policy and times, and
@@ -141,12 +151,20 @@ func FuzzBuckets(f *testing.F) {
 			rawPass(t, alg, limit, window, n, per, base, data)
 		}
 		// TickQueue, with the tick, parts and delay the other numbers give.
-		p.Tick = time.Duration(divisorNear(int64(p.Window), 1+n%7))
-		p.Parts = []int64{1000, 1, 3, 7}[per%4]
-		p.Delay = limit % (p.Capacity + 1)
+		// (Masks and unsigned remainders: the raw numbers may be negative.)
+		p.Tick = time.Duration(divisorNear(int64(p.Window), 1+n&7))
+		p.Parts = []int64{1000, 1, 3, 7}[per&3]
+		p.Delay = int64(uint64(limit) % uint64(p.Capacity+1))
 		checkExact(t, TickQueue, p, trace)
-		if p.Delay >= p.Capacity-1 {
-			checkBucketBound(t, TickQueue, p, run(t, TickQueue, p, trace), trace)
+		if p.Delay >= p.Capacity-1 && p.Clock == ClockReject {
+			// The queue sees time in whole ticks: the bound holds between
+			// the ticks of the requests, which may lie up to a tick
+			// further apart than their times.
+			ticked := slices.Clone(trace)
+			for i := range ticked {
+				ticked[i].t = floorTo(ticked[i].t, int64(p.Tick))
+			}
+			checkBucketBound(t, TickQueue, p, run(t, TickQueue, p, trace), ticked)
 		}
 		rawPass(t, TickQueue, limit, window, n, per, base, data)
 	})
