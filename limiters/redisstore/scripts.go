@@ -34,6 +34,14 @@ type kind struct {
 
 // kinds is the table of algorithms; token and leaky bucket share a script
 // as they share a state in package limiters, and so do GCRA and the queue.
+// Supports reports whether a store keeps limiters of algorithm a: the
+// eight algorithms of fixed and sliding windows, buckets, GCRA and queues,
+// not (yet) fixed-window-hits or tick-queue.
+func Supports(a limiters.Algorithm) bool {
+	_, ok := kinds[a]
+	return ok
+}
+
 var kinds = map[limiters.Algorithm]kind{
 	limiters.FixedWindow:    {"fixed_window.lua", []string{""}, alignedParams},
 	limiters.SlidingLog:     {"sliding_log.lua", []string{"", ":sum"}, windowParams},

@@ -169,7 +169,13 @@ func New(client redis.UniversalClient, ls []Limiter, opts Options) (*Store, erro
 		}
 		k, ok := kinds[l.Algorithm]
 		if !ok {
-			return nil, fmt.Errorf("redisstore: limiter %s: algorithm %v not supported", l.Name, l.Algorithm)
+			var kept []string
+			for _, a := range limiters.AllAlgorithms() {
+				if Supports(a) {
+					kept = append(kept, a.String())
+				}
+			}
+			return nil, fmt.Errorf("redisstore: limiter %s: algorithm %v is not kept in Redis (the store keeps %s)", l.Name, l.Algorithm, strings.Join(kept, ", "))
 		}
 		params, err := k.params(r, opts.Epoch)
 		if err != nil {
