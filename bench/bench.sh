@@ -97,4 +97,6 @@ END {
 	}
 	printf "  peak memory, compare: %.1f MiB at half length, %.1f MiB at full length\n", mem["compare/half"], mem["compare/uuid"]
 	printf "  compare of 16 token buckets / compare of the five (short keys): %.2fx\n", sec["lanes16/short"] / sec["compare/short"]
+	printf "  sweep of 64 token buckets / compare of the five (uuid keys): %.2fx\n", sec["sweep64/uuid"] / sec["compare/uuid"]
+	printf "  peak memory, sweep: %.1f MiB at half length, %.1f MiB at full length\n", mem["sweep64/half"], mem["sweep64/uuid"]
 }' "$work/results.txt"
