@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
@@ -26,6 +27,12 @@ sort by a click on a column's header (the page needs no JavaScript
 otherwise). The same input and flags give the same bytes, and long traces
 are downsampled exactly, so the file stays small.
 
+--sweep adds a sweep of the trace (see "ratesim sweep"): its flags in one
+argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m
+--pick false_reject_pct<=1,ratio<=2.5', read a second time from the
+trace; the report then shows the candidates, or those that meet --pick,
+best first, or why none does, and the sweep's chart.
+
 The timeline needs the trace in time order (or --sort); when it is not,
 the report says so in place of the timeline. The state plots read the
 trace a second time, so they are left out when it is standard input.`
@@ -39,6 +46,8 @@ type reportOptions struct {
 	Every    string
 	Top      int
 	Output   string
+	// Sweep holds the flags of a sweep to add, "" for none.
+	Sweep string
 }
 
 func newReportCmd() *cobra.Command {
@@ -63,6 +72,7 @@ func newReportCmd() *cobra.Command {
 	fs.StringVar(&o.Every, "every", "", "the timeline's intervals: a number in the trace unit or a Go duration (default: the window)")
 	fs.IntVar(&o.Top, "top", 5, "how many keys per limiter, and worst intervals, to list")
 	fs.StringVarP(&o.Output, "output", "o", "", "the HTML file to write")
+	fs.StringVar(&o.Sweep, "sweep", "", "add a sweep: the flags of ratesim sweep in one argument, such as '--capacity 5..40:5 --pick false_reject_pct<=1'")
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	registerPlotCompletions(c, "html")
@@ -85,6 +95,10 @@ func runReport(o *reportOptions, s streams) error {
 		return usageErrorf("--top must be positive, got %d", o.Top)
 	}
 	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	if err != nil {
+		return err
+	}
+	sw, err := o.sweepOptions()
 	if err != nil {
 		return err
 	}
@@ -204,7 +218,81 @@ func runReport(o *reportOptions, s streams) error {
 		return err
 	}
 	doc.Sections = append(doc.Sections, stateSec)
+	if sw != nil {
+		sweepSec, err := reportSweep(sw, s)
+		if err != nil {
+			return err
+		}
+		doc.Sections = append(doc.Sections, sweepSec)
+	}
 	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, doc) })
+}
+
+// sweepOptions parses --sweep into the options of a sweep of the same
+// trace; nil without --sweep.
+func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
+	if o.Sweep == "" {
+		return nil, nil
+	}
+	if o.trace.Path == "-" || slices.Contains(o.trace.More, "-") {
+		return nil, usageErrorf("--sweep reads the trace a second time: it needs trace files, not standard input")
+	}
+	so := &sweepOptions{values: map[string]*string{}, trace: o.trace, set: map[string]bool{}}
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addSweepFlags(fs, so)
+	if err := fs.Parse(strings.Fields(o.Sweep)); err != nil {
+		return nil, usageErrorf("--sweep %q: %s", o.Sweep, ErrorText(err))
+	}
+	if fs.NArg() > 0 {
+		return nil, usageErrorf("--sweep %q: %q is not a flag (the trace is the report's)", o.Sweep, fs.Arg(0))
+	}
+	if so.ByKey != 0 || so.Frontier {
+		return nil, usageErrorf("--sweep %q: the report's sweep takes neither --by-key nor --frontier (it marks the frontier)", o.Sweep)
+	}
+	fs.Visit(func(f *pflag.Flag) { so.set[f.Name] = true })
+	if _, _, _, err := so.check(); err != nil {
+		return nil, err
+	}
+	return so, nil
+}
+
+// reportSweep replays the trace through a sweep's candidates and returns
+// the report's section about it.
+func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
+	sec := report.Section{Heading: "Sweep"}
+	g, algos, cons, err := so.check()
+	if err != nil {
+		return sec, err
+	}
+	res, err := sweepReplay(so, g, algos, cons, streams{in: s.in, out: s.out, err: io.Discard})
+	if err != nil {
+		return sec, err
+	}
+	defer res.rp.trace.Close()
+	sp := res.rp.spec
+	sec.Text = []string{
+		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
+		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate has at most as many false allows and false rejects, and fewer of one) is marked *.",
+			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval())),
+	}
+	rows := res.cands
+	caption := "every candidate"
+	if cons != nil {
+		if len(res.picked) == 0 {
+			sec.Text = append(sec.Text, unreachable(res.cands, cons, res.intent, sp)...)
+		} else {
+			rows = res.picked
+			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.text())
+		}
+	}
+	cols := sweepColumns(sp, res.cands, cons != nil)
+	if cons == nil || len(res.picked) > 0 {
+		t, _ := writeRecords(nil, outTable, cols, sweepRows(rows, sp, cols, true))
+		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
+	}
+	sec.Figures = []*report.Figure{sweepFigure(res, false)}
+	return sec, nil
 }
 
 // reportStates draws, for each limiter, the state of the key of its worst

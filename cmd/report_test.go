@@ -96,6 +96,10 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "r.pdf")}, 2, `unsupported extension ".pdf" (valid: .html)`},
 		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "no", "r.html")}, 1, "cannot write " + filepath.Join(dir, "no", "r.html")},
 		{[]string{"report", "no-such-trace.csv", "-o", filepath.Join(dir, "r.html")}, 1, "no-such-trace.csv"},
+		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacity 5..1", "-o", filepath.Join(dir, "r.html")}, 2, `--capacity "5..1": range "5..1" is empty`},
+		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacty 5", "-o", filepath.Join(dir, "r.html")}, 2, `--sweep "--capacty 5": unknown flag: --capacty`},
+		{[]string{"report", ex + "boundary.csv", "--sweep", "--pick ratio=1", "-o", filepath.Join(dir, "r.html")}, 2, `compares with = or !=`},
+		{[]string{"report", "-", "--sweep", "--capacity 1..3", "-o", filepath.Join(dir, "r.html")}, 2, "--sweep reads the trace a second time"},
 	} {
 		r := ratesim(t, "", tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
@@ -104,6 +108,37 @@ func TestReportBadInput(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestReportSweep: with --sweep the report has the sweep's section: the
+// candidates that meet --pick, best first (the boundary trace's one, as
+// sweep.txtar works out), and its chart; or, when none meets it, why.
+func TestReportSweep(t *testing.T) {
+	chdirLogged(t)
+	html := func(sweep string) string {
+		data, err := os.ReadFile(writeReport(t, ex+"boundary.csv", "--sweep", sweep))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after, ok := strings.Cut(string(data), ">Sweep</h2>")
+		if !ok {
+			t.Fatalf("--sweep %q: no Sweep section", sweep)
+		}
+		return after
+	}
+	got := html("--capacity 1..5 --rate 1/1s,1/2s --pick false_reject_pct<=0,ratio<=1.5")
+	for _, want := range []string{"10 candidates: token-bucket capacity 1,2,...,5 (5 values) × rate 1/1s,1/2s.", "the 1 of 10 that meet false_reject_pct&lt;=0 and ratio&lt;=1.5", "<svg"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the Sweep section lacks %q", want)
+		}
+	}
+	if n := strings.Count(got, "<td>token-bucket</td>"); n != 1 {
+		t.Errorf("the Sweep section lists %d candidates, want the one that meets the pick", n)
+	}
+	got = html("--capacity 1..2 --rate 1/2s --pick false_reject_pct<=0,ratio<=1")
+	if !strings.Contains(got, "no candidate of 2 meets false_reject_pct&lt;=0 and ratio&lt;=1.") {
+		t.Errorf("the Sweep section does not say that no candidate meets the pick")
 	}
 }
 
