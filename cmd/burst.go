@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -160,8 +159,8 @@ func runBurst(o *burstOptions, s streams) error {
 			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
 			w.line("from its first to its last allowed request in it")
 		}
-		if slices.ContainsFunc(rp.spec.algos(), limiters.Algorithm.Delays) {
-			w.line(queueNote)
+		if note := queueNote(rp.spec.algos()); note != "" {
+			w.line(note)
 		}
 		w.blank()
 		w.table(t)

@@ -207,9 +207,9 @@ func runCompare(o *compareOptions, s streams) error {
 		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
-		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Policy.Limit, rp.spec.duration(rp.spec.Policy.Window)))
-		if slices.ContainsFunc(rp.spec.algos(), limiters.Algorithm.Delays) {
-			w.line(queueNote)
+		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
+		if note := queueNote(rp.spec.algos()); note != "" {
+			w.line(note)
 		}
 		w.blank()
 		w.table(t)

@@ -158,8 +158,24 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 	return rep, err
 }
 
-// queueNote says how the report measures the queue form's bursts.
-const queueNote = "leaky-queue's bursts are measured when requests leave its queue (timestamp + delay)"
+// queueNote says how the report measures the bursts of the queue forms
+// among algos: "leaky-queue's bursts are measured ...", or "" when none
+// delays what it admits.
+func queueNote(algos []limiters.Algorithm) string {
+	var names []string
+	for _, a := range algos {
+		if a.Delays() && !slices.Contains(names, a.String()+"'s") {
+			names = append(names, a.String()+"'s")
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0] + " bursts are measured when requests leave its queue (timestamp + delay)"
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " bursts are measured when requests leave their queues (timestamp + delay)"
+}
 
 // backwardsLine is the line of a report's header that counts the requests
 // earlier than their key's latest; empty when there are none.
