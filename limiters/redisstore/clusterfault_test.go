@@ -264,3 +264,107 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Errorf("%d replies were errors other than MOVED, ASK, TRYAGAIN and NOSCRIPT: %q", n, seen.others)
 	}
 }
+
+// TestClusterDown: one master of three stops; once the others mark it
+// failed, its slots are served by no one and, as a cluster requires all
+// its slots covered by default, they answer CLUSTERDOWN to every key.
+// FailError returns an error that says so (or, for a key of the stopped
+// master, that it cannot be reached); FailOpen and FailClosed decide, in
+// a moment, and count.
+func TestClusterDown(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, "--cluster-node-timeout", "500", "--cluster-require-full-coverage", "yes")
+	ctx := context.Background()
+	node0 := cl.Node(0)
+	// A key served by a master that stays, and one of the master that stops.
+	var live, dead string
+	for i := 0; live == "" || dead == ""; i++ {
+		key := fmt.Sprintf("k%d", i)
+		slot, err := node0.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := cl.Owner(int(slot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case owner == 0 && live == "":
+			live = key
+		case owner == 2 && dead == "":
+			dead = key
+		}
+	}
+	c := NewClient(cl.Addrs, 200*time.Millisecond)
+	defer c.Close()
+	p := policyFor(limiters.TokenBucket)
+	var seen []error
+	fail := newStore(t, c, limiters.TokenBucket, p, Options{})
+	open := newStore(t, c, limiters.TokenBucket, p, Options{Failure: FailOpen, OnFailure: func(err error) { seen = append(seen, err) }})
+	closed := newStore(t, c, limiters.TokenBucket, p, Options{Failure: FailClosed})
+	for _, st := range []*Store{fail, open, closed} {
+		for _, key := range []string{live, dead} {
+			if d, err := st.Allow(ctx, key, 0, 1); err != nil || !d.Allowed {
+				t.Fatalf("cluster up: %s: %+v %v", key, d, err)
+			}
+		}
+	}
+
+	cl.Stop(2)
+	began := time.Now()
+	cl.WaitState(cl.Addrs[0], "fail", 10*time.Second)
+	cl.WaitState(cl.Addrs[1], "fail", 10*time.Second)
+	t.Logf("cluster_state:fail %v after the master stopped", time.Since(began).Round(time.Millisecond))
+
+	began = time.Now()
+	if _, err := fail.Allow(ctx, live, 1, 1); err == nil || !strings.Contains(err.Error(), "CLUSTERDOWN") {
+		t.Errorf("FailError, %s on a master that stays: %v, want CLUSTERDOWN", live, err)
+	} else {
+		t.Logf("FailError, %s on a master that stays: %v", live, err)
+	}
+	if _, err := fail.Allow(ctx, dead, 1, 1); err == nil {
+		t.Errorf("FailError, %s on the stopped master: no error", dead)
+	} else {
+		t.Logf("FailError, %s on the stopped master: %v", dead, err)
+	}
+	reqs := []Request{{Key: live, Now: 2, Cost: 1}, {Key: dead, Now: 2, Cost: 1}, {Key: live, Now: 2, Cost: 0}, {Key: live, Now: 3, Cost: 1}}
+	out := make([]limiters.Decision, len(reqs))
+	for _, st := range []*Store{open, closed} {
+		if err := st.AllowBatch(ctx, reqs, out); err != nil {
+			t.Errorf("batch: %v", err)
+		}
+		want := limiters.Decision{Allowed: true}
+		if st == closed {
+			want = limiters.Decision{Reason: ReasonUnavailable}
+		}
+		for i, d := range out {
+			w := want
+			if reqs[i].Cost == 0 {
+				w = limiters.Decision{Reason: limiters.ReasonBadCost} // decided without Redis
+			}
+			if d != w {
+				t.Errorf("failure policy %d, request %d: %+v, want %+v", st.opts.Failure, i, d, w)
+			}
+		}
+		if d, err := st.Allow(ctx, live, 4, 1); err != nil || d != want {
+			t.Errorf("failure policy %d: %+v %v, want %+v", st.opts.Failure, d, err, want)
+		}
+		if n := st.FailureDecisions(); n != 4 {
+			t.Errorf("failure policy %d: %d failure decisions, want 4", st.opts.Failure, n)
+		}
+	}
+	if n := fail.FailureDecisions(); n != 0 {
+		t.Errorf("FailError: %d failure decisions, want 0", n)
+	}
+	down := 0
+	for _, err := range seen {
+		if strings.Contains(err.Error(), "CLUSTERDOWN") {
+			down++
+		}
+	}
+	if len(seen) != 4 || down != 3 {
+		t.Errorf("OnFailure saw %d errors, %d of them CLUSTERDOWN, want 4 and 3: %v", len(seen), down, seen)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("the decisions of a cluster down took %v", took)
+	}
+}
