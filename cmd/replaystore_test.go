@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratesim/ratesim/internal/redistest"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/redisstore"
 )
@@ -397,5 +398,40 @@ func TestReplayUnixSocket(t *testing.T) {
 	got := ratesim(t, "", "replay", "--store", "unix://"+sock+"?db=3", "-o", "csv", "traces/examples/boundary.csv")
 	if got.code != 0 || got.stdout != want.stdout {
 		t.Errorf("exit %d, stderr %s\n%s", got.code, got.stderr, cmp.Diff(want.stdout, got.stdout))
+	}
+}
+
+// TestReplayClusterDown: a Redis Cluster one of whose three masters has
+// stopped, and which the others have marked down: its keys answer
+// CLUSTERDOWN, or are unreachable. --on-failure closed refuses every
+// request, the summary counts them, and the replay succeeds; --on-failure
+// error stops at the first request, naming CLUSTERDOWN or the stopped
+// master.
+func TestReplayClusterDown(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, "--cluster-node-timeout", "500", "--cluster-require-full-coverage", "yes")
+	cl.Stop(2)
+	cl.WaitState(cl.Addrs[0], "fail", 10*time.Second)
+	cl.WaitState(cl.Addrs[1], "fail", 10*time.Second)
+	store := "redis+cluster://" + cl.Addrs[0] + "," + cl.Addrs[1]
+	trace := genTrace(t, "--pattern", "steady", "--users", "50", "--requests", "2000", "--seed", "6", "--unit", "ms")
+	args := append([]string{"--store", store, "--algos", "token-bucket,sliding-log", "--workers", "2", "--connect-timeout", "500ms", trace}, storePolicy...)
+
+	began := time.Now()
+	rows := replaySummary(t, append([]string{"--on-failure", "closed"}, args...)...)
+	for _, row := range rows {
+		if row["allowed"] != 0.0 || row["failure_decisions"] != 2000.0*float64(len(rows)) {
+			t.Errorf("%v: allowed %v, failure decisions %v: want 0 and every decision of the run", row["algo"], row["allowed"], row["failure_decisions"])
+		}
+	}
+	r := ratesim(t, "", append([]string{"replay", "--on-failure", "closed", "--summary"}, args...)...)
+	t.Logf("--on-failure closed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+
+	r = ratesim(t, "", append([]string{"replay", "-o", "csv"}, args...)...)
+	if r.code != 1 || !stoppedRE.MatchString(r.stderr) || !strings.Contains(r.stderr, "CLUSTERDOWN") && !strings.Contains(r.stderr, cl.Addrs[2]) {
+		t.Errorf("--on-failure error: exit %d, stderr %q", r.code, r.stderr)
+	}
+	t.Logf("--on-failure error: exit %d: %s", r.code, strings.TrimSpace(r.stderr))
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the replays of a cluster down took %v", took)
 	}
 }

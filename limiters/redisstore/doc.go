@@ -43,11 +43,15 @@
 // # Failures
 //
 // A request the store cannot decide (the server is down, times out, or is
-// out of memory) is decided by Options.Failure: returned as an error, or
-// allowed or refused and counted (Store.FailureDecisions). Scripts are
-// never re-sent after a timeout, which may have committed: only an
-// explicit NOSCRIPT reply, which means the script did not run, sends the
-// script again. Clients made by NewClient do not retry on their own;
-// callers who pass their own client must set MaxRetries: -1 in its
-// options for the same guarantee.
+// out of memory, or a Redis Cluster is down) is decided by
+// Options.Failure: returned as an error, or allowed or refused and counted
+// (Store.FailureDecisions). Scripts are never re-sent after a timeout,
+// which may have committed: only a reply that says the script did not
+// run sends it again, NOSCRIPT (by EVAL), and, while a cluster's slots
+// move, TRYAGAIN and a MOVED or ASK that go-redis did not follow. The
+// scripts are commands go-redis never re-sends on its own, though its
+// Cluster client would other commands after a timeout, whatever
+// MaxRetries says; clients made by NewClient do not retry either, and
+// callers who pass their own client should set MaxRetries: -1 in its
+// options all the same.
 package redisstore

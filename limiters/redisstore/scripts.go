@@ -53,16 +53,19 @@ var kinds = map[limiters.Algorithm]kind{
 	limiters.SlidingBuckets: {"sliding_buckets.lua", []string{""}, bucketsParams},
 }
 
+// A source is a script's text and its SHA1, as EVAL and EVALSHA take them.
+type source struct{ text, sha string }
+
 // scripts are the loaded scripts by file name: the prelude followed by
 // the algorithm's own part.
 var scripts = loadScripts()
 
-func loadScripts() map[string]*redis.Script {
+func loadScripts() map[string]*source {
 	prelude, err := scriptFiles.ReadFile("scripts/prelude.lua")
 	if err != nil {
 		panic("redisstore: " + err.Error()) // embedded at build time
 	}
-	m := map[string]*redis.Script{}
+	m := map[string]*source{}
 	for _, k := range kinds {
 		if m[k.file] != nil {
 			continue
@@ -71,7 +74,8 @@ func loadScripts() map[string]*redis.Script {
 		if err != nil {
 			panic("redisstore: " + err.Error())
 		}
-		m[k.file] = redis.NewScript(string(prelude) + "\n" + string(body))
+		text := string(prelude) + "\n" + string(body)
+		m[k.file] = &source{text: text, sha: redis.NewScript(text).Hash()}
 	}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -234,7 +235,7 @@ func (s *Store) script(file string) *script {
 // A script is one of the store's scripts, and whether the store has seen
 // it run.
 type script struct {
-	src  *redis.Script
+	src  *source
 	warm atomic.Bool
 }
 
@@ -292,7 +293,8 @@ type job struct {
 	l    *limiter
 	keys []string
 	args []any
-	cmd  *redis.Cmd
+	cmd  redis.Cmder // a *scriptCmd once sent
+	eval bool        // the script was not loaded where the job went: send it whole
 }
 
 // AllowBatch judges reqs in order, in one pipeline, writing the decision
@@ -346,7 +348,7 @@ func (s *Store) AllowBatch(ctx context.Context, reqs []Request, out []limiters.D
 		if jobs[i].cmd == nil {
 			continue // decided here: a bad cost
 		}
-		d, err := jobs[i].l.decision(jobs[i].cmd)
+		d, err := jobs[i].l.decision(jobs[i].cmd.(*scriptCmd).Cmd)
 		if err != nil {
 			d, err = s.fail(err)
 		}
@@ -361,77 +363,167 @@ func (s *Store) AllowBatch(ctx context.Context, reqs []Request, out []limiters.D
 	return first
 }
 
-// run sends the jobs' scripts by EVALSHA in one pipeline, then sends again,
-// by EVAL, those that got NOSCRIPT: those did not run. Nothing else is
-// sent again; a timeout may have committed.
+// run sends the jobs' scripts by EVALSHA in one pipeline, then sends
+// again those whose reply says the script did not run: NOSCRIPT (sent
+// again by EVAL), and, in a Redis Cluster, TRYAGAIN (the key's slot is
+// moving and its states are split between two nodes, for the moment a
+// MIGRATE takes) and a MOVED or ASK left over once go-redis has followed
+// its redirections. Nothing else is sent again: a timeout or a lost
+// connection may have committed. go-redis itself sends a command again
+// only to follow MOVED and ASK, which also mean it did not run: the
+// commands are made so (scriptCmd).
 //
 // A job sent again runs after the jobs that followed it in the pipeline.
-// That changes no decision while they are for other keys, or failed too
-// and are sent again in order. A job followed by one for its key that did
-// run (another client loaded the script between them) cannot be decided
-// in order any more: it fails with errReordered. So that concurrent
-// batches do not meet this each time a store starts, the first job of a
-// script the store has not yet seen run goes alone, ahead of the rest,
-// and loads it if need be.
+// That changes no decision while they are for other keys, or did not run
+// either and are sent again in order. A job followed by one for its key
+// that did run (another client loaded the script between them, or the
+// rest of the key's states moved in between) cannot be decided in order
+// any more: it fails with errReordered. So that concurrent batches do not
+// meet this each time a store starts, the first job of a script the store
+// has not yet seen run goes alone, ahead of the rest, and loads it if need
+// be.
 func (s *Store) run(ctx context.Context, jobs []job) {
 	for i := range jobs {
 		j := &jobs[i]
 		if j.l == nil || j.l.script.warm.Load() {
 			continue
 		}
-		j.cmd = j.l.script.src.Run(ctx, s.client, j.keys, j.args...)
+		j.cmd = s.send(ctx, s.client, j)
+		if redis.HasErrorPrefix(j.cmd.Err(), "NOSCRIPT") {
+			j.eval = true
+			j.cmd = s.send(ctx, s.client, j)
+		}
 		if j.cmd.Err() == nil {
 			j.l.script.warm.Store(true)
 		}
 	}
-	pipe := s.client.Pipeline()
-	queued := 0
+	var todo []int
 	for i := range jobs {
-		if j := &jobs[i]; j.l != nil && j.cmd == nil {
-			j.cmd = j.l.script.src.EvalSha(ctx, pipe, j.keys, j.args...)
-			queued++
+		if j := &jobs[i]; j.l != nil && (j.cmd == nil || notRun(j.cmd.Err())) {
+			todo = append(todo, i)
 		}
 	}
-	if queued == 0 {
-		return
-	}
-	_, _ = pipe.Exec(ctx) // each command holds its own result
-	var again []int
-	for i := range jobs {
-		if j := &jobs[i]; j.cmd != nil && redis.HasErrorPrefix(j.cmd.Err(), "NOSCRIPT") {
-			again = append(again, i)
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt > 0 {
+			// The earliest job to send again first: jobs after it that
+			// ran for its key put it out of order.
+			reorder(ctx, jobs, todo[0])
+			todo = slices.DeleteFunc(todo, func(i int) bool { return jobs[i].cmd.Err() == errReordered })
+			if len(todo) == 0 || attempt > len(tryAgainPauses) {
+				return // what is left keeps its error
+			}
+			pause := time.Duration(0)
+			for _, i := range todo {
+				if err := jobs[i].cmd.Err(); !redis.HasErrorPrefix(err, "NOSCRIPT") {
+					pause = tryAgainPauses[attempt-1] // the slot is moving
+				} else {
+					jobs[i].eval = true
+				}
+			}
+			if pause > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(pause):
+				}
+			}
 		}
+		pipe := s.client.Pipeline()
+		for _, i := range todo {
+			jobs[i].cmd = s.send(ctx, pipe, &jobs[i])
+		}
+		_, _ = pipe.Exec(ctx) // each command holds its own result
+		todo = slices.DeleteFunc(todo, func(i int) bool { return !notRun(jobs[i].cmd.Err()) })
 	}
-	if len(again) == 0 {
-		return
-	}
-	// ran: the keys of jobs that ran after a job sent again.
-	ran := map[string]bool{}
-	for i := len(jobs) - 1; i >= again[0]; i-- {
+}
+
+// tryAgainPauses are the pauses before each sending again of jobs whose
+// slot was moving: half a second in all, far longer than a MIGRATE of a
+// key's states takes.
+var tryAgainPauses = []time.Duration{
+	1 * time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond,
+	16 * time.Millisecond, 32 * time.Millisecond, 64 * time.Millisecond, 128 * time.Millisecond,
+	256 * time.Millisecond,
+}
+
+// notRun reports whether err is a reply that says the script did not run
+// and may be sent again: not loaded, or its keys' slot moving or moved.
+func notRun(err error) bool {
+	return redis.HasErrorPrefix(err, "NOSCRIPT") || redis.HasErrorPrefix(err, "TRYAGAIN") ||
+		redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")
+}
+
+// errReordered fails a request that could no longer be decided in order.
+var errReordered = errors.New("redisstore: the request's script did not run, and a later request for the key did, before it could be sent again")
+
+// reorder fails with errReordered each job from index first on that did
+// not run and is followed by a job for its key that did, or may have.
+func reorder(ctx context.Context, jobs []job, first int) {
+	ran := map[string]bool{} // the keys of jobs that ran after the one at hand
+	for i := len(jobs) - 1; i >= first; i-- {
 		j := &jobs[i]
 		if j.cmd == nil {
 			continue
 		}
-		if err := j.cmd.Err(); redis.HasErrorPrefix(err, "NOSCRIPT") {
+		switch err := j.cmd.Err(); {
+		case err == errReordered:
+		case notRun(err):
 			if ran[j.keys[0]] {
-				j.cmd = redis.NewCmd(ctx)
-				j.cmd.SetErr(errReordered)
+				c := newScriptCmd(ctx, nil)
+				c.SetErr(errReordered)
+				j.cmd = c
 			}
-			continue
-		}
-		ran[j.keys[0]] = true
-	}
-	pipe = s.client.Pipeline()
-	for _, i := range again {
-		if j := &jobs[i]; !errors.Is(j.cmd.Err(), errReordered) {
-			j.cmd = j.l.script.src.Eval(ctx, pipe, j.keys, j.args...)
+		default:
+			ran[j.keys[0]] = true
 		}
 	}
-	_, _ = pipe.Exec(ctx)
 }
 
-// errReordered fails a request that could no longer be decided in order.
-var errReordered = errors.New("redisstore: the script was reloaded during the batch, after a later request for the key ran")
+// send queues j's script on c, or runs it when c is the client: by
+// EVALSHA, or whole by EVAL once the node it went to did not have it.
+func (s *Store) send(ctx context.Context, c redis.Cmdable, j *job) redis.Cmder {
+	src := j.l.script.src
+	args := make([]any, 0, 3+len(j.keys)+len(j.args))
+	if j.eval {
+		args = append(args, "eval", src.text)
+	} else {
+		args = append(args, "evalsha", src.sha)
+	}
+	args = append(args, len(j.keys))
+	for _, k := range j.keys {
+		args = append(args, k)
+	}
+	args = append(args, j.args...)
+	cmd := newScriptCmd(ctx, args)
+	switch c := c.(type) {
+	case redis.Pipeliner:
+		_ = c.Process(ctx, cmd)
+	case redis.UniversalClient:
+		_ = c.Process(ctx, cmd)
+	}
+	return cmd
+}
+
+// A scriptCmd is an EVALSHA or EVAL of a script that go-redis never sends
+// again on its own. Its Cluster client would, whatever MaxRetries says:
+// up to MaxRedirects times after a timeout or a lost connection, when the
+// script may have run, and a whole pipeline to a node, scripts that ran
+// included, when its first command got TRYAGAIN or CLUSTERDOWN. A
+// scriptCmd still follows MOVED and ASK, which mean it did not run; the
+// store sends again what did not run itself (Store.run).
+type scriptCmd struct{ *redis.Cmd }
+
+func newScriptCmd(ctx context.Context, args []any) *scriptCmd {
+	c := redis.NewCmd(ctx, args...)
+	c.SetFirstKeyPos(3)
+	return &scriptCmd{c}
+}
+
+// NoRetry reports that go-redis may not send the command again.
+func (*scriptCmd) NoRetry() bool { return true }
+
+// Clone returns a copy that is a scriptCmd too.
+func (c *scriptCmd) Clone() redis.Cmder { return &scriptCmd{c.Cmd.Clone().(*redis.Cmd)} }
 
 // keyNames returns the keys of key's state under l.
 func (l *limiter) keyNames(prefix, key string) []string {

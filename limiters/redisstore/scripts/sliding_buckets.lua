@@ -80,14 +80,18 @@ local function decide(now, cost, commit)
     reset = leave(newest)
   end
   if commit and cost > 0 then
-    for i = 1, head - 1 do
-      redis.call('HDEL', KEYS[1], str(log[i][1]))
-    end
+    -- Set before deleting, so that the hash is never empty, hence never
+    -- deleted, in between: on a cluster node whose slot is migrating, a
+    -- command on a key that is gone fails, and the script with it, half
+    -- done. Sub-window k is not among those that left.
     local c = cost
     if newest == k then
       c = c + log[#log][2]
     end
     redis.call('HSET', KEYS[1], str(k), str(c))
+    for i = 1, head - 1 do
+      redis.call('HDEL', KEYS[1], str(log[i][1]))
+    end
   end
   return true, limit - sum - cost, 0, reset, 0
 end

@@ -90,11 +90,15 @@ local function decide(now, c, commit)
     reset = W + 1 - (now - newest)
   end
   if commit and c > 0 then
+    -- Add before removing, so that the set is never empty, hence never
+    -- deleted, in between: on a cluster node whose slot is migrating, a
+    -- command on a key that is gone fails, and the script with it, half
+    -- done.
+    seq = seq + 1
+    redis.call('ZADD', KEYS[1], str(now), str(seq) .. ':' .. str(c))
     if expired > 0 then
       redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. str(now - W))
     end
-    seq = seq + 1
-    redis.call('ZADD', KEYS[1], str(now), str(seq) .. ':' .. str(c))
     redis.call('HSET', KEYS[2], 's', str(s + c), 'q', str(seq))
   end
   return true, limit - s - c, 0, reset, 0
