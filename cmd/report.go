@@ -127,7 +127,7 @@ func runReport(o *reportOptions, s streams) error {
 		marks[l] = report.Marks{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Shape: report.LimiterShape(l)}
 	}
 	tl := newTimeline(every, sp, nil)
-	tl.onFlush = func(start, reqs, _ int64, lanes []laneCounts) {
+	tl.onFlush = func(start, reqs int64, lanes []laneCounts) {
 		x := xOf(start, sp)
 		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(reqs)})
 		for l, c := range lanes {

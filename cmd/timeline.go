@@ -29,9 +29,10 @@ type laneCounts struct {
 
 // timeline counts, per interval of length every (aligned by floor
 // division) and per limiter, the requests, the allowed, the rejected and
-// the false allows and rejects against the oracle, and the distinct keys
-// active. It needs the trace in time order, interval by interval: it holds
-// one interval at a time, so its memory does not grow with the trace.
+// the false allows and rejects against the oracle, and, when it writes
+// rows, the distinct keys active. It needs the trace in time order,
+// interval by interval: it holds one interval at a time, so its memory
+// does not grow with the trace.
 type timeline struct {
 	every    int64
 	sp       *policySpec
@@ -47,16 +48,20 @@ type timeline struct {
 	// intervals and rows count what was written.
 	intervals int64
 	// onFlush, when set, is given each interval's counts as it closes:
-	// its start, its requests and its keys active, and per limiter its
-	// counts.
-	onFlush func(start, requests, keys int64, lanes []laneCounts)
+	// its start, its requests, and per limiter its counts.
+	onFlush func(start, requests int64, lanes []laneCounts)
 }
 
 // newTimeline returns a timeline of intervals of every writing to rw
-// (nil: writing nothing).
+// (nil: writing nothing, and then not telling keys apart, which is the
+// dearest of its counts).
 func newTimeline(every time.Duration, sp *policySpec, rw *recordWriter) *timeline {
-	return &timeline{every: int64(every), sp: sp, rw: rw, lanes: make([]laneCounts, len(sp.Lanes)),
-		keys: map[string]struct{}{}, strips: make([][]int, len(sp.Lanes))}
+	tl := &timeline{every: int64(every), sp: sp, rw: rw, lanes: make([]laneCounts, len(sp.Lanes)),
+		strips: make([][]int, len(sp.Lanes))}
+	if rw != nil {
+		tl.keys = map[string]struct{}{}
+	}
+	return tl
 }
 
 // add counts the requests of b.
@@ -76,8 +81,10 @@ func (tl *timeline) add(b *sim.Batch) error {
 			tl.cur, tl.open = k, true
 		}
 		tl.requests++
-		if _, ok := tl.keys[string(r.Key)]; !ok {
-			tl.keys[string(r.Key)] = struct{}{}
+		if tl.keys != nil {
+			if _, ok := tl.keys[string(r.Key)]; !ok {
+				tl.keys[string(r.Key)] = struct{}{}
+			}
 		}
 		oracle := b.Oracle[i]
 		for l := range tl.lanes {
@@ -102,7 +109,7 @@ func (tl *timeline) flush() error {
 		return nil
 	}
 	if tl.onFlush != nil {
-		tl.onFlush(tl.cur*tl.every, tl.requests, int64(len(tl.keys)), tl.lanes)
+		tl.onFlush(tl.cur*tl.every, tl.requests, tl.lanes)
 	}
 	start := instantCell(tl.cur*tl.every, tl.sp)
 	for l, lane := range tl.sp.Lanes {
