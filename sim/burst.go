@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -406,17 +407,48 @@ func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterva
 	}, true
 }
 
-// keyBests lists every held key's best interval under lane l, for the
-// report's top list.
-func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
-	var out []scoredInterval
-	for id := range uint32(keys.ids()) {
-		if !keys.held(id) {
-			continue
+// topKeyBests lists the n worst of the held keys' best intervals over
+// every lane of lanes, worst first (as sortIntervals orders them), naming
+// only those: the candidates the live keys give the report's top list.
+func (bt *burstTracker) topKeyBests(keys *interner, lanes, n int) []scoredInterval {
+	type candidate struct {
+		count, seq int64
+		algo       int
+		id         uint32
+	}
+	// worse reports whether a ranks after b.
+	worse := func(a, b candidate) bool {
+		if a.count != b.count {
+			return a.count < b.count
 		}
-		if k, ok := bt.keyBest(keys, id, l); ok {
-			out = append(out, k)
+		if a.seq != b.seq {
+			return a.seq > b.seq
 		}
+		return a.algo > b.algo
+	}
+	top := make([]candidate, 0, n+1) // worst first
+	for l := range lanes {
+		bests := &bt.keyBst[bt.ringOf[l]]
+		for id := range uint32(keys.ids()) {
+			k := bests.Get(uint64(id))
+			if k == nil || k.count == 0 || !keys.held(id) {
+				continue
+			}
+			c := candidate{k.count, k.seq, l, id}
+			if len(top) == n && !worse(top[n-1], c) {
+				continue
+			}
+			i := len(top)
+			for i > 0 && worse(top[i-1], c) {
+				i--
+			}
+			top = slices.Insert(top, i, c)
+			top = top[:min(len(top), n)]
+		}
+	}
+	out := make([]scoredInterval, len(top))
+	for i, c := range top {
+		out[i], _ = bt.keyBest(keys, c.id, c.algo)
 	}
 	return out
 }

@@ -550,14 +550,16 @@ func (e *engine) report(requests int64) *Report {
 				s.Burst = wb.Interval
 				bestSeq[a] = wb.seq
 			}
-			if e.cfg.Top > 0 {
-				top = append(top, wk.burst.keyBests(wk.keys, a)...)
-				for _, k := range wk.retired {
-					if k.algo == a {
-						top = append(top, k)
-					}
-				}
-			}
+		}
+		if e.cfg.Top > 0 && wk.burst != nil {
+			// Of a worker's live keys, only its Top+len(retired) worst
+			// intervals can make the list: a live interval ranked below
+			// them has before it, besides those of the list, at most one
+			// for each retired interval, the best of a key's earlier life
+			// that makes the same key's later one drop out. A key lives
+			// in one worker, so nothing else drops out.
+			top = append(top, wk.burst.topKeyBests(wk.keys, n, e.cfg.Top+len(wk.retired))...)
+			top = append(top, wk.retired...)
 		}
 	}
 	for a := 0; a < n; a++ {
