@@ -140,14 +140,13 @@ func runReport(o *reportOptions, s streams) error {
 		}
 	}
 	var timelineErr error
-	bk := newByKey(n)
 	cfg := rp.config(true, false)
-	cfg.Top = o.Top
+	cfg.Top, cfg.MostRejected = o.Top, o.Top
 	rep, err := rp.run(cfg, s, func(b *sim.Batch) error {
 		if timelineErr == nil {
 			timelineErr = tl.add(b)
 		}
-		return bk.add(b)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -196,7 +195,7 @@ func runReport(o *reportOptions, s streams) error {
 		Tables: []report.Table{htmlTable(burstTable(worst), "bursts", "per limiter"),
 			htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))}})
 
-	keys, _ := writeRecords(nil, outTable, byKeyColumns, bk.rows(sp, o.Top))
+	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep))
 	keySec := report.Section{Heading: "Top keys", Text: []string{fmt.Sprintf("The %d keys each limiter rejected most.", o.Top)}}
 	if len(keys.rows) == 0 {
 		keySec.Text = append(keySec.Text, "No limiter rejected a request.")

@@ -562,6 +562,15 @@ func (e *engine) report(requests int64) *Report {
 			top = append(top, wk.retired...)
 		}
 	}
+	if e.cfg.MostRejected > 0 {
+		lists := make([][]KeyRejections, len(e.workers))
+		for a := 0; a < n; a++ {
+			for w, wk := range e.workers {
+				lists[w] = wk.kc.most(a, e.cfg.MostRejected)
+			}
+			r.Algos[a].MostRejected = mergeMostRejected(lists, e.cfg.MostRejected)
+		}
+	}
 	for a := 0; a < n; a++ {
 		r.Algos[a].Burst.Algorithm, r.Algos[a].Burst.Name = e.cfg.Lanes[a].Algorithm, e.cfg.Lanes[a].Name
 		if r.Agree == nil {

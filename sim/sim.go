@@ -59,6 +59,11 @@ type Config struct {
 	// told to wait (AlgoStats.Waits), exactly. It costs every decision's
 	// full arithmetic, as Detail does, and memory for each key rejected.
 	Rejections bool
+	// MostRejected, when positive, lists per lane the keys it rejected
+	// most (AlgoStats.MostRejected), at most MostRejected of them,
+	// exactly: the workers count every key's requests and rejections, so
+	// memory grows with the keys of the trace.
+	MostRejected int
 	// Interval is the burst interval; 0 means Policy.Window.
 	Interval time.Duration
 	// Unit is the trace's time unit, used in state texts; 0 means seconds,
@@ -191,6 +196,10 @@ type AlgoStats struct {
 	// KeysRejected is, with Config.Rejections, the number of keys this
 	// algorithm rejected at least once.
 	KeysRejected int64
+	// MostRejected are, with Config.MostRejected, the keys this lane
+	// rejected most: most rejections first, then fewer requests, then by
+	// key; keys it never rejected are left out.
+	MostRejected []KeyRejections
 	// Waits are, with Config.Rejections, the RetryAfter of every request
 	// this algorithm rejected, by value, shortest first; see Quantile.
 	// A request no wait cures counts as limiters.InfDuration.

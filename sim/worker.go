@@ -63,6 +63,7 @@ type worker struct {
 	unrejected   []uint64     // lanes with no rejection yet, by word
 	all          []uint64     // every lane, by word
 	rej          *rejections  // with Config.Rejections
+	kc           *keyCounts   // with Config.MostRejected
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -117,6 +118,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	wk.all = slices.Clone(wk.unrejected)
 	if cfg.Rejections {
 		wk.rej = newRejections(n, words)
+	}
+	if cfg.MostRejected > 0 {
+		wk.kc = newKeyCounts(n)
 	}
 	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
@@ -290,6 +294,9 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		if wk.burst != nil {
 			wk.burst.prefetch(id)
 		}
+		if wk.kc != nil {
+			wk.kc.prefetch(id)
+		}
 	}
 }
 
@@ -373,6 +380,14 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 				wk.rej.note(id, r.hash, 0, 0, m, wk.scratch)
 			}
 		}
+		var counts []int64 // r's key's, with Config.MostRejected
+		if wk.kc != nil {
+			counts = wk.kc.entry(id, b.slice(r.key))
+			counts[0]++
+			if m := wk.all[0] &^ mask; m != 0 {
+				wk.kc.reject(counts, 0, m, oracle, b.slice(b.texts[i].time))
+			}
+		}
 		for k, m := range wk.moreMasks {
 			base := n0 + k*wordLanes
 			wk.countMore(base, m, oracle)
@@ -385,6 +400,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			if wk.rej != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
 					wk.rej.note(id, r.hash, k+1, base, rm, wk.scratch)
+				}
+			}
+			if wk.kc != nil {
+				if rm := wk.all[k+1] &^ m; rm != 0 {
+					wk.kc.reject(counts, base, rm, oracle, b.slice(b.texts[i].time))
 				}
 			}
 		}
@@ -494,6 +514,9 @@ func (wk *worker) sweep() {
 		wk.lanes.reset(id)
 		if wk.rej != nil {
 			wk.rej.forget(id)
+		}
+		if wk.kc != nil {
+			wk.kc.forget(id)
 		}
 		in.remove(id)
 	}
