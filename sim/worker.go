@@ -148,7 +148,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				wk.delays = true
 			}
 		}
-		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
+		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top)
 		if cfg.Top == 0 && cfg.Policy.Clock == limiters.ClockReject {
 			// Words of many lanes that take requests at their own times
 			// keep their rings in a bank.
@@ -447,7 +447,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		if !wk.burst.tracks(wk.burst.ringOf[l]) {
 			continue
 		}
-		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
+		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
