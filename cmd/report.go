@@ -333,7 +333,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 		var names []string
 		for l, lane := range sp.Lanes {
 			if st := rep.Algos[l]; st.Burst.Count > 0 && st.Burst.Key == user && states[user] != nil {
-				panels = append(panels, statePanel(lane, l, states[user][l], st.Burst, sp))
+				panels = append(panels, statePanel(lane, l, states[user], st.Burst, sp))
 				names = append(names, lane.Name)
 			}
 		}

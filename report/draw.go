@@ -72,11 +72,11 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 	if len(f.Panels) == 0 {
 		return nil
 	}
-	xlo, xhi := f.xRange()
+	exts, xlo, xhi := f.extents()
 	plots := make([][]*plot.Plot, len(f.Panels))
 	legends := make([]plot.Legend, len(f.Panels))
 	for i := range f.Panels {
-		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi)
+		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi, exts[i])
 		if err != nil {
 			return err
 		}
@@ -99,8 +99,9 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 // legendWidth is the room at the right of the panels for their legends.
 const legendWidth = 180
 
-// panelPlot builds the gonum plot of one panel over [xlo, xhi].
-func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend, error) {
+// panelPlot builds the gonum plot of one panel, of extent e, over
+// [xlo, xhi].
+func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent) (*plot.Plot, plot.Legend, error) {
 	columns := f.Columns
 	if columns <= 0 {
 		columns = drawColumns
@@ -147,7 +148,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	for _, l := range pn.Lines {
-		pts := Downsample(l.Points, xlo, xhi, columns)
+		pts := downsample(l.points(), xlo, xhi, columns)
 		if len(pts) == 0 {
 			continue
 		}
@@ -169,7 +170,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	for _, m := range pn.Marks {
-		pts := DownsampleMarks(m.Points, xlo, xhi, columns)
+		pts := downsampleMarks(m.points(), xlo, xhi, columns)
 		if len(pts) == 0 {
 			continue
 		}
@@ -184,7 +185,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	p.X.Min, p.X.Max = xlo, xhi
-	ylo, yhi := pn.yRange()
+	ylo, yhi := e.ylo, e.yhi
 	pad := (yhi - ylo) * 0.08
 	p.Y.Min, p.Y.Max = ylo, yhi+pad
 	if !pn.YFrom0 {
