@@ -73,10 +73,15 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 		return nil
 	}
 	exts, xlo, xhi := f.extents()
+	columns := f.Columns
+	if columns <= 0 {
+		columns = drawColumns
+	}
+	samples := f.sample(xlo, xhi, columns)
 	plots := make([][]*plot.Plot, len(f.Panels))
 	legends := make([]plot.Legend, len(f.Panels))
 	for i := range f.Panels {
-		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi, exts[i])
+		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi, exts[i], samples[i])
 		if err != nil {
 			return err
 		}
@@ -99,13 +104,9 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 // legendWidth is the room at the right of the panels for their legends.
 const legendWidth = 180
 
-// panelPlot builds the gonum plot of one panel, of extent e, over
-// [xlo, xhi].
-func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent) (*plot.Plot, plot.Legend, error) {
-	columns := f.Columns
-	if columns <= 0 {
-		columns = drawColumns
-	}
+// panelPlot builds the gonum plot of one panel, of extent e and
+// downsampled to d, over [xlo, xhi].
+func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent, d sampled) (*plot.Plot, plot.Legend, error) {
 	leg := plot.NewLegend()
 	leg.TextStyle.Font.Size = 8
 	leg.Top, leg.Left = true, true
@@ -147,8 +148,8 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent) (*plot.Plot, pl
 			leg.Add(l.Label, ln)
 		}
 	}
-	for _, l := range pn.Lines {
-		pts := downsample(l.points(), xlo, xhi, columns)
+	for j, l := range pn.Lines {
+		pts := d.lines[j]
 		if len(pts) == 0 {
 			continue
 		}
@@ -169,8 +170,8 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent) (*plot.Plot, pl
 			leg.Add(l.Label, ln)
 		}
 	}
-	for _, m := range pn.Marks {
-		pts := downsampleMarks(m.points(), xlo, xhi, columns)
+	for j, m := range pn.Marks {
+		pts := d.marks[j]
 		if len(pts) == 0 {
 			continue
 		}

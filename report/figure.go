@@ -14,6 +14,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"sync"
 )
 
 // A Figure is one picture: panels stacked vertically that share what
@@ -368,16 +369,46 @@ func (p *Panel) extent() extent {
 // extents returns the extent of each panel, and the X extent over every
 // panel, which they share.
 func (f *Figure) extents() (panels []extent, xlo, xhi float64) {
+	panels = make([]extent, len(f.Panels))
+	eachPanel(len(f.Panels), func(i int) { panels[i] = f.Panels[i].extent() })
 	xlo, xhi = math.Inf(1), math.Inf(-1)
-	for i := range f.Panels {
-		e := f.Panels[i].extent()
-		panels = append(panels, e)
+	for _, e := range panels {
 		xlo, xhi = math.Min(xlo, e.xlo), math.Max(xhi, e.xhi)
 	}
 	if xlo > xhi {
 		return panels, 0, 1
 	}
 	return panels, xlo, xhi
+}
+
+// sampled are a panel's lines and marks as drawn, downsampled.
+type sampled struct{ lines, marks [][]Point }
+
+// sample downsamples each panel's lines and marks to columns over
+// [xlo, xhi].
+func (f *Figure) sample(xlo, xhi float64, columns int) []sampled {
+	out := make([]sampled, len(f.Panels))
+	eachPanel(len(f.Panels), func(i int) {
+		p := &f.Panels[i]
+		for _, l := range p.Lines {
+			out[i].lines = append(out[i].lines, downsample(l.points(), xlo, xhi, columns))
+		}
+		for _, m := range p.Marks {
+			out[i].marks = append(out[i].marks, downsampleMarks(m.points(), xlo, xhi, columns))
+		}
+	})
+	return out
+}
+
+// eachPanel calls do(i) for the n panels of a figure, side by side: a
+// long series is generated and downsampled each time it is drawn, and
+// the panels' series take turns on every core instead of one.
+func eachPanel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { do(i) })
+	}
+	wg.Wait()
 }
 
 // FormatNumber writes a value as labels show it: whole numbers as they
