@@ -566,7 +566,7 @@ func (e *engine) report(requests int64) *Report {
 		lists := make([][]KeyRejections, len(e.workers))
 		for a := 0; a < n; a++ {
 			for w, wk := range e.workers {
-				lists[w] = wk.kc.most(a, e.cfg.MostRejected)
+				lists[w] = wk.kc.most(wk.keys, a, e.cfg.MostRejected)
 			}
 			r.Algos[a].MostRejected = mergeMostRejected(lists, e.cfg.MostRejected)
 		}

@@ -24,76 +24,95 @@ type KeyRejections struct {
 
 // keyCounts counts, for one worker and Config.MostRejected, every key's
 // requests and per lane its rejections, false rejections and first
-// rejection, exactly. A key's counts live in an entry that outlives its
-// id, so that a key forgotten as idle and met again goes on counting
-// where it stopped.
+// rejection, exactly. The counts sit by key id, beside the key's other
+// state; a key forgotten as idle takes its counts along into retired, and
+// gets them back should it come again.
 type keyCounts struct {
 	lanes int
-	// slab holds stride int64s an entry: the requests, then per lane the
-	// rejections, the false rejections and where the time text of the
-	// first rejection is in text (offset and length).
-	slab   []int64
-	stride int
-	keys   []textSpan          // per entry, its key in text
-	byID   chunk.Array[uint32] // per key id, its entry + 1; 0: not linked
-	byKey  map[string]uint32   // per key, its entry
-	text   []byte              // keys and times, back to back
+	// hot are, per key id, stride int64s: the requests, then per lane
+	// the rejections and the false rejections. first are, per key id and
+	// lane, where the time text of the first rejection is in text.
+	hot     [][]int64 // chunks of chunk.Size ids
+	stride  int
+	first   [][]textSpan // chunks of chunk.Size ids
+	retired map[string]*retiredCounts
+	text    []byte // first rejections' times, back to back
+}
+
+// retiredCounts are the counts of a key forgotten as idle.
+type retiredCounts struct {
+	hot   []int64
+	first []textSpan
 }
 
 // textSpan locates bytes in keyCounts.text.
 type textSpan struct{ off, len int }
 
 func newKeyCounts(lanes int) *keyCounts {
-	return &keyCounts{lanes: lanes, stride: 1 + 4*lanes, byKey: map[string]uint32{}}
+	return &keyCounts{lanes: lanes, stride: 1 + 2*lanes, retired: map[string]*retiredCounts{}}
 }
 
-// entry returns the counts of key id.
-func (kc *keyCounts) entry(id uint32, key []byte) []int64 {
-	p := kc.byID.At(uint64(id))
-	if *p == 0 {
-		e, ok := kc.byKey[string(key)]
-		if !ok {
-			e = uint32(len(kc.keys))
-			kc.keys = append(kc.keys, kc.store(key))
-			kc.slab = append(kc.slab, make([]int64, kc.stride)...)
-			kc.byKey[string(key)] = e
-		}
-		*p = e + 1
+// entry returns the counts of key id: the requests, then per lane the
+// rejections and the false rejections.
+func (kc *keyCounts) entry(id uint32) []int64 {
+	c := int(id >> chunk.Bits)
+	for c >= len(kc.hot) {
+		kc.hot = append(kc.hot, chunk.Written[int64](chunk.Size*kc.stride))
+		kc.first = append(kc.first, make([]textSpan, chunk.Size*kc.lanes))
 	}
-	off := int(*p-1) * kc.stride
-	return kc.slab[off : off+kc.stride : off+kc.stride]
+	off := int(id&(chunk.Size-1)) * kc.stride
+	return kc.hot[c][off : off+kc.stride : off+kc.stride]
 }
 
-// prefetch starts loading the counts of key id, when it has them.
+// firsts returns where the first rejections of key id are, per lane.
+func (kc *keyCounts) firsts(id uint32) []textSpan {
+	off := int(id&(chunk.Size-1)) * kc.lanes
+	return kc.first[id>>chunk.Bits][off : off+kc.lanes : off+kc.lanes]
+}
+
+// prefetch starts loading the counts of key id.
 func (kc *keyCounts) prefetch(id uint32) {
-	if p := kc.byID.Get(uint64(id)); p != nil && *p != 0 {
-		prefetch.Range(unsafe.Pointer(&kc.slab[int(*p-1)*kc.stride]), uintptr(kc.stride)*8)
+	if c := int(id >> chunk.Bits); c < len(kc.hot) {
+		prefetch.Range(unsafe.Pointer(&kc.hot[c][int(id&(chunk.Size-1))*kc.stride]), uintptr(kc.stride)*8)
 	}
 }
 
-func (kc *keyCounts) store(b []byte) textSpan {
-	s := textSpan{len(kc.text), len(b)}
-	kc.text = append(kc.text, b...)
-	return s
-}
-
-// forget drops id's link to its entry, as id is about to stand for
-// another key.
-func (kc *keyCounts) forget(id uint32) {
-	if p := kc.byID.Get(uint64(id)); p != nil {
-		*p = 0
+// added gives id, new for key, the counts key had when it was forgotten.
+func (kc *keyCounts) added(id uint32, key []byte) {
+	if len(kc.retired) == 0 {
+		return
+	}
+	if r, ok := kc.retired[string(key)]; ok {
+		copy(kc.entry(id), r.hot)
+		copy(kc.firsts(id), r.first)
+		delete(kc.retired, string(key))
 	}
 }
 
-// reject counts the rejections of one request by the lanes in mask, bit
-// j being lane base+j; oracle says the oracle allowed it, and timeText is
-// its time as written.
-func (kc *keyCounts) reject(e []int64, base int, mask uint64, oracle bool, timeText []byte) {
+// forget keeps the counts of key id aside, as id is about to stand for
+// another key, and clears them.
+func (kc *keyCounts) forget(id uint32, key []byte) {
+	if int(id>>chunk.Bits) >= len(kc.hot) {
+		return
+	}
+	e, f := kc.entry(id), kc.firsts(id)
+	if e[0] != 0 {
+		kc.retired[string(key)] = &retiredCounts{hot: slices.Clone(e), first: slices.Clone(f)}
+	}
+	clear(e)
+	clear(f)
+}
+
+// reject counts the rejections of one request of key id, whose counts
+// are e, by the lanes in mask, bit j being lane base+j; oracle says the
+// oracle allowed it, and timeText is its time as written.
+func (kc *keyCounts) reject(id uint32, e []int64, base int, mask uint64, oracle bool, timeText []byte) {
 	for m := mask; m != 0; m &= m - 1 {
-		c := e[1+4*(base+bits.TrailingZeros64(m)):]
+		l := base + bits.TrailingZeros64(m)
+		c := e[1+2*l : 3+2*l]
 		if c[0] == 0 {
-			s := kc.store(timeText)
-			c[2], c[3] = int64(s.off), int64(s.len)
+			kc.firsts(id)[l] = textSpan{len(kc.text), len(timeText)}
+			kc.text = append(kc.text, timeText...)
 		}
 		c[0]++
 		if oracle {
@@ -115,13 +134,21 @@ func moreRejected(a, b KeyRejections) bool {
 }
 
 // most returns the n keys lane l rejected most, first first, leaving out
-// those it never rejected.
-func (kc *keyCounts) most(l, n int) []KeyRejections {
+// those it never rejected; keys names the ids held.
+func (kc *keyCounts) most(keys *interner, l, n int) []KeyRejections {
+	// candidate is a key's counts: of id, or when retired, of key.
 	type candidate struct {
 		rejected, requests int64
-		e                  int
+		id                 uint32
+		retired            bool
+		key                string
 	}
-	key := func(e int) []byte { s := kc.keys[e]; return kc.text[s.off : s.off+s.len] }
+	name := func(c candidate) []byte {
+		if c.retired {
+			return []byte(c.key)
+		}
+		return keys.key(c.id)
+	}
 	// before reports whether a ranks before b, as moreRejected does.
 	before := func(a, b candidate) bool {
 		if a.rejected != b.rejected {
@@ -130,29 +157,41 @@ func (kc *keyCounts) most(l, n int) []KeyRejections {
 		if a.requests != b.requests {
 			return a.requests < b.requests
 		}
-		return bytes.Compare(key(a.e), key(b.e)) < 0
+		return bytes.Compare(name(a), name(b)) < 0
 	}
 	top := make([]candidate, 0, n+1)
-	for e := range kc.keys {
-		c := kc.slab[e*kc.stride:]
-		cd := candidate{c[1+4*l], c[0], e}
-		if cd.rejected == 0 || (len(top) == n && !before(cd, top[n-1])) {
-			continue
+	offer := func(c candidate) {
+		if c.rejected == 0 || (len(top) == n && !before(c, top[n-1])) {
+			return
 		}
-		i, _ := slices.BinarySearchFunc(top, cd, func(a, b candidate) int {
-			if before(a, b) {
-				return -1
-			}
-			return 1
-		})
-		top = slices.Insert(top, i, cd)
+		i := len(top)
+		for i > 0 && before(c, top[i-1]) {
+			i--
+		}
+		top = slices.Insert(top, i, c)
 		top = top[:min(len(top), n)]
 	}
+	for id := range uint32(min(keys.ids(), len(kc.hot)*chunk.Size)) {
+		if keys.held(id) {
+			e := kc.entry(id)
+			offer(candidate{rejected: e[1+2*l], requests: e[0], id: id})
+		}
+	}
+	for key, r := range kc.retired {
+		offer(candidate{rejected: r.hot[1+2*l], requests: r.hot[0], retired: true, key: key})
+	}
 	out := make([]KeyRejections, len(top))
-	for i, cd := range top {
-		c := kc.slab[cd.e*kc.stride+1+4*l:]
-		out[i] = KeyRejections{Key: string(key(cd.e)), Requests: cd.requests, Rejected: c[0], FalseRejects: c[1],
-			FirstRejection: string(kc.text[c[2] : c[2]+c[3]])}
+	for i, c := range top {
+		var e []int64
+		var f []textSpan
+		if c.retired {
+			r := kc.retired[c.key]
+			e, f = r.hot, r.first
+		} else {
+			e, f = kc.entry(c.id), kc.firsts(c.id)
+		}
+		out[i] = KeyRejections{Key: string(name(c)), Requests: c.requests, Rejected: c.rejected, FalseRejects: e[2+2*l],
+			FirstRejection: string(kc.text[f[l].off : f[l].off+f[l].len])}
 	}
 	return out
 }

@@ -382,10 +382,13 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		var counts []int64 // r's key's, with Config.MostRejected
 		if wk.kc != nil {
-			counts = wk.kc.entry(id, b.slice(r.key))
+			if added {
+				wk.kc.added(id, b.slice(r.key))
+			}
+			counts = wk.kc.entry(id)
 			counts[0]++
 			if m := wk.all[0] &^ mask; m != 0 {
-				wk.kc.reject(counts, 0, m, oracle, b.slice(b.texts[i].time))
+				wk.kc.reject(id, counts, 0, m, oracle, b.slice(b.texts[i].time))
 			}
 		}
 		for k, m := range wk.moreMasks {
@@ -404,7 +407,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 			if wk.kc != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
-					wk.kc.reject(counts, base, rm, oracle, b.slice(b.texts[i].time))
+					wk.kc.reject(id, counts, base, rm, oracle, b.slice(b.texts[i].time))
 				}
 			}
 		}
@@ -516,7 +519,7 @@ func (wk *worker) sweep() {
 			wk.rej.forget(id)
 		}
 		if wk.kc != nil {
-			wk.kc.forget(id)
+			wk.kc.forget(id, in.key(id))
 		}
 		in.remove(id)
 	}
