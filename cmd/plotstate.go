@@ -78,7 +78,7 @@ func newPlotStateCmd() *cobra.Command {
 // decides them as the whole trace would, and nothing else is kept.
 type userSource struct {
 	src   sim.Source
-	users map[string]bool
+	users []string // few: comparing each costs less than hashing
 	n     int64
 	other []string // a few other users, for the error when none has one
 }
@@ -89,7 +89,7 @@ func (u *userSource) Next() (*traces.Event, error) {
 		if err != nil {
 			return ev, err
 		}
-		if u.users[string(ev.User)] {
+		if u.wanted(ev.User) {
 			u.n++
 			return ev, nil
 		}
@@ -97,6 +97,16 @@ func (u *userSource) Next() (*traces.Event, error) {
 			u.other = append(u.other, string(ev.User))
 		}
 	}
+}
+
+// wanted reports whether user is one of the users passed on.
+func (u *userSource) wanted(user []byte) bool {
+	for _, w := range u.users {
+		if string(user) == w {
+			return true
+		}
+	}
+	return false
 }
 
 // Name is the trace's name, which sim puts in its errors.
@@ -164,10 +174,7 @@ func keyStates(rp *replay, users []string, s streams) (map[string]*keyTrace, *si
 	if len(rp.keys) > 0 {
 		return nil, nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
 	}
-	src := &userSource{src: rp.trace, users: map[string]bool{}}
-	for _, u := range users {
-		src.users[u] = true
-	}
+	src := &userSource{src: rp.trace, users: users}
 	cfg := rp.config(true, true)
 	lanes := rp.spec.Lanes
 	traces := map[string]*keyTrace{}
