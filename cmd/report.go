@@ -117,42 +117,11 @@ func runReport(o *reportOptions, s streams) error {
 
 	// One pass: the summary, the bursts, the keys and the timeline.
 	n := len(sp.Lanes)
-	requests := report.Line{Label: "requests", Color: report.Black, Step: true}
-	allowed, falseRej, falseAll := make([]report.Line, n), make([]report.Line, n), make([]report.Line, n)
-	marks := make([]report.Marks, n)
-	for l, lane := range sp.Lanes {
-		allowed[l] = report.Line{Label: lane.Name, Color: report.LimiterColor(l), Step: true}
-		falseRej[l] = report.Line{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Step: true}
-		falseAll[l] = report.Line{Label: lane.Name + " false allows", Color: report.LimiterColor(l), Step: true, Dashed: true}
-		marks[l] = report.Marks{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Shape: report.LimiterShape(l)}
-	}
-	tl := newTimeline(every, sp, nil)
-	tl.onFlush = func(start, reqs int64, lanes []laneCounts) {
-		x := xOf(start, sp)
-		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(reqs)})
-		for l, c := range lanes {
-			allowed[l].Points = append(allowed[l].Points, report.Point{X: x, Y: float64(c.allowed)})
-			falseRej[l].Points = append(falseRej[l].Points, report.Point{X: x, Y: float64(c.falseRejects)})
-			falseAll[l].Points = append(falseAll[l].Points, report.Point{X: x, Y: float64(c.falseAllows)})
-			if c.falseRejects > 0 {
-				marks[l].Points = append(marks[l].Points, report.Point{X: x, Y: float64(c.allowed)})
-			}
-		}
-	}
-	var timelineErr error
-	cfg := rp.config(true, false)
-	cfg.Top, cfg.MostRejected = o.Top, o.Top
-	rep, err := rp.run(cfg, s, func(b *sim.Batch) error {
-		if timelineErr == nil {
-			timelineErr = tl.add(b)
-		}
-		return nil
-	})
+	cfg := rp.config(false, false)
+	cfg.Top, cfg.MostRejected, cfg.Every = o.Top, o.Top, every
+	rep, err := rp.run(cfg, s, nil)
 	if err != nil {
 		return err
-	}
-	if timelineErr == nil {
-		timelineErr = tl.flush()
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
@@ -205,10 +174,10 @@ func runReport(o *reportOptions, s streams) error {
 	doc.Sections = append(doc.Sections, keySec)
 
 	tlSec := report.Section{Heading: "Timeline"}
-	if timelineErr != nil {
-		tlSec.Text = []string{"No timeline: " + ErrorText(timelineErr) + "."}
+	if rep.IntervalsOutOfOrder > 0 {
+		tlSec.Text = []string{"No timeline: " + ErrorText(outOfOrder(rep.IntervalsOutOfOrder)) + "."}
 	} else {
-		tlSec.Figures = []*report.Figure{timelineFromSeries(rp, every, rep, requests, allowed, falseRej, falseAll, marks)}
+		tlSec.Figures = []*report.Figure{timelineFromReport(rp, every, rep)}
 	}
 	doc.Sections = append(doc.Sections, tlSec)
 

@@ -213,8 +213,12 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	}()
 
 	var emitErr error
+	order := intervalOrder{every: int64(cfg.Every)}
 	for b := range ordered {
 		<-b.done
+		if cfg.Every > 0 {
+			order.check(b)
+		}
 		if emitErr == nil {
 			// A worker's error stands for its whole batch: the rows of
 			// this batch and later ones are not emitted.
@@ -249,7 +253,36 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if readErr != nil && readErr != errStopped {
 		return nil, readErr
 	}
-	return e.report(requests), nil
+	r := e.report(requests)
+	if cfg.Every > 0 {
+		if r.IntervalsOutOfOrder = order.line; order.line == 0 {
+			ivs := make([]*intervals, len(e.workers))
+			for w, wk := range e.workers {
+				ivs[w] = wk.iv
+			}
+			r.Intervals = mergeIntervals(ivs, int64(cfg.Every), e.nalg)
+		}
+	}
+	return r, nil
+}
+
+// intervalOrder checks that a trace comes interval by interval.
+type intervalOrder struct {
+	every int64
+	k     int64 // the interval of the request before
+	seen  bool
+	line  int // the first request out of order; 0: none yet
+}
+
+// check checks the requests of b, in order.
+func (o *intervalOrder) check(b *batch) {
+	for i := 0; i < len(b.rows) && o.line == 0; i++ {
+		k := floorDiv(b.rows[i].time, o.every)
+		if o.seen && k < o.k {
+			o.line = b.texts[i].line
+		}
+		o.k, o.seen = k, true
+	}
 }
 
 // internalError turns a panic into an error that says so, with the stack

@@ -64,6 +64,7 @@ type worker struct {
 	all          []uint64     // every lane, by word
 	rej          *rejections  // with Config.Rejections
 	kc           *keyCounts   // with Config.MostRejected
+	iv           *intervals   // with Config.Every
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -121,6 +122,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	}
 	if cfg.MostRejected > 0 {
 		wk.kc = newKeyCounts(n)
+	}
+	if cfg.Every > 0 {
+		wk.iv = newIntervals(int64(cfg.Every), n)
 	}
 	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
@@ -363,6 +367,9 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			b.masks[int(i)*words] = mask
 			copy(b.masks[int(i)*words+1:], wk.moreMasks)
 			b.Oracle[i] = oracle
+		}
+		if wk.iv != nil {
+			wk.iv.add(r.time, oracle, mask, n0, wk.moreMasks)
 		}
 		if wk.manyOutcomes == nil {
 			wk.outcomes[outcome(mask, oracle)]++
