@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -229,21 +230,22 @@ func noUserError(rp *replay, user string, other []string) error {
 // stateValue reads the number a state panel draws from a decision and its
 // state text (what "run --explain" shows).
 func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp *policySpec) (float64, error) {
-	s := string(text)
-	num := func(field string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimPrefix(field, "~"), 64)
+	bad := func() error { return fmt.Errorf("plot: cannot read %s's state %q", lane.Name, text) }
+	num := func(field []byte) (float64, error) {
+		v, err := strconv.ParseFloat(string(bytes.TrimPrefix(field, []byte("~"))), 64)
 		if err != nil {
-			return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+			return 0, bad()
 		}
 		return v, nil
 	}
-	after := func(prefix string) string {
-		_, rest, _ := strings.Cut(s, prefix)
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return ""
+	// after returns the word after prefix in text.
+	after := func(prefix string) []byte {
+		_, rest, _ := bytes.Cut(text, []byte(prefix))
+		rest = bytes.TrimLeft(rest, asciiSpace)
+		if i := bytes.IndexAny(rest, asciiSpace); i >= 0 {
+			rest = rest[:i]
 		}
-		return f[0]
+		return rest
 	}
 	switch lane.Algorithm {
 	case limiters.FixedWindow, limiters.SlidingBuckets:
@@ -259,18 +261,18 @@ func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp 
 	case limiters.LeakyQueue:
 		return num(after("queue "))
 	case limiters.GCRA:
-		tat := strings.TrimPrefix(after("tat "), "~")
+		tat := string(bytes.TrimPrefix(after("tat "), []byte("~")))
 		var at int64
 		if sp.rfc3339 {
 			t, err := time.Parse(time.RFC3339Nano, tat)
 			if err != nil {
-				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+				return 0, bad()
 			}
 			at = t.UnixNano()
 		} else {
 			d, err := traces.ParseDuration(tat, sp.Unit)
 			if err != nil {
-				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+				return 0, bad()
 			}
 			at = int64(d)
 		}
@@ -281,6 +283,9 @@ func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp 
 	}
 	return float64(lane.Policy.Limit - d.Remaining), nil
 }
+
+// asciiSpace are the characters that separate the words of a state text.
+const asciiSpace = " \t\n\v\f\r"
 
 // stateQuantity names what a state panel draws for an algorithm.
 func stateQuantity(a limiters.Algorithm) string {
