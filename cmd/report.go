@@ -291,6 +291,8 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	}
 	defer again.trace.Close()
 	again.spec = rp.spec
+	// The first read checked every record: this one reads only the users'.
+	again.trace.skipOtherUsers(users)
 	states, _, _, err := keyStates(again, users, streams{in: s.in, out: s.out, err: io.Discard})
 	if err != nil {
 		return sec, err
