@@ -18,7 +18,9 @@
 # peak memory under 100 MB and flat between half and full trace length; 16
 # token buckets of different capacities in one compare <= 3x the five; a
 # 64-candidate token-bucket sweep <= 6x the five, under 256 MiB and flat
-# between half and full trace length.
+# between half and full trace length; report -o FILE.html <= 2x compare, and
+# plot state of one key (u1) <= 1.2x compare, without holding the trace
+# (short keys).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,6 +72,8 @@ for run in $(seq "$runs"); do
 	measure "compare/half" "$work/ratesim" compare --summary -o json --unit ms --window 10s "$work/half.csv"
 	measure "sweep64/uuid" "$work/ratesim" sweep --capacity 1..64 --rate 1/1s -o json --unit ms --window 10s "$work/uuid.csv"
 	measure "sweep64/half" "$work/ratesim" sweep --capacity 1..64 --rate 1/1s -o json --unit ms --window 10s "$work/half.csv"
+	measure "report/short" "$work/ratesim" report --unit ms --window 10s "$work/short.csv" -o "$work/report.html"
+	measure "state/short" "$work/ratesim" plot state --user u1 --unit ms --window 10s "$work/short.csv" -o "$work/state.svg"
 	echo "run $run done" >&2
 done
 
@@ -99,4 +103,6 @@ END {
 	printf "  compare of 16 token buckets / compare of the five (short keys): %.2fx\n", sec["lanes16/short"] / sec["compare/short"]
 	printf "  sweep of 64 token buckets / compare of the five (uuid keys): %.2fx\n", sec["sweep64/uuid"] / sec["compare/uuid"]
 	printf "  peak memory, sweep: %.1f MiB at half length, %.1f MiB at full length\n", mem["sweep64/half"], mem["sweep64/uuid"]
+	printf "  report -o html / compare (short keys): %.2fx\n", sec["report/short"] / sec["compare/short"]
+	printf "  plot state --user u1 / compare (short keys): %.2fx, peak memory %.1f MiB\n", sec["state/short"] / sec["compare/short"], mem["state/short"]
 }' "$work/results.txt"

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/ratesim/ratesim/sim"
 )
@@ -20,108 +18,34 @@ var byKeyColumns = []column{
 	{name: "first_rejection", right: true, nullText: "-"},
 }
 
-// keyCounts are one key's counts: its requests, and per limiter its
-// rejections.
-type keyCounts struct {
-	requests int64
-	lanes    []keyLane
-}
-
-// keyLane is one key's counts under one limiter.
-type keyLane struct {
-	rejected, falseRejects int64
-	first                  string // the time of the first rejection, as written
-	rejectedOnce           bool
-}
-
-// byKey counts every key's rejections per limiter, exactly: its memory
-// grows with the keys, not with the trace.
-type byKey struct {
-	lanes int
-	keys  map[string]*keyCounts
-}
-
-func newByKey(lanes int) *byKey { return &byKey{lanes: lanes, keys: map[string]*keyCounts{}} }
-
-// add counts the requests of b.
-func (bk *byKey) add(b *sim.Batch) error {
-	for i := range b.Requests {
-		r := &b.Requests[i]
-		kc := bk.keys[string(r.Key)]
-		if kc == nil {
-			kc = &keyCounts{lanes: make([]keyLane, bk.lanes)}
-			bk.keys[string(r.Key)] = kc
-		}
-		kc.requests++
-		for l := range kc.lanes {
-			if b.Allowed(i, l) {
-				continue
-			}
-			c := &kc.lanes[l]
-			c.rejected++
-			if b.Oracle[i] {
-				c.falseRejects++
-			}
-			if !c.rejectedOnce {
-				c.first, c.rejectedOnce = string(r.TimeText), true
-			}
-		}
-	}
-	return nil
-}
-
-// rows returns, per limiter in lane order, its n keys with the most
-// rejections (ties: fewer requests, then the key), leaving out keys it
-// never rejected.
-func (bk *byKey) rows(sp *policySpec, n int) [][]cell {
-	type entry struct {
-		key string
-		kc  *keyCounts
-	}
-	all := make([]entry, 0, len(bk.keys))
-	for k, kc := range bk.keys {
-		all = append(all, entry{k, kc})
-	}
+// byKeyRows are, per limiter in lane order, the rows of the keys it
+// rejected most, as rep lists them (sim.Config.MostRejected).
+func byKeyRows(rep *sim.Report) [][]cell {
 	var rows [][]cell
-	for l, lane := range sp.Lanes {
-		var top []entry
-		for _, e := range all {
-			if e.kc.lanes[l].rejected > 0 {
-				top = append(top, e)
-			}
-		}
-		slices.SortFunc(top, func(a, b entry) int {
-			if c := cmp.Compare(b.kc.lanes[l].rejected, a.kc.lanes[l].rejected); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.kc.requests, b.kc.requests); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.key, b.key)
-		})
-		for _, e := range top[:min(n, len(top))] {
-			c := e.kc.lanes[l]
-			rows = append(rows, []cell{strCell(lane.Name), strCell(e.key), intCell(e.kc.requests),
-				intCell(e.kc.requests - c.rejected), intCell(c.rejected), intCell(c.falseRejects), timeCell(c.first)})
+	for _, st := range rep.Algos {
+		for _, k := range st.MostRejected {
+			rows = append(rows, []cell{strCell(st.Name), strCell(k.Key), intCell(k.Requests),
+				intCell(k.Requests - k.Rejected), intCell(k.Rejected), intCell(k.FalseRejects), timeCell(k.FirstRejection)})
 		}
 	}
 	return rows
 }
 
-// byKeyRows replays the trace of rp and returns, per limiter, the rows of
-// its n most rejected keys.
-func byKeyRows(rp *replay, n int, s streams) (*sim.Report, [][]cell, error) {
-	bk := newByKey(len(rp.spec.Lanes))
-	rep, err := rp.run(rp.config(true, false), s, bk.add)
+// replayByKey replays the trace of rp and returns, per limiter, the rows
+// of its n most rejected keys.
+func replayByKey(rp *replay, n int, s streams) (*sim.Report, [][]cell, error) {
+	cfg := rp.config(false, false)
+	cfg.MostRejected = n
+	rep, err := rp.run(cfg, s, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return rep, bk.rows(rp.spec, n), nil
+	return rep, byKeyRows(rep), nil
 }
 
 // runByKey replays the trace of rp and writes compare --by-key.
 func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) error {
-	rep, rows, err := byKeyRows(rp, o.ByKey, s)
+	rep, rows, err := replayByKey(rp, o.ByKey, s)
 	if err != nil {
 		return err
 	}

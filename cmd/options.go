@@ -351,6 +351,15 @@ func (t *trace) RFC3339() bool {
 	return false
 }
 
+// skipOtherUsers has the readers pass over the plain records of other
+// users than users without reading them: for a second read of a trace the
+// first read checked whole.
+func (t *trace) skipOtherUsers(users []string) {
+	for _, r := range t.readers {
+		r.SkipOtherUsers(users)
+	}
+}
+
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }
 

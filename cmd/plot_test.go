@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func marksIn(p *report.Panel, label string, from, to float64) (n int, maxY float
 		if m.Label != label {
 			continue
 		}
-		for _, pt := range m.Points {
+		for _, pt := range markPoints(m) {
 			if pt.X >= from && pt.X <= to {
 				n++
 				maxY = max(maxY, pt.Y)
@@ -63,6 +64,14 @@ func marksIn(p *report.Panel, label string, from, to float64) (n int, maxY float
 		}
 	}
 	return n, maxY
+}
+
+// markPoints returns the points of marks, given or generated.
+func markPoints(m report.Marks) []report.Point {
+	if m.Points == nil && m.Series != nil {
+		return slices.Collect(m.Series)
+	}
+	return m.Points
 }
 
 // TestPlotStateBoundary checks the points "plot state --user u1" draws
@@ -111,7 +120,7 @@ func TestPlotStateBoundary(t *testing.T) {
 	// The window counts after each request: 1 2 3 at 7 8 9, 1 2 3 at 10 11 12.
 	var counts []float64
 	for _, m := range fw.Marks {
-		for _, p := range m.Points {
+		for _, p := range markPoints(m) {
 			counts = append(counts, p.Y)
 		}
 	}

@@ -61,6 +61,21 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 	if err != nil {
 		return nil, err
 	}
+	cfg := rp.config(false, false)
+	cfg.Every = every
+	rep, err := rp.run(cfg, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	if rep.IntervalsOutOfOrder > 0 {
+		return nil, outOfOrder(rep.IntervalsOutOfOrder)
+	}
+	return timelineFromReport(rp, every, rep), nil
+}
+
+// timelineFromReport draws the timeline of rep, which counted intervals
+// of every.
+func timelineFromReport(rp *replay, every time.Duration, rep *sim.Report) *report.Figure {
 	sp := rp.spec
 	n := len(sp.Lanes)
 	requests := report.Line{Label: "requests", Color: report.Black, Step: true}
@@ -74,27 +89,19 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 		falseAll[l] = report.Line{Label: lane.Name + " false allows", Color: report.LimiterColor(l), Step: true, Dashed: true}
 		marks[l] = report.Marks{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Shape: report.LimiterShape(l)}
 	}
-	tl := newTimeline(every, sp, nil)
-	tl.onFlush = func(start, reqs, _ int64, lanes []laneCounts) {
-		x := xOf(start, sp)
-		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(reqs)})
-		for l, c := range lanes {
-			allowed[l].Points = append(allowed[l].Points, report.Point{X: x, Y: float64(c.allowed)})
-			falseRej[l].Points = append(falseRej[l].Points, report.Point{X: x, Y: float64(c.falseRejects)})
-			falseAll[l].Points = append(falseAll[l].Points, report.Point{X: x, Y: float64(c.falseAllows)})
-			if c.falseRejects > 0 {
-				marks[l].Points = append(marks[l].Points, report.Point{X: x, Y: float64(c.allowed)})
+	for _, iv := range rep.Intervals {
+		x := xOf(iv.Start, sp)
+		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(iv.Requests)})
+		for l, c := range iv.Lanes {
+			allowed[l].Points = append(allowed[l].Points, report.Point{X: x, Y: float64(c.Allowed)})
+			falseRej[l].Points = append(falseRej[l].Points, report.Point{X: x, Y: float64(c.FalseRejects)})
+			falseAll[l].Points = append(falseAll[l].Points, report.Point{X: x, Y: float64(c.FalseAllows)})
+			if c.FalseRejects > 0 {
+				marks[l].Points = append(marks[l].Points, report.Point{X: x, Y: float64(c.Allowed)})
 			}
 		}
 	}
-	rep, err := rp.run(rp.config(true, false), s, tl.add)
-	if err != nil {
-		return nil, err
-	}
-	if err := tl.flush(); err != nil {
-		return nil, err
-	}
-	return timelineFromSeries(rp, every, rep, requests, allowed, falseRej, falseAll, marks), nil
+	return timelineFromSeries(rp, every, rep, requests, allowed, falseRej, falseAll, marks)
 }
 
 // timelineFromSeries lays out a timeline's figure.

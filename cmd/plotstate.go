@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -78,7 +79,7 @@ func newPlotStateCmd() *cobra.Command {
 // decides them as the whole trace would, and nothing else is kept.
 type userSource struct {
 	src   sim.Source
-	users map[string]bool
+	users []string // few: comparing each costs less than hashing
 	n     int64
 	other []string // a few other users, for the error when none has one
 }
@@ -89,7 +90,7 @@ func (u *userSource) Next() (*traces.Event, error) {
 		if err != nil {
 			return ev, err
 		}
-		if u.users[string(ev.User)] {
+		if u.wanted(ev.User) {
 			u.n++
 			return ev, nil
 		}
@@ -97,6 +98,16 @@ func (u *userSource) Next() (*traces.Event, error) {
 			u.other = append(u.other, string(ev.User))
 		}
 	}
+}
+
+// wanted reports whether user is one of the users passed on.
+func (u *userSource) wanted(user []byte) bool {
+	for _, w := range u.users {
+		if string(user) == w {
+			return true
+		}
+	}
+	return false
 }
 
 // Name is the trace's name, which sim puts in its errors.
@@ -116,38 +127,84 @@ type statePoint struct {
 	cost    int64
 }
 
+// keyTrace is one key's requests and, per limiter, the state after each:
+// what its picture is drawn from, a few machine words a request, in
+// chunks, so that it grows without copying. The picture's points are
+// generated from it again for each use and downsampled as they go (see
+// report.Line.Series), never held.
+type keyTrace struct {
+	lanes  int
+	n      int
+	chunks []*keyChunk
+}
+
+// keyChunk holds keyChunkLen requests of a keyTrace.
+type keyChunk struct {
+	t, cost          [keyChunkLen]int64
+	allowed, delayed [keyChunkLen]uint64 // a bit per limiter
+	values           []float64           // per request, a value per limiter
+}
+
+const keyChunkLen = 4096
+
+// add appends a request at t of cost, with its limiters' outcomes
+// (allowed and delayed, a bit each) and state values.
+func (kt *keyTrace) add(t, cost int64, allowed, delayed uint64, values []float64) {
+	j := kt.n % keyChunkLen
+	if j == 0 {
+		kt.chunks = append(kt.chunks, &keyChunk{values: make([]float64, keyChunkLen*kt.lanes)})
+	}
+	c := kt.chunks[len(kt.chunks)-1]
+	c.t[j], c.cost[j], c.allowed[j], c.delayed[j] = t, cost, allowed, delayed
+	copy(c.values[j*kt.lanes:], values)
+	kt.n++
+}
+
+// at returns request i under limiter l.
+func (kt *keyTrace) at(i, l int) statePoint {
+	c, j := kt.chunks[i/keyChunkLen], i%keyChunkLen
+	return statePoint{t: c.t[j], cost: c.cost[j], allowed: c.allowed[j]&(1<<l) != 0, delayed: c.delayed[j]&(1<<l) != 0,
+		value: c.values[j*kt.lanes+l]}
+}
+
 // keyStates replays the requests of users through rp's limiters and
-// returns, per user and lane, the state after each request, and the
+// returns, per user, its requests and the state after each, and the
 // report of that replay, and a few of the other users, for an error
 // about a user with no request.
-func keyStates(rp *replay, users []string, s streams) (map[string][][]statePoint, *sim.Report, []string, error) {
+func keyStates(rp *replay, users []string, s streams) (map[string]*keyTrace, *sim.Report, []string, error) {
 	if len(rp.keys) > 0 {
 		return nil, nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
 	}
-	src := &userSource{src: rp.trace, users: map[string]bool{}}
-	for _, u := range users {
-		src.users[u] = true
-	}
+	src := &userSource{src: rp.trace, users: users}
 	cfg := rp.config(true, true)
 	lanes := rp.spec.Lanes
-	points := map[string][][]statePoint{}
+	traces := map[string]*keyTrace{}
+	values := make([]float64, len(lanes))
 	var perr error
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
 			r := &b.Requests[i]
-			per := points[string(r.User)]
-			if per == nil {
-				per = make([][]statePoint, len(lanes))
-				points[string(r.User)] = per
+			kt := traces[string(r.User)]
+			if kt == nil {
+				kt = &keyTrace{lanes: len(lanes)}
+				traces[string(r.User)] = kt
 			}
+			var allowed, delayed uint64
 			for l, lane := range lanes {
 				d := b.Decision(i, l)
 				v, err := stateValue(lane, d, b.State(i, l), r.Time, rp.spec)
 				if err != nil && perr == nil {
 					perr = err
 				}
-				per[l] = append(per[l], statePoint{t: r.Time, allowed: d.Allowed, delayed: d.Allowed && d.Delay > 0, value: v, cost: r.Cost})
+				values[l] = v
+				if d.Allowed {
+					allowed |= 1 << l
+					if d.Delay > 0 {
+						delayed |= 1 << l
+					}
+				}
 			}
+			kt.add(r.Time, r.Cost, allowed, delayed, values)
 		}
 		return nil
 	}
@@ -158,7 +215,7 @@ func keyStates(rp *replay, users []string, s streams) (map[string][][]statePoint
 	if perr != nil {
 		return nil, nil, nil, perr
 	}
-	return points, rep, src.other, nil
+	return traces, rep, src.other, nil
 }
 
 // noUserError says that user has no request in the trace.
@@ -173,21 +230,22 @@ func noUserError(rp *replay, user string, other []string) error {
 // stateValue reads the number a state panel draws from a decision and its
 // state text (what "run --explain" shows).
 func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp *policySpec) (float64, error) {
-	s := string(text)
-	num := func(field string) (float64, error) {
-		v, err := strconv.ParseFloat(strings.TrimPrefix(field, "~"), 64)
+	bad := func() error { return fmt.Errorf("plot: cannot read %s's state %q", lane.Name, text) }
+	num := func(field []byte) (float64, error) {
+		v, err := strconv.ParseFloat(string(bytes.TrimPrefix(field, []byte("~"))), 64)
 		if err != nil {
-			return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+			return 0, bad()
 		}
 		return v, nil
 	}
-	after := func(prefix string) string {
-		_, rest, _ := strings.Cut(s, prefix)
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return ""
+	// after returns the word after prefix in text.
+	after := func(prefix string) []byte {
+		_, rest, _ := bytes.Cut(text, []byte(prefix))
+		rest = bytes.TrimLeft(rest, asciiSpace)
+		if i := bytes.IndexAny(rest, asciiSpace); i >= 0 {
+			rest = rest[:i]
 		}
-		return f[0]
+		return rest
 	}
 	switch lane.Algorithm {
 	case limiters.FixedWindow, limiters.SlidingBuckets:
@@ -203,18 +261,18 @@ func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp 
 	case limiters.LeakyQueue:
 		return num(after("queue "))
 	case limiters.GCRA:
-		tat := strings.TrimPrefix(after("tat "), "~")
+		tat := string(bytes.TrimPrefix(after("tat "), []byte("~")))
 		var at int64
 		if sp.rfc3339 {
 			t, err := time.Parse(time.RFC3339Nano, tat)
 			if err != nil {
-				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+				return 0, bad()
 			}
 			at = t.UnixNano()
 		} else {
 			d, err := traces.ParseDuration(tat, sp.Unit)
 			if err != nil {
-				return 0, fmt.Errorf("plot: cannot read %s's state %q", lane.Name, s)
+				return 0, bad()
 			}
 			at = int64(d)
 		}
@@ -225,6 +283,9 @@ func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp 
 	}
 	return float64(lane.Policy.Limit - d.Remaining), nil
 }
+
+// asciiSpace are the characters that separate the words of a state text.
+const asciiSpace = " \t\n\v\f\r"
 
 // stateQuantity names what a state panel draws for an algorithm.
 func stateQuantity(a limiters.Algorithm) string {
@@ -259,8 +320,8 @@ func stateFigure(rp *replay, user string, s streams) (*report.Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	points := states[user]
-	if points == nil {
+	kt := states[user]
+	if kt == nil {
 		return nil, noUserError(rp, user, other)
 	}
 	sp := rp.spec
@@ -270,13 +331,13 @@ func stateFigure(rp *replay, user string, s streams) (*report.Figure, error) {
 		XLabel: xLabel(rp),
 	}
 	for l, lane := range sp.Lanes {
-		f.Panels = append(f.Panels, statePanel(lane, l, points[l], rep.Algos[l].Burst, sp))
+		f.Panels = append(f.Panels, statePanel(lane, l, kt, rep.Algos[l].Burst, sp))
 	}
 	return f, nil
 }
 
-// statePanel draws one limiter's state for the key.
-func statePanel(lane sim.Lane, index int, pts []statePoint, burst sim.Interval, sp *policySpec) report.Panel {
+// statePanel draws limiter index's state for the key of kt.
+func statePanel(lane sim.Lane, index int, kt *keyTrace, burst sim.Interval, sp *policySpec) report.Panel {
 	a, pol := lane.Algorithm, lane.Policy
 	limit, limitName := float64(pol.Limit), "limit"
 	if !a.Windowed() {
@@ -288,41 +349,58 @@ func statePanel(lane sim.Lane, index int, pts []statePoint, burst sim.Interval, 
 	}
 	pn := report.Panel{Title: title, YLabel: stateQuantity(a), YFrom0: true,
 		Limits: []report.Limit{{Label: fmt.Sprintf("%s %s", limitName, report.FormatNumber(limit)), Y: limit, Color: report.Black}}}
-	line := report.Line{Label: lane.Name, Color: report.LimiterColor(index)}
-	var allowed, rejected, delayed []report.Point
 	rate := 0.0
 	if pol.Rate.Valid() {
 		rate = float64(pol.Rate.N) / float64(pol.Rate.Per) // per ns
 	}
-	var log []statePoint // the sliding log's allowed requests in the window
-	for i, p := range pts {
-		x := xOf(p.t, sp)
-		if i > 0 {
-			line.Points = append(line.Points, between(a, pol, pts[i-1], p.t, rate, &log, sp)...)
-		}
-		line.Points = append(line.Points, report.Point{X: x, Y: p.value})
-		switch {
-		case p.delayed:
-			delayed = append(delayed, report.Point{X: x, Y: p.value})
-		case p.allowed:
-			allowed = append(allowed, report.Point{X: x, Y: p.value})
-		default:
-			rejected = append(rejected, report.Point{X: x, Y: p.value})
-		}
-		if a == limiters.SlidingLog && p.allowed {
-			log = append(log, p)
+	line := func(yield func(report.Point) bool) {
+		var log []statePoint // the sliding log's allowed requests in the window
+		var prev statePoint
+		for i := range kt.n {
+			p := kt.at(i, index)
+			if i > 0 && !between(a, pol, prev, p.t, rate, &log, sp, yield) {
+				return
+			}
+			if !yield(report.Point{X: xOf(p.t, sp), Y: p.value}) {
+				return
+			}
+			if a == limiters.SlidingLog && p.allowed {
+				log = append(log, p)
+			}
+			prev = p
 		}
 	}
-	pn.Lines = []report.Line{line}
+	// marks yields the requests of one outcome.
+	const allowed, rejected, delayed = 0, 1, 2
+	marks := func(outcome int) func(func(report.Point) bool) {
+		bit := uint64(1) << index
+		return func(yield func(report.Point) bool) {
+			for k, c := range kt.chunks {
+				for j := range min(keyChunkLen, kt.n-k*keyChunkLen) {
+					o := rejected
+					switch {
+					case c.delayed[j]&bit != 0:
+						o = delayed
+					case c.allowed[j]&bit != 0:
+						o = allowed
+					}
+					if o == outcome && !yield(report.Point{X: xOf(c.t[j], sp), Y: c.values[j*kt.lanes+index]}) {
+						return
+					}
+				}
+			}
+		}
+	}
+	pn.Lines = []report.Line{{Label: lane.Name, Color: report.LimiterColor(index), Series: line}}
 	pn.Marks = append(pn.Marks,
-		report.Marks{Label: "allowed", Color: report.Allowed, Shape: report.Circle, Points: allowed},
-		report.Marks{Label: "rejected", Color: report.Rejected, Shape: report.Cross, Points: rejected})
+		report.Marks{Label: "allowed", Color: report.Allowed, Shape: report.Circle, Series: marks(allowed)},
+		report.Marks{Label: "rejected", Color: report.Rejected, Shape: report.Cross, Series: marks(rejected)})
 	if a.Delays() {
-		pn.Marks = append(pn.Marks, report.Marks{Label: "delayed", Color: report.Delayed, Shape: report.Triangle, Points: delayed})
+		pn.Marks = append(pn.Marks, report.Marks{Label: "delayed", Color: report.Delayed, Shape: report.Triangle, Series: marks(delayed)})
 	}
-	if a.Windowed() && a != limiters.SlidingLog && len(pts) > 0 {
+	if a.Windowed() && a != limiters.SlidingLog && kt.n > 0 {
 		w := int64(pol.Window)
-		first, last := pts[0].t, pts[len(pts)-1].t
+		first, last := kt.at(0, index).t, kt.at(kt.n-1, index).t
 		for k := floorDiv(first, w) + 1; k*w <= last && len(pn.Edges) < maxEdges; k++ {
 			pn.Edges = append(pn.Edges, xOf(k*w, sp))
 		}
@@ -337,42 +415,42 @@ func statePanel(lane sim.Lane, index int, pts []statePoint, burst sim.Interval, 
 	return pn
 }
 
-// between returns the points that draw a limiter's state from the
-// request prev until just before the next one at t: a bucket refilling or
+// between yields the points that draw a limiter's state from the request
+// prev until just before the next one at t: a bucket refilling or
 // draining at its rate, a fixed window emptied at its edge, a sliding
 // log's entries leaving it. Only the picture depends on this arithmetic,
-// never a decision.
-func between(a limiters.Algorithm, pol limiters.Policy, prev statePoint, t int64, rate float64, log *[]statePoint, sp *policySpec) []report.Point {
+// never a decision. It reports false when yield did, to stop.
+func between(a limiters.Algorithm, pol limiters.Policy, prev statePoint, t int64, rate float64, log *[]statePoint, sp *policySpec, yield func(report.Point) bool) bool {
 	v := prev.value
 	capacity := float64(pol.Capacity)
+	pt := func(at int64, y float64) report.Point { return report.Point{X: xOf(at, sp), Y: y} }
 	switch a {
 	case limiters.TokenBucket:
 		if rate <= 0 || v >= capacity {
-			return []report.Point{{X: xOf(t, sp), Y: v}}
+			return yield(pt(t, v))
 		}
 		full := prev.t + int64(math.Ceil((capacity-v)/rate))
 		if full < t {
-			return []report.Point{{X: xOf(full, sp), Y: capacity}, {X: xOf(t, sp), Y: capacity}}
+			return yield(pt(full, capacity)) && yield(pt(t, capacity))
 		}
-		return []report.Point{{X: xOf(t, sp), Y: v + rate*float64(t-prev.t)}}
+		return yield(pt(t, v+rate*float64(t-prev.t)))
 	case limiters.LeakyBucket, limiters.LeakyQueue, limiters.GCRA:
 		if rate <= 0 || v <= 0 {
-			return []report.Point{{X: xOf(t, sp), Y: v}}
+			return yield(pt(t, v))
 		}
 		empty := prev.t + int64(math.Ceil(v/rate))
 		if empty < t {
-			return []report.Point{{X: xOf(empty, sp), Y: 0}, {X: xOf(t, sp), Y: 0}}
+			return yield(pt(empty, 0)) && yield(pt(t, 0))
 		}
-		return []report.Point{{X: xOf(t, sp), Y: v - rate*float64(t-prev.t)}}
+		return yield(pt(t, v-rate*float64(t-prev.t)))
 	case limiters.FixedWindow:
 		w := int64(pol.Window)
 		edge := (floorDiv(prev.t, w) + 1) * w
 		if edge <= t {
-			return []report.Point{{X: xOf(edge, sp), Y: v}, {X: xOf(edge, sp), Y: 0}, {X: xOf(t, sp), Y: 0}}
+			return yield(pt(edge, v)) && yield(pt(edge, 0)) && yield(pt(t, 0))
 		}
 	case limiters.SlidingLog:
 		// An entry at e counts while now <= e + window.
-		var out []report.Point
 		w := int64(pol.Window)
 		for len(*log) > 0 && (*log)[0].t+w < t {
 			e := (*log)[0]
@@ -381,10 +459,12 @@ func between(a limiters.Algorithm, pol limiters.Policy, prev statePoint, t int64
 				continue
 			}
 			x := xOf(e.t+w, sp)
-			out = append(out, report.Point{X: x, Y: v}, report.Point{X: x, Y: v - float64(e.cost)})
+			if !yield(report.Point{X: x, Y: v}) || !yield(report.Point{X: x, Y: v - float64(e.cost)}) {
+				return false
+			}
 			v -= float64(e.cost)
 		}
-		return append(out, report.Point{X: xOf(t, sp), Y: v})
+		return yield(pt(t, v))
 	}
-	return []report.Point{{X: xOf(t, sp), Y: v}}
+	return yield(pt(t, v))
 }

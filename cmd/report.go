@@ -117,43 +117,11 @@ func runReport(o *reportOptions, s streams) error {
 
 	// One pass: the summary, the bursts, the keys and the timeline.
 	n := len(sp.Lanes)
-	requests := report.Line{Label: "requests", Color: report.Black, Step: true}
-	allowed, falseRej, falseAll := make([]report.Line, n), make([]report.Line, n), make([]report.Line, n)
-	marks := make([]report.Marks, n)
-	for l, lane := range sp.Lanes {
-		allowed[l] = report.Line{Label: lane.Name, Color: report.LimiterColor(l), Step: true}
-		falseRej[l] = report.Line{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Step: true}
-		falseAll[l] = report.Line{Label: lane.Name + " false allows", Color: report.LimiterColor(l), Step: true, Dashed: true}
-		marks[l] = report.Marks{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Shape: report.LimiterShape(l)}
-	}
-	tl := newTimeline(every, sp, nil)
-	tl.onFlush = func(start, reqs, _ int64, lanes []laneCounts) {
-		x := xOf(start, sp)
-		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(reqs)})
-		for l, c := range lanes {
-			allowed[l].Points = append(allowed[l].Points, report.Point{X: x, Y: float64(c.allowed)})
-			falseRej[l].Points = append(falseRej[l].Points, report.Point{X: x, Y: float64(c.falseRejects)})
-			falseAll[l].Points = append(falseAll[l].Points, report.Point{X: x, Y: float64(c.falseAllows)})
-			if c.falseRejects > 0 {
-				marks[l].Points = append(marks[l].Points, report.Point{X: x, Y: float64(c.allowed)})
-			}
-		}
-	}
-	var timelineErr error
-	bk := newByKey(n)
-	cfg := rp.config(true, false)
-	cfg.Top = o.Top
-	rep, err := rp.run(cfg, s, func(b *sim.Batch) error {
-		if timelineErr == nil {
-			timelineErr = tl.add(b)
-		}
-		return bk.add(b)
-	})
+	cfg := rp.config(false, false)
+	cfg.Top, cfg.MostRejected, cfg.Every = o.Top, o.Top, every
+	rep, err := rp.run(cfg, s, nil)
 	if err != nil {
 		return err
-	}
-	if timelineErr == nil {
-		timelineErr = tl.flush()
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
@@ -196,7 +164,7 @@ func runReport(o *reportOptions, s streams) error {
 		Tables: []report.Table{htmlTable(burstTable(worst), "bursts", "per limiter"),
 			htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))}})
 
-	keys, _ := writeRecords(nil, outTable, byKeyColumns, bk.rows(sp, o.Top))
+	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep))
 	keySec := report.Section{Heading: "Top keys", Text: []string{fmt.Sprintf("The %d keys each limiter rejected most.", o.Top)}}
 	if len(keys.rows) == 0 {
 		keySec.Text = append(keySec.Text, "No limiter rejected a request.")
@@ -206,10 +174,10 @@ func runReport(o *reportOptions, s streams) error {
 	doc.Sections = append(doc.Sections, keySec)
 
 	tlSec := report.Section{Heading: "Timeline"}
-	if timelineErr != nil {
-		tlSec.Text = []string{"No timeline: " + ErrorText(timelineErr) + "."}
+	if rep.IntervalsOutOfOrder > 0 {
+		tlSec.Text = []string{"No timeline: " + ErrorText(outOfOrder(rep.IntervalsOutOfOrder)) + "."}
 	} else {
-		tlSec.Figures = []*report.Figure{timelineFromSeries(rp, every, rep, requests, allowed, falseRej, falseAll, marks)}
+		tlSec.Figures = []*report.Figure{timelineFromReport(rp, every, rep)}
 	}
 	doc.Sections = append(doc.Sections, tlSec)
 
@@ -323,6 +291,8 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	}
 	defer again.trace.Close()
 	again.spec = rp.spec
+	// The first read checked every record: this one reads only the users'.
+	again.trace.skipOtherUsers(users)
 	states, _, _, err := keyStates(again, users, streams{in: s.in, out: s.out, err: io.Discard})
 	if err != nil {
 		return sec, err
@@ -334,7 +304,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 		var names []string
 		for l, lane := range sp.Lanes {
 			if st := rep.Algos[l]; st.Burst.Count > 0 && st.Burst.Key == user && states[user] != nil {
-				panels = append(panels, statePanel(lane, l, states[user][l], st.Burst, sp))
+				panels = append(panels, statePanel(lane, l, states[user], st.Burst, sp))
 				names = append(names, lane.Name)
 			}
 		}

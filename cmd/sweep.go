@@ -519,7 +519,7 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *candidate, s streams) 
 	}
 	defer rp.trace.Close()
 	format, _ := parseOutput(o.Output)
-	_, rows, err := byKeyRows(rp, o.ByKey, s)
+	_, rows, err := replayByKey(rp, o.ByKey, s)
 	if err != nil {
 		return err
 	}

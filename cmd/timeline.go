@@ -30,8 +30,10 @@ type laneCounts struct {
 // timeline counts, per interval of length every (aligned by floor
 // division) and per limiter, the requests, the allowed, the rejected and
 // the false allows and rejects against the oracle, and the distinct keys
-// active. It needs the trace in time order, interval by interval: it holds
-// one interval at a time, so its memory does not grow with the trace.
+// active, and writes them as rows. It needs the trace in time order,
+// interval by interval: it holds one interval at a time, so its memory
+// does not grow with the trace. (The report and plot timeline, which need
+// no keys, count in the replay's workers instead: sim.Config.Every.)
 type timeline struct {
 	every    int64
 	sp       *policySpec
@@ -46,14 +48,9 @@ type timeline struct {
 	strips [][]int
 	// intervals and rows count what was written.
 	intervals int64
-	// onFlush, when set, is given each interval's counts as it closes:
-	// its start, its requests and its keys active, and per limiter its
-	// counts.
-	onFlush func(start, requests, keys int64, lanes []laneCounts)
 }
 
-// newTimeline returns a timeline of intervals of every writing to rw
-// (nil: writing nothing).
+// newTimeline returns a timeline of intervals of every writing to rw.
 func newTimeline(every time.Duration, sp *policySpec, rw *recordWriter) *timeline {
 	return &timeline{every: int64(every), sp: sp, rw: rw, lanes: make([]laneCounts, len(sp.Lanes)),
 		keys: map[string]struct{}{}, strips: make([][]int, len(sp.Lanes))}
@@ -68,7 +65,7 @@ func (tl *timeline) add(b *sim.Batch) error {
 		case !tl.open:
 			tl.cur, tl.open = k, true
 		case k < tl.cur:
-			return fmt.Errorf("--timeline needs the trace in time order: line %d is in an interval before the one of the line before it (--sort sorts the trace)", r.Line)
+			return outOfOrder(r.Line)
 		case k > tl.cur:
 			if err := tl.flush(); err != nil {
 				return err
@@ -96,30 +93,31 @@ func (tl *timeline) add(b *sim.Batch) error {
 	return nil
 }
 
+// outOfOrder is the error of a timeline whose trace has the request of
+// line in an interval before the one of the request before it.
+func outOfOrder(line int) error {
+	return fmt.Errorf("--timeline needs the trace in time order: line %d is in an interval before the one of the line before it (--sort sorts the trace)", line)
+}
+
 // flush writes the open interval's rows and starts afresh.
 func (tl *timeline) flush() error {
 	if !tl.open || tl.requests == 0 {
 		return nil
 	}
-	if tl.onFlush != nil {
-		tl.onFlush(tl.cur*tl.every, tl.requests, int64(len(tl.keys)), tl.lanes)
-	}
 	start := instantCell(tl.cur*tl.every, tl.sp)
 	for l, lane := range tl.sp.Lanes {
 		c := tl.lanes[l]
-		if tl.rw != nil {
-			e := &tl.rw.enc
-			b := tl.rw.begin()
-			for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
-				intCell(tl.requests - c.allowed), intCell(c.falseAllows), intCell(c.falseRejects), intCell(int64(len(tl.keys)))} {
-				if j > 0 {
-					b = e.next(b)
-				}
-				b = e.cell(b, v)
+		e := &tl.rw.enc
+		b := tl.rw.begin()
+		for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
+			intCell(tl.requests - c.allowed), intCell(c.falseAllows), intCell(c.falseRejects), intCell(int64(len(tl.keys)))} {
+			if j > 0 {
+				b = e.next(b)
 			}
-			if err := tl.rw.end(b); err != nil {
-				return err
-			}
+			b = e.cell(b, v)
+		}
+		if err := tl.rw.end(b); err != nil {
+			return err
 		}
 		rejected := tl.requests - c.allowed
 		level := 0

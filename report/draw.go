@@ -72,11 +72,16 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 	if len(f.Panels) == 0 {
 		return nil
 	}
-	xlo, xhi := f.xRange()
+	exts, xlo, xhi := f.extents()
+	columns := f.Columns
+	if columns <= 0 {
+		columns = drawColumns
+	}
+	samples := f.sample(xlo, xhi, columns)
 	plots := make([][]*plot.Plot, len(f.Panels))
 	legends := make([]plot.Legend, len(f.Panels))
 	for i := range f.Panels {
-		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi)
+		p, leg, err := panelPlot(f, &f.Panels[i], xlo, xhi, exts[i], samples[i])
 		if err != nil {
 			return err
 		}
@@ -99,12 +104,9 @@ func drawFigure(dc draw.Canvas, f *Figure) error {
 // legendWidth is the room at the right of the panels for their legends.
 const legendWidth = 180
 
-// panelPlot builds the gonum plot of one panel over [xlo, xhi].
-func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend, error) {
-	columns := f.Columns
-	if columns <= 0 {
-		columns = drawColumns
-	}
+// panelPlot builds the gonum plot of one panel, of extent e and
+// downsampled to d, over [xlo, xhi].
+func panelPlot(f *Figure, pn *Panel, xlo, xhi float64, e extent, d sampled) (*plot.Plot, plot.Legend, error) {
 	leg := plot.NewLegend()
 	leg.TextStyle.Font.Size = 8
 	leg.Top, leg.Left = true, true
@@ -146,8 +148,8 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 			leg.Add(l.Label, ln)
 		}
 	}
-	for _, l := range pn.Lines {
-		pts := Downsample(l.Points, xlo, xhi, columns)
+	for j, l := range pn.Lines {
+		pts := d.lines[j]
 		if len(pts) == 0 {
 			continue
 		}
@@ -168,8 +170,8 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 			leg.Add(l.Label, ln)
 		}
 	}
-	for _, m := range pn.Marks {
-		pts := DownsampleMarks(m.Points, xlo, xhi, columns)
+	for j, m := range pn.Marks {
+		pts := d.marks[j]
 		if len(pts) == 0 {
 			continue
 		}
@@ -184,7 +186,7 @@ func panelPlot(f *Figure, pn *Panel, xlo, xhi float64) (*plot.Plot, plot.Legend,
 		}
 	}
 	p.X.Min, p.X.Max = xlo, xhi
-	ylo, yhi := pn.yRange()
+	ylo, yhi := e.ylo, e.yhi
 	pad := (yhi - ylo) * 0.08
 	p.Y.Min, p.Y.Max = ylo, yhi+pad
 	if !pn.YFrom0 {

@@ -11,8 +11,10 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"iter"
 	"math"
 	"slices"
+	"sync"
 )
 
 // A Figure is one picture: panels stacked vertically that share what
@@ -54,6 +56,10 @@ type Line struct {
 	// Step draws the value as held until the next point.
 	Step   bool
 	Points []Point
+	// Series, when Points is nil, yields the points instead, the same
+	// ones each time it is called: a long line is then generated again
+	// for each use and downsampled as it goes, never held whole.
+	Series iter.Seq[Point]
 }
 
 // Marks are points drawn as glyphs: requests, false rejects, a frontier.
@@ -62,6 +68,21 @@ type Marks struct {
 	Color  int
 	Shape  Shape
 	Points []Point
+	// Series is as a Line's.
+	Series iter.Seq[Point]
+}
+
+// points are the line's points.
+func (l *Line) points() iter.Seq[Point] { return seriesOf(l.Points, l.Series) }
+
+// points are the marks' points.
+func (m *Marks) points() iter.Seq[Point] { return seriesOf(m.Points, m.Series) }
+
+func seriesOf(pts []Point, series iter.Seq[Point]) iter.Seq[Point] {
+	if pts == nil && series != nil {
+		return series
+	}
+	return slices.Values(pts)
 }
 
 // A Limit is a horizontal line: a limit or a capacity, a constraint.
@@ -143,33 +164,97 @@ func Downsample(pts []Point, xmin, xmax float64, columns int) []Point {
 	if columns <= 0 || len(pts) <= 4*columns || !(xmax > xmin) {
 		return pts
 	}
-	out := make([]Point, 0, 4*columns)
-	col := func(x float64) int {
+	return downsample(slices.Values(pts), xmin, xmax, columns)
+}
+
+// downsample is Downsample of a series, read once and never held: past
+// the first 4*columns points it keeps only the column being filled.
+func downsample(pts iter.Seq[Point], xmin, xmax float64, columns int) []Point {
+	var held []Point
+	var d *downsampler
+	for p := range pts {
+		if d != nil {
+			d.add(p)
+			continue
+		}
+		held = append(held, p)
+		if columns <= 0 || len(held) <= 4*columns || !(xmax > xmin) {
+			continue
+		}
+		d = &downsampler{cols: columnsOf(xmin, xmax, columns)}
+		for _, q := range held {
+			d.add(q)
+		}
+		held = nil
+	}
+	if d == nil {
+		return held
+	}
+	return d.points()
+}
+
+// columnsOf returns the column of an X in columns equal slices of
+// [xmin, xmax], those outside it in the first or last.
+func columnsOf(xmin, xmax float64, columns int) func(x float64) int {
+	return func(x float64) int {
 		c := int(math.Floor((x - xmin) / (xmax - xmin) * float64(columns)))
 		return min(max(c, 0), columns-1)
 	}
-	for i := 0; i < len(pts); {
-		c := col(pts[i].X)
-		j := i
-		lo, hi := i, i
-		for j < len(pts) && col(pts[j].X) == c {
-			if pts[j].Y < pts[lo].Y {
-				lo = j
-			}
-			if pts[j].Y > pts[hi].Y {
-				hi = j
-			}
-			j++
+}
+
+// downsampler takes a line's points in order and keeps, per run of points
+// in one column, the first, the (first) lowest, the (first) highest and
+// the last.
+type downsampler struct {
+	cols                func(x float64) int
+	n                   int // points taken
+	col                 int // the column of the run being taken
+	first, lo, hi, last indexed
+	out                 []Point
+}
+
+// indexed is a point and its index in the line.
+type indexed struct {
+	i int
+	p Point
+}
+
+func (d *downsampler) add(p Point) {
+	c, e := d.cols(p.X), indexed{d.n, p}
+	d.n++
+	if e.i == 0 || c != d.col {
+		if e.i > 0 {
+			d.flush()
 		}
-		keep := []int{i, lo, hi, j - 1}
-		slices.Sort(keep)
-		keep = slices.Compact(keep)
-		for _, k := range keep {
-			out = append(out, pts[k])
-		}
-		i = j
+		d.col, d.first, d.lo, d.hi, d.last = c, e, e, e, e
+		return
 	}
-	return out
+	if p.Y < d.lo.p.Y {
+		d.lo = e
+	}
+	if p.Y > d.hi.p.Y {
+		d.hi = e
+	}
+	d.last = e
+}
+
+// flush keeps the run's points, each once, in order.
+func (d *downsampler) flush() {
+	keep := [4]indexed{d.first, d.lo, d.hi, d.last}
+	slices.SortFunc(keep[:], func(a, b indexed) int { return a.i - b.i })
+	for k, e := range keep {
+		if k == 0 || e.i != keep[k-1].i {
+			d.out = append(d.out, e.p)
+		}
+	}
+}
+
+// points returns the points kept.
+func (d *downsampler) points() []Point {
+	if d.n > 0 {
+		d.flush()
+	}
+	return d.out
 }
 
 // DownsampleMarks returns the marks as drawn in columns equal slices of
@@ -179,18 +264,24 @@ func DownsampleMarks(pts []Point, xmin, xmax float64, columns int) []Point {
 	if columns <= 0 || len(pts) <= 2*columns || !(xmax > xmin) {
 		return pts
 	}
+	return downsampleMarks(slices.Values(pts), xmin, xmax, columns)
+}
+
+// downsampleMarks is DownsampleMarks of a series, read once and never
+// held: past the first 2*columns marks it keeps two a column.
+func downsampleMarks(pts iter.Seq[Point], xmin, xmax float64, columns int) []Point {
 	type extremes struct {
 		lo, hi Point
 		seen   bool
 	}
-	cols := make([]extremes, columns)
-	for _, p := range pts {
-		c := int(math.Floor((p.X - xmin) / (xmax - xmin) * float64(columns)))
-		c = min(max(c, 0), columns-1)
-		e := &cols[c]
+	var held []Point
+	var cols []extremes
+	col := columnsOf(xmin, xmax, columns)
+	add := func(p Point) {
+		e := &cols[col(p.X)]
 		if !e.seen {
 			*e = extremes{p, p, true}
-			continue
+			return
 		}
 		if p.Y < e.lo.Y {
 			e.lo = p
@@ -198,6 +289,24 @@ func DownsampleMarks(pts []Point, xmin, xmax float64, columns int) []Point {
 		if p.Y > e.hi.Y {
 			e.hi = p
 		}
+	}
+	for p := range pts {
+		if cols != nil {
+			add(p)
+			continue
+		}
+		held = append(held, p)
+		if columns <= 0 || len(held) <= 2*columns || !(xmax > xmin) {
+			continue
+		}
+		cols = make([]extremes, columns)
+		for _, q := range held {
+			add(q)
+		}
+		held = nil
+	}
+	if cols == nil {
+		return held
 	}
 	var out []Point
 	for _, e := range cols {
@@ -212,74 +321,94 @@ func DownsampleMarks(pts []Point, xmin, xmax float64, columns int) []Point {
 	return out
 }
 
-// xRange is the X extent of the panel's lines and marks; spans and
-// edges are drawn where they fall in it.
-func (p *Panel) xRange() (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	see := func(x float64) {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	for _, l := range p.Lines {
-		for _, pt := range l.Points {
-			see(pt.X)
-		}
-	}
-	for _, m := range p.Marks {
-		for _, pt := range m.Points {
-			see(pt.X)
-		}
-	}
-	if lo > hi {
-		return 0, 1
-	}
-	if lo == hi {
-		return lo - 0.5, hi + 0.5
-	}
-	return lo, hi
-}
+// extent is where a panel's data lies: X over its lines and marks
+// (spans and edges are drawn where they fall in it), Y over its lines,
+// marks and limits.
+type extent struct{ xlo, xhi, ylo, yhi float64 }
 
-// yRange is the Y extent of the panel's data and limits.
-func (p *Panel) yRange() (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	see := func(y float64) {
-		lo, hi = math.Min(lo, y), math.Max(hi, y)
+// extent reads every point of the panel once.
+func (p *Panel) extent() extent {
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	ylo, yhi := xlo, xhi
+	see := func(pt Point) {
+		xlo, xhi = math.Min(xlo, pt.X), math.Max(xhi, pt.X)
+		ylo, yhi = math.Min(ylo, pt.Y), math.Max(yhi, pt.Y)
 	}
 	for _, l := range p.Lines {
-		for _, pt := range l.Points {
-			see(pt.Y)
+		for pt := range l.points() {
+			see(pt)
 		}
 	}
 	for _, m := range p.Marks {
-		for _, pt := range m.Points {
-			see(pt.Y)
+		for pt := range m.points() {
+			see(pt)
 		}
 	}
 	for _, l := range p.Limits {
-		see(l.Y)
+		ylo, yhi = math.Min(ylo, l.Y), math.Max(yhi, l.Y)
 	}
 	if p.YFrom0 {
-		see(0)
+		ylo, yhi = math.Min(ylo, 0), math.Max(yhi, 0)
 	}
-	if lo > hi {
-		return 0, 1
+	e := extent{xlo, xhi, ylo, yhi}
+	switch {
+	case xlo > xhi:
+		e.xlo, e.xhi = 0, 1
+	case xlo == xhi:
+		e.xlo, e.xhi = xlo-0.5, xhi+0.5
 	}
-	if lo == hi {
-		return lo - 1, hi + 1
+	switch {
+	case ylo > yhi:
+		e.ylo, e.yhi = 0, 1
+	case ylo == yhi:
+		e.ylo, e.yhi = ylo-1, yhi+1
 	}
-	return lo, hi
+	return e
 }
 
-// figureXRange is the X extent over every panel, which they share.
-func (f *Figure) xRange() (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for i := range f.Panels {
-		a, b := f.Panels[i].xRange()
-		lo, hi = math.Min(lo, a), math.Max(hi, b)
+// extents returns the extent of each panel, and the X extent over every
+// panel, which they share.
+func (f *Figure) extents() (panels []extent, xlo, xhi float64) {
+	panels = make([]extent, len(f.Panels))
+	eachPanel(len(f.Panels), func(i int) { panels[i] = f.Panels[i].extent() })
+	xlo, xhi = math.Inf(1), math.Inf(-1)
+	for _, e := range panels {
+		xlo, xhi = math.Min(xlo, e.xlo), math.Max(xhi, e.xhi)
 	}
-	if lo > hi {
-		return 0, 1
+	if xlo > xhi {
+		return panels, 0, 1
 	}
-	return lo, hi
+	return panels, xlo, xhi
+}
+
+// sampled are a panel's lines and marks as drawn, downsampled.
+type sampled struct{ lines, marks [][]Point }
+
+// sample downsamples each panel's lines and marks to columns over
+// [xlo, xhi].
+func (f *Figure) sample(xlo, xhi float64, columns int) []sampled {
+	out := make([]sampled, len(f.Panels))
+	eachPanel(len(f.Panels), func(i int) {
+		p := &f.Panels[i]
+		for _, l := range p.Lines {
+			out[i].lines = append(out[i].lines, downsample(l.points(), xlo, xhi, columns))
+		}
+		for _, m := range p.Marks {
+			out[i].marks = append(out[i].marks, downsampleMarks(m.points(), xlo, xhi, columns))
+		}
+	})
+	return out
+}
+
+// eachPanel calls do(i) for the n panels of a figure, side by side: a
+// long series is generated and downsampled each time it is drawn, and
+// the panels' series take turns on every core instead of one.
+func eachPanel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { do(i) })
+	}
+	wg.Wait()
 }
 
 // FormatNumber writes a value as labels show it: whole numbers as they

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,31 @@ func TestWriteDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(term.String(), "o m") {
 		t.Errorf("terminal drawing without its legend:\n%s", term.String())
+	}
+}
+
+// TestDownsampleSeries: a series generated again for each use draws the
+// very points its slice would, short or long, as lines and as marks.
+func TestDownsampleSeries(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 40, 41, 81, 5000} {
+		var pts []Point
+		for i := range n {
+			pts = append(pts, Point{X: float64(i / 3), Y: math.Sin(float64(i)) * float64(i%17)})
+		}
+		const columns = 10
+		lo, hi := 0.0, float64(max(n/3, 1))
+		line := Line{Series: slices.Values(pts)}
+		if got, want := downsample(line.points(), lo, hi, columns), Downsample(pts, lo, hi, columns); !slices.Equal(got, want) {
+			t.Errorf("%d points: line %v, want %v", n, got, want)
+		}
+		marks := Marks{Series: slices.Values(pts)}
+		if got, want := downsampleMarks(marks.points(), lo, hi, columns), DownsampleMarks(pts, lo, hi, columns); !slices.Equal(got, want) {
+			t.Errorf("%d points: marks %v, want %v", n, got, want)
+		}
+		withPoints := &Panel{Lines: []Line{{Points: pts}}, Marks: []Marks{{Points: pts}}}
+		withSeries := &Panel{Lines: []Line{line}, Marks: []Marks{marks}}
+		if got, want := withSeries.extent(), withPoints.extent(); got != want {
+			t.Errorf("%d points: extent %+v, want %+v", n, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"regexp"
+	"sync"
 )
 
 // A Document is the HTML report: a heading, lines that state the trace
@@ -61,22 +62,39 @@ func WriteHTML(w io.Writer, d *Document) error {
 	}
 	data.Title, data.Lines = d.Title, d.Lines
 	data.Script, data.Style = template.JS(sortScript), template.CSS(style)
+	// The figures are drawn side by side, each into its own buffer.
+	var figures []*Figure
 	for _, s := range d.Sections {
-		sec := section{Section: s}
-		for _, f := range s.Figures {
-			var b bytes.Buffer
+		figures = append(figures, s.Figures...)
+	}
+	svgs := make([]bytes.Buffer, len(figures))
+	errs := make([]error, len(figures))
+	var wg sync.WaitGroup
+	for i, f := range figures {
+		wg.Go(func() {
 			g := *f
 			if g.Columns == 0 {
 				g.Columns = htmlColumns
 			}
-			if err := Write(&b, &g, "svg"); err != nil {
-				return err
-			}
+			errs[i] = Write(&svgs[i], &g, "svg")
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	i := 0
+	for _, s := range d.Sections {
+		sec := section{Section: s}
+		for _, f := range s.Figures {
 			title := ""
 			if len(f.Title) > 0 {
 				title = f.Title[0]
 			}
-			sec.SVGs = append(sec.SVGs, figure{SVG: template.HTML(inlineSVG(b.Bytes())), Title: title})
+			sec.SVGs = append(sec.SVGs, figure{SVG: template.HTML(inlineSVG(svgs[i].Bytes())), Title: title})
+			i++
 		}
 		data.Sections = append(data.Sections, sec)
 	}

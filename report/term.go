@@ -35,10 +35,10 @@ func WriteTerm(w io.Writer, f *Figure, o TermOptions) error {
 	for _, t := range f.Title {
 		b.WriteString(t + "\n")
 	}
-	xlo, xhi := f.xRange()
+	exts, xlo, xhi := f.extents()
 	for i := range f.Panels {
 		b.WriteString("\n")
-		termPanel(&b, f, &f.Panels[i], xlo, xhi, o)
+		termPanel(&b, f, &f.Panels[i], xlo, xhi, exts[i], o)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -141,13 +141,13 @@ func (g *grid) row(r int, dot rune) string {
 	return b.String()
 }
 
-// termPanel draws one panel.
-func termPanel(b *strings.Builder, f *Figure, pn *Panel, xlo, xhi float64, o TermOptions) {
+// termPanel draws one panel, of extent e.
+func termPanel(b *strings.Builder, f *Figure, pn *Panel, xlo, xhi float64, e extent, o TermOptions) {
 	rows := o.Rows
 	if rows <= 0 {
 		rows = 10
 	}
-	ylo, yhi := pn.yRange()
+	ylo, yhi := e.ylo, e.yhi
 	ylab := []string{termNum(yhi), termNum(ylo)}
 	for _, l := range pn.Limits {
 		ylab = append(ylab, termNum(l.Y))
@@ -190,7 +190,7 @@ func termPanel(b *strings.Builder, f *Figure, pn *Panel, xlo, xhi float64, o Ter
 	}
 	var legend []string
 	for i, l := range pn.Lines {
-		pts := Downsample(l.Points, xlo, xhi, W)
+		pts := downsample(l.points(), xlo, xhi, W)
 		for j := range pts {
 			x, y := px(pts[j].X), py(pts[j].Y)
 			if j == 0 {
@@ -216,7 +216,7 @@ func termPanel(b *strings.Builder, f *Figure, pn *Panel, xlo, xhi float64, o Ter
 	}
 	for _, m := range pn.Marks {
 		ch := rune(termGlyphs[int(m.Shape)%len(termGlyphs)])
-		for _, p := range DownsampleMarks(m.Points, xlo, xhi, W) {
+		for _, p := range downsampleMarks(m.points(), xlo, xhi, W) {
 			g.put(px(p.X), py(p.Y), ch)
 		}
 		if m.Label != "" {

@@ -132,7 +132,7 @@ func (bt *burstTracker) recordBank(bk *bank, id uint32, mask uint64, t, c, seq i
 					break
 				}
 			}
-			bt.offer(id, l, tot[b], from, t, seq)
+			bt.offer(id, 0, l, tot[b], from, t, seq) // banks keep no per-key bests: they serve runs without Top
 		}
 	}
 	if len(k.entries) >= max(k.compact, 16) {

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -57,6 +58,19 @@ type burstTracker struct {
 
 	perKey bool
 	keyBst []chunk.Array[keyBest] // with perKey: per ring, by key id
+	// With perKey, lead holds the top worst intervals offered so far,
+	// of different rings and keys (keys told apart by their hash), worst
+	// first, and floor is the count of the last once there are top of
+	// them, else 0. No interval of at most floor can make the top list:
+	// it ranks after those, which closed earlier. So a ring whose bound
+	// is at most floor, and whose best has reached it, need not be kept
+	// even though every key's best is wanted; the bests it leaves as they
+	// were are at most its bound, and one that reached it is final.
+	// Telling keys apart by hash may take two keys for one, which only
+	// keeps floor lower, never wrong.
+	lead  []leader
+	top   int
+	floor int64
 
 	// banks are, per mask word, the bank that keeps some of its lanes'
 	// rings, or nil; ringBank and ringBit say, per ring, which bank and
@@ -98,6 +112,14 @@ type algoBest struct {
 	named bool // Key holds id's name
 }
 
+// leader is one of the worst intervals so far: its ring, its key's hash
+// and its count.
+type leader struct {
+	ring  int
+	hash  uint64
+	count int64
+}
+
 // keyBest is one key's worst interval so far in one ring.
 type keyBest struct {
 	count, from, to, seq int64
@@ -113,9 +135,10 @@ type scoredInterval struct {
 const arenaChunk = 1 << 16 // entries per arena chunk (1 MiB)
 
 // newBurstTracker returns a tracker of rings that, per key, lane l keeps
-// in ring ringOf[l]; align and bound are per ring.
-func newBurstTracker(interval int64, align, bound []int64, ringOf []int, perKey bool) *burstTracker {
-	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: perKey, best: make([]algoBest, len(align)), open: make([]bool, len(align))}
+// in ring ringOf[l]; align and bound are per ring. With top > 0 it keeps
+// every key's best intervals, for a list of the top worst.
+func newBurstTracker(interval int64, align, bound []int64, ringOf []int, top int) *burstTracker {
+	bt := &burstTracker{interval: interval, nrings: len(align), ringOf: ringOf, align: align, bound: bound, cur: -1, perKey: top > 0, top: top, best: make([]algoBest, len(align)), open: make([]bool, len(align))}
 	// Ring by ring, not key by key: a ring that stops being kept (see
 	// tracks) then stops taking memory too.
 	bt.slots = make([]chunk.Array[laneRing], len(align))
@@ -152,9 +175,9 @@ func (bt *burstTracker) bankOf(word int) *bank {
 }
 
 // tracks reports whether ring l still needs its requests: its best can
-// still be beaten, or every key's best is wanted.
+// still be beaten, or a key's best of it can still make the top list.
 func (bt *burstTracker) tracks(l int) bool {
-	return bt.perKey || bt.open[l]
+	return bt.open[l]
 }
 
 // bestOf returns lane l's worst interval so far.
@@ -186,6 +209,11 @@ func (bt *burstTracker) prefetch(id uint32) {
 		if s := bt.slots[l].Get(uint64(id)); s != nil {
 			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
 		}
+		if bt.perKey {
+			if k := bt.keyBst[l].Get(uint64(id)); k != nil {
+				prefetch.Range(unsafe.Pointer(k), unsafe.Sizeof(*k))
+			}
+		}
 	}
 }
 
@@ -212,15 +240,15 @@ func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 }
 
 // record notes that the lanes of ring l allowed the seq-th request of the
-// trace, of key id with cost c, taking it at time t. It reports false when the cost
+// trace, of key id (hash h) with cost c, taking it at time t. It reports false when the cost
 // of one interval no longer fits an int64; the run must then stop, as the
 // tracker's figures are no longer sure.
-func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
+func (bt *burstTracker) record(id uint32, h uint64, l int, t, c, seq int64) bool {
 	s := bt.slots[l].At(uint64(id))
 	r, wrap := bt.ring(s)
 	if s.n > 0 {
 		if newest := r[(s.head+s.n-1)&wrap].time; t < newest {
-			return bt.insert(id, l, s, t, c, seq)
+			return bt.insert(id, h, l, s, t, c, seq)
 		}
 		// Forget entries no request to come can reach: those more than
 		// the interval before the earliest time such a request can have.
@@ -260,30 +288,66 @@ func (bt *burstTracker) record(id uint32, l int, t, c, seq int64) bool {
 	s.n++
 	s.total += c
 	from := r[(s.head+s.out)&wrap].time
-	bt.offer(id, l, s.total, from, t, seq)
+	bt.offer(id, h, l, s.total, from, t, seq)
 	return true
 }
 
-// offer notes an interval of key id in ring l: count from from to to,
-// closed by request seq.
-func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
+// offer notes an interval of key id (hash h) in ring l: count from from
+// to to, closed by request seq.
+func (bt *burstTracker) offer(id uint32, h uint64, l int, count, from, to, seq int64) {
 	if b := &bt.best[l]; count > b.Count {
 		b.Interval = Interval{Count: count, From: from, To: to} // Key: named by the worker
 		b.seq, b.id, b.named = seq, id, false
-		if count >= bt.bound[l] && bt.bound[l] != math.MaxInt64 && !bt.perKey {
-			// No interval of this ring can beat its best any more: its
-			// rings are no longer read, and give their memory back.
-			bt.open[l] = false
-			bt.slots[l].Drop(bt.release)
-			if w := bt.ringBank[l]; w >= 0 {
-				bt.banks[w].close(1 << bt.ringBit[l])
-			}
-		}
+		bt.closeIfDone(l)
 	}
 	if bt.perKey {
 		if k := bt.keyBst[l].At(uint64(id)); count > k.count {
 			*k = keyBest{count: count, from: from, to: to, seq: seq}
 		}
+		if count > bt.floor {
+			bt.lift(l, h, count)
+		}
+	}
+}
+
+// lift raises the lead to an interval of ring l and the key of hash h
+// holding count, more than floor.
+func (bt *burstTracker) lift(l int, h uint64, count int64) {
+	i := slices.IndexFunc(bt.lead, func(e leader) bool { return e.ring == l && e.hash == h })
+	switch {
+	case i >= 0:
+		bt.lead[i].count = max(bt.lead[i].count, count)
+	case len(bt.lead) < bt.top:
+		bt.lead = append(bt.lead, leader{l, h, count})
+		i = len(bt.lead) - 1
+	default:
+		i = len(bt.lead) - 1
+		bt.lead[i] = leader{l, h, count}
+	}
+	for ; i > 0 && bt.lead[i-1].count < bt.lead[i].count; i-- {
+		bt.lead[i-1], bt.lead[i] = bt.lead[i], bt.lead[i-1]
+	}
+	if len(bt.lead) == bt.top && bt.lead[bt.top-1].count > bt.floor {
+		bt.floor = bt.lead[bt.top-1].count
+		for r := range bt.nrings {
+			bt.closeIfDone(r)
+		}
+	}
+}
+
+// closeIfDone stops keeping ring l once no interval of it can matter any
+// more: its best has reached its bound, beyond which none can go (ties
+// keep the earlier interval), and, with per-key bests, so has floor.
+func (bt *burstTracker) closeIfDone(l int) {
+	b := bt.bound[l]
+	if !bt.open[l] || b == math.MaxInt64 || bt.best[l].Count < b || (bt.perKey && bt.floor < b) {
+		return
+	}
+	// Its rings are no longer read, and give their memory back.
+	bt.open[l] = false
+	bt.slots[l].Drop(bt.release)
+	if w := bt.ringBank[l]; w >= 0 {
+		bt.banks[w].close(1 << bt.ringBit[l])
 	}
 }
 
@@ -291,7 +355,7 @@ func (bt *burstTracker) offer(id uint32, l int, count, from, to, seq int64) {
 // entries at or before t, and offers the worst interval that contains it:
 // of those that start at an entry no more than the interval before t, the
 // one holding the most cost, the earliest of equals.
-func (bt *burstTracker) insert(id uint32, l int, s *laneRing, t, c, seq int64) bool {
+func (bt *burstTracker) insert(id uint32, h uint64, l int, s *laneRing, t, c, seq int64) bool {
 	r, wrap := bt.ring(s)
 	newest := r[(s.head+s.n-1)&wrap].time
 	inside := !bt.before(t, newest)
@@ -341,7 +405,7 @@ func (bt *burstTracker) insert(id uint32, l int, s *laneRing, t, c, seq int64) b
 		}
 		sum -= ei.cost
 	}
-	bt.offer(id, l, best, from, to, seq)
+	bt.offer(id, h, l, best, from, to, seq)
 	return true
 }
 
@@ -406,17 +470,48 @@ func (bt *burstTracker) keyBest(keys *interner, id uint32, l int) (scoredInterva
 	}, true
 }
 
-// keyBests lists every held key's best interval under lane l, for the
-// report's top list.
-func (bt *burstTracker) keyBests(keys *interner, l int) []scoredInterval {
-	var out []scoredInterval
-	for id := range uint32(keys.ids()) {
-		if !keys.held(id) {
-			continue
+// topKeyBests lists the n worst of the held keys' best intervals over
+// every lane of lanes, worst first (as sortIntervals orders them), naming
+// only those: the candidates the live keys give the report's top list.
+func (bt *burstTracker) topKeyBests(keys *interner, lanes, n int) []scoredInterval {
+	type candidate struct {
+		count, seq int64
+		algo       int
+		id         uint32
+	}
+	// worse reports whether a ranks after b.
+	worse := func(a, b candidate) bool {
+		if a.count != b.count {
+			return a.count < b.count
 		}
-		if k, ok := bt.keyBest(keys, id, l); ok {
-			out = append(out, k)
+		if a.seq != b.seq {
+			return a.seq > b.seq
 		}
+		return a.algo > b.algo
+	}
+	top := make([]candidate, 0, n+1) // worst first
+	for l := range lanes {
+		bests := &bt.keyBst[bt.ringOf[l]]
+		for id := range uint32(keys.ids()) {
+			k := bests.Get(uint64(id))
+			if k == nil || k.count == 0 || !keys.held(id) {
+				continue
+			}
+			c := candidate{k.count, k.seq, l, id}
+			if len(top) == n && !worse(top[n-1], c) {
+				continue
+			}
+			i := len(top)
+			for i > 0 && worse(top[i-1], c) {
+				i--
+			}
+			top = slices.Insert(top, i, c)
+			top = top[:min(len(top), n)]
+		}
+	}
+	out := make([]scoredInterval, len(top))
+	for i, c := range top {
+		out[i], _ = bt.keyBest(keys, c.id, c.algo)
 	}
 	return out
 }

@@ -213,8 +213,12 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	}()
 
 	var emitErr error
+	order := intervalOrder{every: int64(cfg.Every)}
 	for b := range ordered {
 		<-b.done
+		if cfg.Every > 0 {
+			order.check(b)
+		}
 		if emitErr == nil {
 			// A worker's error stands for its whole batch: the rows of
 			// this batch and later ones are not emitted.
@@ -249,7 +253,36 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if readErr != nil && readErr != errStopped {
 		return nil, readErr
 	}
-	return e.report(requests), nil
+	r := e.report(requests)
+	if cfg.Every > 0 {
+		if r.IntervalsOutOfOrder = order.line; order.line == 0 {
+			ivs := make([]*intervals, len(e.workers))
+			for w, wk := range e.workers {
+				ivs[w] = wk.iv
+			}
+			r.Intervals = mergeIntervals(ivs, int64(cfg.Every), e.nalg)
+		}
+	}
+	return r, nil
+}
+
+// intervalOrder checks that a trace comes interval by interval.
+type intervalOrder struct {
+	every int64
+	k     int64 // the interval of the request before
+	seen  bool
+	line  int // the first request out of order; 0: none yet
+}
+
+// check checks the requests of b, in order.
+func (o *intervalOrder) check(b *batch) {
+	for i := 0; i < len(b.rows) && o.line == 0; i++ {
+		k := floorDiv(b.rows[i].time, o.every)
+		if o.seen && k < o.k {
+			o.line = b.texts[i].line
+		}
+		o.k, o.seen = k, true
+	}
 }
 
 // internalError turns a panic into an error that says so, with the stack
@@ -550,14 +583,25 @@ func (e *engine) report(requests int64) *Report {
 				s.Burst = wb.Interval
 				bestSeq[a] = wb.seq
 			}
-			if e.cfg.Top > 0 {
-				top = append(top, wk.burst.keyBests(wk.keys, a)...)
-				for _, k := range wk.retired {
-					if k.algo == a {
-						top = append(top, k)
-					}
-				}
+		}
+		if e.cfg.Top > 0 && wk.burst != nil {
+			// Of a worker's live keys, only its Top+len(retired) worst
+			// intervals can make the list: a live interval ranked below
+			// them has before it, besides those of the list, at most one
+			// for each retired interval, the best of a key's earlier life
+			// that makes the same key's later one drop out. A key lives
+			// in one worker, so nothing else drops out.
+			top = append(top, wk.burst.topKeyBests(wk.keys, n, e.cfg.Top+len(wk.retired))...)
+			top = append(top, wk.retired...)
+		}
+	}
+	if e.cfg.MostRejected > 0 {
+		lists := make([][]KeyRejections, len(e.workers))
+		for a := 0; a < n; a++ {
+			for w, wk := range e.workers {
+				lists[w] = wk.kc.most(wk.keys, a, e.cfg.MostRejected)
 			}
+			r.Algos[a].MostRejected = mergeMostRejected(lists, e.cfg.MostRejected)
 		}
 	}
 	for a := 0; a < n; a++ {

@@ -51,7 +51,7 @@ func TestForgetsIdleKeys(t *testing.T) {
 	for trial, jitter := range []bool{false, true} {
 		events := churnTrace(rng, 8000, jitter)
 		for _, workers := range []int{1, 2} {
-			keep := Config{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, Explain: true, KeepKeys: true}
+			keep := Config{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, MostRejected: 4, Explain: true, KeepKeys: true}
 			forget := keep
 			forget.KeepKeys = false
 			forget.sweepAt = 64
@@ -89,7 +89,7 @@ func TestForgetsLongKeys(t *testing.T) {
 		events[i].user = prefix + events[i].user
 	}
 	for _, workers := range []int{1, 2} {
-		keep := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, KeepKeys: true}
+		keep := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Workers: workers, Top: 4, MostRejected: 4, KeepKeys: true}
 		forget := keep
 		forget.KeepKeys = false
 		forget.sweepAt = 64

@@ -59,6 +59,16 @@ type Config struct {
 	// told to wait (AlgoStats.Waits), exactly. It costs every decision's
 	// full arithmetic, as Detail does, and memory for each key rejected.
 	Rejections bool
+	// MostRejected, when positive, lists per lane the keys it rejected
+	// most (AlgoStats.MostRejected), at most MostRejected of them,
+	// exactly: the workers count every key's requests and rejections, so
+	// memory grows with the keys of the trace.
+	MostRejected int
+	// Every, when positive, counts per interval of that length (aligned
+	// by floor division) the requests and each lane's allowed, false
+	// allows and false rejects: Report.Intervals. The trace must come
+	// interval by interval; see Report.IntervalsOutOfOrder.
+	Every time.Duration
 	// Interval is the burst interval; 0 means Policy.Window.
 	Interval time.Duration
 	// Unit is the trace's time unit, used in state texts; 0 means seconds,
@@ -191,6 +201,10 @@ type AlgoStats struct {
 	// KeysRejected is, with Config.Rejections, the number of keys this
 	// algorithm rejected at least once.
 	KeysRejected int64
+	// MostRejected are, with Config.MostRejected, the keys this lane
+	// rejected most: most rejections first, then fewer requests, then by
+	// key; keys it never rejected are left out.
+	MostRejected []KeyRejections
 	// Waits are, with Config.Rejections, the RetryAfter of every request
 	// this algorithm rejected, by value, shortest first; see Quantile.
 	// A request no wait cures counts as limiters.InfDuration.
@@ -226,6 +240,12 @@ type Report struct {
 	// Agree[a][b] is the number of requests algorithms a and b decided
 	// alike; nil for runs of more than 63 lanes.
 	Agree [][]int64
+	// Intervals are, with Config.Every, the counts of each interval that
+	// has a request, in time order; nil when the trace is not interval by
+	// interval: IntervalsOutOfOrder is then the line of the first request
+	// in an interval before the one of the request before it.
+	Intervals           []IntervalCounts
+	IntervalsOutOfOrder int
 	// Top lists the worst intervals overall (at most one per algorithm and
 	// key), worst first, at most Config.Top of them.
 	Top []Interval

@@ -63,6 +63,8 @@ type worker struct {
 	unrejected   []uint64     // lanes with no rejection yet, by word
 	all          []uint64     // every lane, by word
 	rej          *rejections  // with Config.Rejections
+	kc           *keyCounts   // with Config.MostRejected
+	iv           *intervals   // with Config.Every
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -118,6 +120,12 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	if cfg.Rejections {
 		wk.rej = newRejections(n, words)
 	}
+	if cfg.MostRejected > 0 {
+		wk.kc = newKeyCounts(n)
+	}
+	if cfg.Every > 0 {
+		wk.iv = newIntervals(int64(cfg.Every), n)
+	}
 	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
 	}
@@ -144,7 +152,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				wk.delays = true
 			}
 		}
-		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top > 0)
+		wk.burst = newBurstTracker(int64(cfg.Interval), align, bound, ringOf, cfg.Top)
 		if cfg.Top == 0 && cfg.Policy.Clock == limiters.ClockReject {
 			// Words of many lanes that take requests at their own times
 			// keep their rings in a bank.
@@ -290,6 +298,9 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		if wk.burst != nil {
 			wk.burst.prefetch(id)
 		}
+		if wk.kc != nil {
+			wk.kc.prefetch(id)
+		}
 	}
 }
 
@@ -357,6 +368,9 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			copy(b.masks[int(i)*words+1:], wk.moreMasks)
 			b.Oracle[i] = oracle
 		}
+		if wk.iv != nil {
+			wk.iv.add(r.time, oracle, mask, n0, wk.moreMasks)
+		}
 		if wk.manyOutcomes == nil {
 			wk.outcomes[outcome(mask, oracle)]++
 		} else {
@@ -373,6 +387,17 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 				wk.rej.note(id, r.hash, 0, 0, m, wk.scratch)
 			}
 		}
+		var counts []int64 // r's key's, with Config.MostRejected
+		if wk.kc != nil {
+			if added {
+				wk.kc.added(id, b.slice(r.key))
+			}
+			counts = wk.kc.entry(id)
+			counts[0]++
+			if m := wk.all[0] &^ mask; m != 0 {
+				wk.kc.reject(id, counts, 0, m, oracle, b.slice(b.texts[i].time))
+			}
+		}
 		for k, m := range wk.moreMasks {
 			base := n0 + k*wordLanes
 			wk.countMore(base, m, oracle)
@@ -385,6 +410,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			if wk.rej != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
 					wk.rej.note(id, r.hash, k+1, base, rm, wk.scratch)
+				}
+			}
+			if wk.kc != nil {
+				if rm := wk.all[k+1] &^ m; rm != 0 {
+					wk.kc.reject(id, counts, base, rm, oracle, b.slice(b.texts[i].time))
 				}
 			}
 		}
@@ -427,7 +457,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		if !wk.burst.tracks(wk.burst.ringOf[l]) {
 			continue
 		}
-		if !wk.burst.record(id, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
+		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
@@ -494,6 +524,9 @@ func (wk *worker) sweep() {
 		wk.lanes.reset(id)
 		if wk.rej != nil {
 			wk.rej.forget(id)
+		}
+		if wk.kc != nil {
+			wk.kc.forget(id, in.key(id))
 		}
 		in.remove(id)
 	}

@@ -28,6 +28,9 @@ type csvParser struct {
 	// cost column nor more than maxFastCols, and timestamps are numbers).
 	fast   bool
 	noFast bool // tests: read every record the general way
+	// only, when not nil, are the users whose plain lines nextFast reads;
+	// it passes over the others (see Reader.SkipOtherUsers).
+	only [][]byte
 
 	fields []csvField
 	rec    []byte    // the unquoted fields of a record read by the slow path
@@ -110,6 +113,12 @@ func (p *csvParser) nextFast(ev *Event) bool {
 	lr := p.lr
 	buf := lr.buf[lr.pos:lr.end]
 	nl := bytes.IndexByte(buf, '\n')
+	for p.only != nil && nl > 0 && nl <= MaxLineBytes && p.other(buf[:nl]) {
+		lr.pos += nl + 1
+		lr.line++
+		buf = lr.buf[lr.pos:lr.end]
+		nl = bytes.IndexByte(buf, '\n')
+	}
 	if nl <= 0 || nl > MaxLineBytes {
 		return false // a refill, a blank or an overlong line: the general path
 	}
@@ -166,6 +175,32 @@ func (p *csvParser) nextFast(ev *Event) bool {
 	ev.costText, ev.attrs = nil, ev.attrs[:0]
 	for j, ci := range p.attrCols {
 		ev.attrs = append(ev.attrs, attr{name: p.attrNames[j], value: field(ci)})
+	}
+	return true
+}
+
+// other reports whether line is plainly a record of none of the users
+// p.only: no quote, and its user's field is none of them.
+func (p *csvParser) other(line []byte) bool {
+	if bytes.IndexByte(line, '"') >= 0 {
+		return false
+	}
+	user := line
+	for range p.userCol {
+		i := bytes.IndexByte(user, ',')
+		if i < 0 {
+			return false
+		}
+		user = user[i+1:]
+	}
+	if i := bytes.IndexByte(user, ','); i >= 0 {
+		user = user[:i]
+	}
+	user = bytes.TrimSuffix(user, []byte("\r"))
+	for _, u := range p.only {
+		if bytes.Equal(user, u) {
+			return false
+		}
 	}
 	return true
 }

@@ -240,6 +240,21 @@ func (r *Reader) Next() (*Event, error) {
 	}
 }
 
+// SkipOtherUsers makes Next pass over, without reading them, the plain
+// CSV records (no quote) whose user is none of users: for a second read
+// of a trace already read whole, which needs only some users' records.
+// The records passed over are not checked; every other is read as
+// before. Other formats are read as before.
+func (r *Reader) SkipOtherUsers(users []string) {
+	if r.csv == nil {
+		return
+	}
+	r.csv.only = [][]byte{}
+	for _, u := range users {
+		r.csv.only = append(r.csv.only, []byte(u))
+	}
+}
+
 // Skipped returns the number of records skipped so far in lenient mode.
 func (r *Reader) Skipped() int { return r.skipped }
 

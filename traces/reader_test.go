@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -936,5 +938,53 @@ func TestYAMLSizeCap(t *testing.T) {
 	_, err := NewReader(io.MultiReader(strings.NewReader(in), endlessYAML), "big.yaml", Options{})
 	if want := "traces: big.yaml: YAML trace larger than 16 MiB" + advice; err == nil || err.Error() != want {
 		t.Errorf("default cap: error\n got %v\nwant %s", err, want)
+	}
+}
+
+// TestSkipOtherUsers: a read that passes over other users' plain records
+// gives the users' events as a whole read does, lines and all, whatever
+// the user's column, quotes and line ends around them.
+func TestSkipOtherUsers(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("timestamp,user,path\n")
+	for i := range 3000 {
+		user := fmt.Sprintf("u%d", i%13)
+		switch i % 97 {
+		case 5:
+			user = `"u1"` // quoted: read the general way
+		case 6:
+			user = "u1,x" // too many fields: read the general way
+		}
+		end := "\n"
+		if i%7 == 0 {
+			end = "\r\n"
+		}
+		fmt.Fprintf(&b, "%d,%s,/p%d%s", i, user, i%3, end)
+	}
+	in := b.String()
+	users := []string{"u1", "u12"}
+	all, errAll := readAll(t, "t.csv", in, Options{Lenient: true})
+	var want []rec
+	for _, e := range all {
+		if slices.Contains(users, e.User) {
+			want = append(want, e)
+		}
+	}
+	r, err := NewReader(strings.NewReader(in), "t.csv", Options{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Next(); err != nil { // the first record, which sets how times read
+		t.Fatal(err)
+	}
+	r.SkipOtherUsers(users)
+	got, errGot := drain(r)
+	got = slices.DeleteFunc(got, func(e rec) bool { return !slices.Contains(users, e.User) })
+	if errAll != nil || errGot != nil {
+		t.Fatalf("errors %v, %v", errAll, errGot)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-whole read +skipping):\n%s", diff)
 	}
 }
