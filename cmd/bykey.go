@@ -57,14 +57,7 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 		return rp.trace.finish()
 	}
 	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line("policy: " + rp.spec.describe(false))
-	for _, l := range rp.spec.laneLines() {
-		w.line(l)
-	}
-	if line := backwardsLine(rep); line != "" {
-		w.line(line)
-	}
+	w.compareHeader(rp, rep, false)
 	w.blank()
 	w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
 		o.ByKey, rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))

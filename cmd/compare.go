@@ -179,14 +179,7 @@ func runCompare(o *compareOptions, s streams) error {
 	}
 
 	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line("policy: " + rp.spec.describe(true))
-	for _, l := range rp.spec.laneLines() {
-		w.line(l)
-	}
-	if line := backwardsLine(rep); line != "" {
-		w.line(line)
-	}
+	w.compareHeader(rp, rep, true)
 	if rw != nil {
 		w.blank()
 		if o.Diff {

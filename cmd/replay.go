@@ -459,6 +459,21 @@ func (tw *textWriter) line(s string) {
 
 func (tw *textWriter) blank() { tw.line("") }
 
+// compareHeader writes the lines that open compare's reports: the trace
+// and its requests and keys, the policy (with the burst interval and the
+// oracle when burst is set), the lanes of their own and the requests that
+// went back in time.
+func (tw *textWriter) compareHeader(rp *replay, rep *sim.Report, burst bool) {
+	tw.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+	tw.line("policy: " + rp.spec.describe(burst))
+	for _, l := range rp.spec.laneLines() {
+		tw.line(l)
+	}
+	if line := backwardsLine(rep); line != "" {
+		tw.line(line)
+	}
+}
+
 // rows writes the table of rw's rows, with footer, and says how many more
 // rows it left out.
 func (tw *textWriter) rows(rw *recordWriter, footer map[string]string) {

@@ -207,14 +207,7 @@ func runTimeline(o *compareOptions, rp *replay, format outputFormat, s streams) 
 		return rp.trace.finish()
 	}
 	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line("policy: " + rp.spec.describe(false))
-	for _, l := range rp.spec.laneLines() {
-		w.line(l)
-	}
-	if line := backwardsLine(rep); line != "" {
-		w.line(line)
-	}
+	w.compareHeader(rp, rep, false)
 	w.blank()
 	w.line(fmt.Sprintf("timeline: %s of %s, the share of requests each limiter rejected, from none to all (%s)",
 		plural(tl.intervals, "interval"), rp.spec.duration(every), string(stripLevels[1:])))
