@@ -203,7 +203,7 @@ type constraint struct {
 // meet; nil when --pick is not given.
 type constraints []constraint
 
-var constraintRE = regexp.MustCompile(`^\s*([a-z_]+)\s*(<=|>=|<|>)\s*(\S+)\s*$`)
+var constraintRE = regexp.MustCompile(`^\s*([a-z_][a-z0-9_]*)\s*(<=|>=|<|>)\s*(\S+)\s*$`)
 
 // parsePick parses --pick.
 func parsePick(s string) (constraints, error) {
@@ -241,11 +241,19 @@ func (cs constraints) text() string {
 
 // met reports whether candidate c meets constraint k. A column c does not
 // have (a parameter its algorithm does not take) meets nothing; a
-// p99_retry_after of never is above every number.
+// p99_retry_after of never is above every number, and a candidate that
+// rejected nothing told no request to wait: it meets p99_retry_after<x
+// and <=x, not >x or >=x.
 func (k constraint) met(c *candidate) bool {
 	v := c.num[k.column]
 	if v == nil {
-		return k.column == "p99_retry_after" && c.never && (k.op == ">" || k.op == ">=")
+		if k.column != "p99_retry_after" {
+			return false
+		}
+		if c.never {
+			return k.op == ">" || k.op == ">="
+		}
+		return c.stats != nil && len(c.stats.Waits) == 0 && (k.op == "<" || k.op == "<=")
 	}
 	r := v.Cmp(k.value)
 	switch k.op {
@@ -306,12 +314,17 @@ func pick(cands []*candidate, cs constraints) []*candidate {
 	return out
 }
 
-// markFrontier marks the candidates that no other beats on both false
-// allows and false rejects: none has at most as many of each and fewer of
-// one.
-func markFrontier(cands []*candidate) {
+// markFrontier marks the candidates of among that no other of among beats
+// on both false allows and false rejects: none has at most as many of each
+// and fewer of one. With --pick, among is the candidates that meet it, so
+// that the best (the fewest false allows, then false rejects) is always on
+// the frontier; the others are not on it.
+func markFrontier(cands, among []*candidate) {
 	for _, c := range cands {
-		c.front = !slices.ContainsFunc(cands, func(o *candidate) bool {
+		c.front = false
+	}
+	for _, c := range among {
+		c.front = !slices.ContainsFunc(among, func(o *candidate) bool {
 			fa, fr := o.stats.FalseAllows, o.stats.FalseRejects
 			return fa <= c.stats.FalseAllows && fr <= c.stats.FalseRejects && (fa < c.stats.FalseAllows || fr < c.stats.FalseRejects)
 		})

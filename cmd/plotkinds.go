@@ -313,7 +313,8 @@ func newPlotSweepCmd() *cobra.Command {
 false allows and false rejects against the first parameter given more than
 one value, a line for each combination of the others; a panel for each
 other column --pick constrains, with the constraint as a dashed line. The
-frontier is ringed and the best candidate that meets --pick squared.`,
+frontier (with --pick, of the candidates that meet it) is ringed and the best
+candidate that meets --pick squared.`,
 		Example:           "  ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'false_reject_pct<=1,ratio<=2.5' traces/examples/bursty.csv -o sweep.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,

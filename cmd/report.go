@@ -241,8 +241,8 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	sp := res.rp.spec
 	sec.Text = []string{
 		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
-		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval())),
+		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
+			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval()), frontierAmong(cons)),
 	}
 	rows := res.cands
 	caption := "every candidate"
@@ -261,6 +261,15 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	}
 	sec.Figures = []*report.Figure{sweepFigure(res, false)}
 	return sec, nil
+}
+
+// frontierAmong says which candidates the frontier is among: "" for all,
+// " that meets --pick" with constraints.
+func frontierAmong(cons constraints) string {
+	if cons == nil {
+		return ""
+	}
+	return " that meets " + cons.text()
 }
 
 // reportStates draws, for each limiter, the state of the key of its worst

@@ -36,9 +36,11 @@ once), max_in_interval (the most cost one key got through in any interval
 of the intent's window) and its ratio to the intent's limit,
 p99_retry_after (the 99th percentile, nearest rank, of the Retry-After told
 to the requests it rejected, in the trace unit; "never" when that is a
-request no wait cures), state_bytes (the most memory one key's state takes
+request no wait cures, above every number for --pick; empty when it
+rejected none, which meets p99_retry_after<=x), state_bytes (the most memory one key's state takes
 in ratesim's limiters) and frontier (no other candidate has both fewer or
-as many false allows and false rejects, and fewer of one).
+as many false allows and false rejects, and fewer of one; with --pick, no
+other candidate that meets it, and only those that meet it are on it).
 
 --pick 'false_reject_pct<=1,ratio<=1.2' keeps the candidates that meet every
 constraint (<, <=, >, >= against a number, on any numeric column; a comma is
@@ -48,7 +50,9 @@ parameters. The best is marked; in CSV and JSON every candidate carries
 meets and best. When none meets them, sweep says so, gives for each
 constraint the best value any candidate reached, and why, where that can be
 shown exactly. --by-key N then lists the best candidate's N most rejected
-keys, from a second pass over the trace. --frontier keeps only the frontier.`
+keys, from a second pass over the trace. --frontier keeps only the frontier;
+with --pick, the frontier of the candidates that meet it, on which the best
+always is.`
 
 const sweepExample = `  ratesim sweep --capacity 1..20 --rate 1/1s,2/1s --intent 10/10s trace.csv
   ratesim sweep --algos token-bucket,gcra --capacity 5..50:5 --pick 'false_reject_pct<=1,ratio<=1.2' trace.csv
@@ -394,9 +398,14 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 		c.lane, c.stats = sp.Lanes[i], &rep.Algos[i]
 		c.score(sp)
 	}
-	markFrontier(cands)
+	picked := pick(cands, cons)
+	if cons != nil {
+		markFrontier(cands, picked)
+	} else {
+		markFrontier(cands, cands)
+	}
 	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: pick(cands, cons), intent: &rep.Algos[len(cands)]}, nil
+		picked: picked, intent: &rep.Algos[len(cands)]}, nil
 }
 
 func runSweep(o *sweepOptions, s streams) error {

@@ -136,7 +136,7 @@ func TestFrontier(t *testing.T) {
 	for _, p := range pairs {
 		cands = append(cands, &candidate{stats: &sim.AlgoStats{FalseAllows: p[0], FalseRejects: p[1]}})
 	}
-	markFrontier(cands)
+	markFrontier(cands, cands)
 	for i, c := range cands {
 		if c.front != want[i] {
 			t.Errorf("%v: frontier %v, want %v", pairs[i], c.front, want[i])
