@@ -12,7 +12,11 @@ import (
 const burstLong = `Report, per algorithm, the worst burst it let through: the most cost one key
 got allowed inside any closed interval of --interval (default: the window),
 with the key, the times of the first and last allowed request in it, and its
-ratio to the limit.
+ratio to the intent's limit (--intent, default --limit per --window; the
+same limit every command's ratio is against). In CSV and JSON, limit and
+window are the algorithm's own (a bucket's are the intent's) and
+intent_limit and intent_window the intent's; without an intent (only
+--limiter given, each with its own parameters) the ratio is empty.
 
 A fixed window lets up to twice its limit through across a window boundary;
 the sliding log never lets more than the limit through in any window. With
@@ -63,7 +67,8 @@ func newBurstCmd() *cobra.Command {
 // burstColumns are the columns of burst's report.
 var burstColumns = []column{
 	{name: "algo"},
-	{name: "limit", right: true},
+	{name: "limit", right: true, machineOnly: true},
+	{name: "intent_limit", right: true, title: "intent limit", tableOnly: true},
 	{name: "interval", right: true},
 	{name: "max_in_interval", right: true},
 	{name: "ratio", right: true},
@@ -75,6 +80,8 @@ var burstColumns = []column{
 	{name: "rate", omitNull: true, machineOnly: true},
 	{name: "clock", machineOnly: true},
 	{name: "unit", machineOnly: true},
+	{name: "intent_limit", machineOnly: true},
+	{name: "intent_window", machineOnly: true},
 }
 
 // runBurst replays o.trace and reports the worst interval per algorithm,
@@ -118,18 +125,22 @@ func runBurst(o *burstOptions, s streams) error {
 	for _, iv := range intervals {
 		user, from, to := burstCells(iv, sp)
 		lane := sp.lane(iv.Name)
-		_, window, capacity, rate := sp.laneCells(lane)
+		limit, window, capacity, rate := sp.laneCells(lane)
+		intentLimit, intentWindow := sp.intentCells()
 		rows = append(rows, append([]cell{
 			strCell(iv.Name),
-			intCell(sp.Oracle.Limit),
-			decCell(sp.interval(), sp.Unit),
+			limit,
+			intentLimit,
+			decCell(sp.Interval, sp.Unit),
 			intCell(iv.Count),
-			numCell(ratio(iv.Count, sp.Oracle.Limit)),
+			sp.ratioCell(iv.Count),
 			user, from, to,
 			window,
 			capacity, rate,
 			strCell(clockName(lane.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
+			intentLimit,
+			intentWindow,
 		}, sp.extraCells(lane)...))
 	}
 	cols := burstColumns
@@ -154,12 +165,12 @@ func runBurst(o *burstOptions, s streams) error {
 		}
 		w.blank()
 		if o.Top > 0 {
-			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.interval())))
+			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.Interval)))
 		} else {
-			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
+			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.Interval)))
 			w.line("from its first to its last allowed request in it")
 		}
-		if note := queueNote(rp.spec.algos()); note != "" {
+		if note := queueNote(rp.spec.Algos()); note != "" {
 			w.line(note)
 		}
 		w.blank()

@@ -20,12 +20,12 @@ var byKeyColumns = []column{
 
 // byKeyRows are, per limiter in lane order, the rows of the keys it
 // rejected most, as rep lists them (sim.Config.MostRejected).
-func byKeyRows(rep *sim.Report) [][]cell {
+func byKeyRows(rep *sim.Report, sp *policySpec) [][]cell {
 	var rows [][]cell
 	for _, st := range rep.Algos {
 		for _, k := range st.MostRejected {
 			rows = append(rows, []cell{strCell(st.Name), strCell(k.Key), intCell(k.Requests),
-				intCell(k.Requests - k.Rejected), intCell(k.Rejected), intCell(k.FalseRejects), timeCell(k.FirstRejection)})
+				intCell(k.Requests - k.Rejected), intCell(k.Rejected), sp.againstIntent(intCell(k.FalseRejects)), timeCell(k.FirstRejection)})
 		}
 	}
 	return rows
@@ -40,7 +40,7 @@ func replayByKey(rp *replay, n int, s streams) (*sim.Report, [][]cell, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return rep, byKeyRows(rep), nil
+	return rep, byKeyRows(rep, rp.spec), nil
 }
 
 // runByKey replays the trace of rp and writes compare --by-key.
@@ -59,8 +59,12 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 	w := &textWriter{w: s.out, format: format}
 	w.compareHeader(rp, rep, false)
 	w.blank()
-	w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
-		o.ByKey, rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
+	if rp.spec.IntentNamed {
+		w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
+			o.ByKey, rp.spec.Intent.Limit, rp.spec.duration(rp.spec.Intent.Window)))
+	} else {
+		w.line(fmt.Sprintf("the %d keys each limiter rejected most (no intent given: --intent LIMIT/WINDOW counts false rejects)", o.ByKey))
+	}
 	w.blank()
 	if len(rows) == 0 {
 		w.line("no limiter rejected a request")

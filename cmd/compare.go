@@ -199,9 +199,9 @@ func runCompare(o *compareOptions, s streams) error {
 	if !o.Diff {
 		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
 		w.blank()
-		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
-		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
-		if note := queueNote(rp.spec.algos()); note != "" {
+		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.Interval)))
+		w.line(rp.spec.againstLine())
+		if note := queueNote(rp.spec.Algos()); note != "" {
 			w.line(note)
 		}
 		w.blank()
@@ -320,6 +320,8 @@ var summaryColumns = []column{
 	{name: "clock", machineOnly: true},
 	{name: "unit", machineOnly: true},
 	{name: "clock_backwards", machineOnly: true},
+	{name: "intent_limit", machineOnly: true},
+	{name: "intent_window", machineOnly: true},
 }
 
 // summaryRows builds one summary row per algorithm.
@@ -333,6 +335,7 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 		bUser, bFrom, bTo := burstCells(st.Burst, sp)
 		lane := sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy}
 		limit, window, capacity, rate := sp.laneCells(lane)
+		intentLimit, intentWindow := sp.intentCells()
 		rows = append(rows, append([]cell{
 			strCell(st.Name),
 			intCell(st.Requests),
@@ -340,20 +343,22 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			intCell(st.Rejected),
 			numCell(pct(st.Allowed, st.Requests)),
 			intCell(st.Burst.Count),
-			numCell(ratio(st.Burst.Count, sp.Oracle.Limit)),
-			intCell(st.FalseAllows),
-			intCell(st.FalseRejects),
+			sp.ratioCell(st.Burst.Count),
+			sp.againstIntent(intCell(st.FalseAllows)),
+			sp.againstIntent(intCell(st.FalseRejects)),
 			first,
 			firstUser,
 			bUser, bFrom, bTo,
 			limit,
 			window,
-			decCell(sp.interval(), sp.Unit),
+			decCell(sp.Interval, sp.Unit),
 			capacity,
 			rate,
 			strCell(clockName(st.Policy.Clock)),
 			strCell(unitName(sp.Unit)),
 			intCell(rep.ClockBackwards),
+			intentLimit,
+			intentWindow,
 		}, sp.extraCells(lane)...))
 	}
 	return rows

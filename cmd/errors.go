@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -44,11 +45,12 @@ func (e *partialError) Error() string {
 // rows, 1 for anything else.
 func ExitCode(err error) int {
 	var ue *usageError
+	var se *spec.Error
 	var pe *partialError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &se):
 		return exitUsage
 	case errors.As(err, &pe):
 		return exitPartial

@@ -34,9 +34,12 @@ type column struct {
 	// machineOnly leaves the column out of tables and markdown; CSV and
 	// JSON carry it.
 	machineOnly bool
-	suffix      string // appended in tables to a value that is there ("%")
-	nullText    string // how tables show no value; "-" when empty
-	width       int    // tables shorten longer texts to this many runes; 0 for no limit
+	// tableOnly leaves the column out of CSV and JSON: a table's view of
+	// a value they carry in another column (writeRecords only).
+	tableOnly bool
+	suffix    string // appended in tables to a value that is there ("%")
+	nullText  string // how tables show no value; "-" when empty
+	width     int    // tables shorten longer texts to this many runes; 0 for no limit
 	// omitNull leaves the key out of JSON when the value is null: a
 	// parameter the algorithm does not use. Not for the first column.
 	omitNull bool

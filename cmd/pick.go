@@ -82,7 +82,7 @@ func sweepRows(cands []*candidate, sp *policySpec, cols []column, table bool) []
 			var v cell
 			switch col.name {
 			case "limiter":
-				v = strCell(c.spec.name)
+				v = strCell(c.spec.Name)
 			case "algo":
 				v = strCell(c.lane.Algorithm.String())
 			case "requests":
@@ -102,7 +102,7 @@ func sweepRows(cands []*candidate, sp *policySpec, cols []column, table bool) []
 			case "max_in_interval":
 				v = intCell(st.Burst.Count)
 			case "ratio":
-				v = numCell(ratio(st.Burst.Count, sp.Oracle.Limit))
+				v = numCell(ratio(st.Burst.Count, sp.Intent.Limit))
 			case "p99_retry_after":
 				switch w, ok := sim.Quantile(st.Waits, 99, 100); {
 				case !ok:
@@ -121,9 +121,9 @@ func sweepRows(cands []*candidate, sp *policySpec, cols []column, table bool) []
 			case "best":
 				v = mark(c.best)
 			case "intent_limit":
-				v = intCell(sp.Oracle.Limit)
+				v = intCell(sp.Intent.Limit)
 			case "intent_window":
-				v = decCell(sp.Oracle.Window, sp.Unit)
+				v = decCell(sp.Intent.Window, sp.Unit)
 			case "clock":
 				v = strCell(clockName(c.lane.Policy.Clock))
 			case "unit":
@@ -180,7 +180,7 @@ func (c *candidate) score(sp *policySpec) {
 	num["false_reject_pct"] = frac(st.FalseRejects, st.Requests, 100)
 	num["keys_rejected"] = new(big.Rat).SetInt64(st.KeysRejected)
 	num["max_in_interval"] = new(big.Rat).SetInt64(st.Burst.Count)
-	num["ratio"] = frac(st.Burst.Count, sp.Oracle.Limit, 1)
+	num["ratio"] = frac(st.Burst.Count, sp.Intent.Limit, 1)
 	if w, ok := sim.Quantile(st.Waits, 99, 100); ok {
 		if w == limiters.InfDuration {
 			c.never = true
@@ -376,9 +376,9 @@ func unreachable(cands []*candidate, cs constraints, intent *sim.AlgoStats, sp *
 			lines = append(lines, fmt.Sprintf("  %s: no candidate has a %s", k.text, k.column))
 		case met > 0:
 			alone++
-			lines = append(lines, fmt.Sprintf("  %s: met by %d alone; best %s (%s)", k.text, met, ratText(bestC.num[k.column]), bestC.spec.name))
+			lines = append(lines, fmt.Sprintf("  %s: met by %d alone; best %s (%s)", k.text, met, ratText(bestC.num[k.column]), bestC.spec.Name))
 		default:
-			lines = append(lines, fmt.Sprintf("  %s: met by none; best %s (%s)", k.text, ratText(bestC.num[k.column]), bestC.spec.name))
+			lines = append(lines, fmt.Sprintf("  %s: met by none; best %s (%s)", k.text, ratText(bestC.num[k.column]), bestC.spec.Name))
 			if k.column == "false_rejects" || k.column == "false_reject_pct" {
 				rejectsOut = true
 			}
@@ -393,7 +393,7 @@ func unreachable(cands []*candidate, cs constraints, intent *sim.AlgoStats, sp *
 	// Causes of false rejects that hold whatever else the trace holds. The
 	// intent allowed one key x within [from, to]; a candidate that admits
 	// less than x in any interval that long wrongly rejects the rest.
-	window := sp.Oracle.Window
+	window := sp.Intent.Window
 	if x := intent.Burst.Count; x > 0 {
 		span := time.Duration(intent.Burst.To - intent.Burst.From)
 		var short int
@@ -413,14 +413,14 @@ func unreachable(cands []*candidate, cs constraints, intent *sim.AlgoStats, sp *
 		switch {
 		case short == len(cands):
 			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than any candidate admits: %s, but the most any candidate admits in %s is %d (%s), so every candidate wrongly rejects at least %d of those requests",
-				burst, sp.duration(span), mostBound, most.spec.name, x-mostBound))
+				burst, sp.duration(span), mostBound, most.spec.Name, x-mostBound))
 		case short > 0:
 			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than %d of the candidates admit: %s, more than they admit in %s, so each of those wrongly rejects at least the difference",
 				short, burst, sp.duration(span)))
 		}
 	}
 	slow := 0
-	intentRate := new(big.Rat).SetFrac(big.NewInt(sp.Oracle.Limit), big.NewInt(int64(window)))
+	intentRate := new(big.Rat).SetFrac(big.NewInt(sp.Intent.Limit), big.NewInt(int64(window)))
 	for _, c := range cands {
 		if r := longRunRate(c.lane); r != nil && r.Cmp(intentRate) < 0 {
 			slow++
@@ -428,7 +428,7 @@ func unreachable(cands []*candidate, cs constraints, intent *sim.AlgoStats, sp *
 	}
 	if slow > 0 {
 		lines = append(lines, fmt.Sprintf("%d of the %d candidates have a long-run rate below the intent's %d per %s: under traffic sustained at the intent's rate they fall behind it and reject what it allows",
-			slow, len(cands), sp.Oracle.Limit, sp.duration(window)))
+			slow, len(cands), sp.Intent.Limit, sp.duration(window)))
 	}
 	return lines
 }

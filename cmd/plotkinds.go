@@ -118,7 +118,7 @@ func timelineFromSeries(rp *replay, every time.Duration, rep *sim.Report, reques
 	top := report.Panel{Title: fmt.Sprintf("requests and allowed per %s (marks: intervals with false rejects)", sp.duration(every)),
 		YLabel: "requests", YFrom0: true, Lines: []report.Line{requests}}
 	bottom := report.Panel{Title: fmt.Sprintf("false rejects (solid) and false allows (dashed) per %s, against a sliding log of limit %d per %s",
-		sp.duration(every), sp.Oracle.Limit, sp.duration(sp.Oracle.Window)), YLabel: "requests", YFrom0: true}
+		sp.duration(every), sp.Intent.Limit, sp.duration(sp.Intent.Window)), YLabel: "requests", YFrom0: true}
 	for l := range allowed {
 		closeStep(&allowed[l])
 		closeStep(&falseRej[l])
@@ -237,11 +237,11 @@ type keyWindow struct {
 func burstFigure(rp *replay, s streams) (*report.Figure, error) {
 	sp := rp.spec
 	n := len(sp.Lanes)
-	iv := int64(sp.interval())
+	iv := int64(sp.Interval)
 	bins := &binMax{width: max(iv/8, 1), lanes: n}
 	keys := map[string][]keyWindow{}
 	cfg := rp.config(true, false)
-	cfg.Detail = slices.ContainsFunc(sp.algos(), limiters.Algorithm.Delays)
+	cfg.Detail = slices.ContainsFunc(sp.Algos(), limiters.Algorithm.Delays)
 	rep, err := rp.run(cfg, s, func(b *sim.Batch) error {
 		for i := range b.Requests {
 			r := &b.Requests[i]
@@ -278,9 +278,9 @@ func burstFigure(rp *replay, s streams) (*report.Figure, error) {
 		return nil, err
 	}
 	pn := report.Panel{
-		Title:  fmt.Sprintf("the most cost one key got through in any %s, per column of time (dashed: the intended limit)", sp.duration(sp.interval())),
+		Title:  fmt.Sprintf("the most cost one key got through in any %s, per column of time (dashed: the intended limit)", sp.duration(sp.Interval)),
 		YLabel: "cost in interval", YFrom0: true,
-		Limits: []report.Limit{{Label: fmt.Sprintf("limit %d", sp.Oracle.Limit), Y: float64(sp.Oracle.Limit), Color: report.Black}},
+		Limits: []report.Limit{{Label: fmt.Sprintf("limit %d", sp.Intent.Limit), Y: float64(sp.Intent.Limit), Color: report.Black}},
 	}
 	for l, lane := range sp.Lanes {
 		line := report.Line{Label: lane.Name, Color: report.LimiterColor(l)}
@@ -466,11 +466,11 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	var title []string
 	title = append(title, fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, plural(res.rep.Requests, "request"), plural(int64(res.rep.Keys), "key")))
 	title = append(title, fmt.Sprintf("grid: %s%s", plural(int64(len(res.cands)), "candidate"), res.g.describe(res.algos)))
-	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Oracle.Limit, sp.duration(sp.Oracle.Window), clockName(sp.Oracle.Clock)))
+	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock)))
 	if res.cons != nil {
 		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons.text(), plural(int64(len(res.picked)), "candidate"), len(res.cands))
 		if best != nil {
-			line += "; best " + best.spec.name
+			line += "; best " + best.spec.Name
 		}
 		title = append(title, line)
 	}

@@ -409,7 +409,7 @@ func statePanel(lane sim.Lane, index int, kt *keyTrace, burst sim.Interval, sp *
 		}
 	}
 	if burst.Count > 0 {
-		pn.Spans = []report.Span{{Label: fmt.Sprintf("worst burst: %d in %s", burst.Count, sp.duration(sp.interval())),
+		pn.Spans = []report.Span{{Label: fmt.Sprintf("worst burst: %d in %s", burst.Count, sp.duration(sp.Interval)),
 			From: xOf(burst.From, sp), To: xOf(burst.To, sp)}}
 	}
 	return pn

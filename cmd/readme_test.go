@@ -21,6 +21,7 @@ func TestREADME(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no console blocks")
 	}
+	updated := string(data)
 	for _, block := range blocks {
 		end := strings.Index(block, "```\n")
 		if end < 0 {
@@ -38,9 +39,18 @@ func TestREADME(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
 			}
 			if got.stdout != want {
+				if *update {
+					updated = strings.Replace(updated, "```console\n"+command+"\n"+want+"```\n", "```console\n"+command+"\n"+got.stdout+"```\n", 1)
+					return
+				}
 				t.Errorf("README.md shows other output (-README +now):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.stdout, "\n")))
 			}
 		})
+	}
+	if *update && updated != string(data) {
+		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

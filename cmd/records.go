@@ -3,6 +3,7 @@ package cmd
 import (
 	"io"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,25 @@ func timeCell(text string) cell {
 // cols, through a recordWriter. A table is returned for the caller to
 // place, not written.
 func writeRecords(w io.Writer, format outputFormat, cols []column, rows [][]cell) (*table, error) {
+	if format != outTable && format != outMarkdown && slices.ContainsFunc(cols, func(c column) bool { return c.tableOnly }) {
+		// CSV and JSON leave out the columns only tables show.
+		keep := func(i int) bool { return !cols[i].tableOnly }
+		var machine []column
+		for i, c := range cols {
+			if keep(i) {
+				machine = append(machine, c)
+			}
+		}
+		out := make([][]cell, len(rows))
+		for j, r := range rows {
+			for i, c := range r {
+				if keep(i) {
+					out[j] = append(out[j], c)
+				}
+			}
+		}
+		cols, rows = machine, out
+	}
 	rw := newRecordWriter(w, format, cols)
 	rw.maxRows = len(rows) // a report's table shows every row
 	e := &rw.enc

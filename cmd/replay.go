@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
@@ -24,28 +25,26 @@ type replay struct {
 	given    map[string]bool // the flags given on the command line
 }
 
-// prepare checks every flag, then opens the trace. interval is the --interval
-// text ("" for the window). Usage errors come before the trace is touched,
-// except those that depend on whether its times are RFC 3339.
+// prepare checks every flag, then opens the trace. interval is the
+// --interval flag's text ("" for the intent's window). Usage errors come
+// before the trace is touched, except those that depend on whether its
+// times are RFC 3339.
 //
 // algos nil means the five classic algorithms, unless limiters are given
 // with --limiter (specs) or in the config file.
 func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, specs []limiterSpec, interval string, s streams) (*replay, error) {
 	if po.Config != "" {
-		// The config file may give the key, unit and interval too; flags
-		// given on the command line override it.
+		// The config file may give the key and unit too; flags given on
+		// the command line override it.
 		pf, err := po.policyFile()
 		if err != nil {
 			return nil, err
 		}
-		if pf.key != nil && !po.set["key"] {
-			to.Key = pf.key
+		if pf.Key != nil && !po.set["key"] {
+			to.Key = pf.Key
 		}
-		if pf.unit != "" && !po.set["unit"] {
-			to.Unit = pf.unit
-		}
-		if pf.interval != "" && !po.set["interval"] {
-			interval = pf.interval
+		if pf.Unit != "" && !po.set["unit"] {
+			to.Unit = pf.Unit
 		}
 	}
 	if err := checkKeys(to.Key); err != nil {
@@ -58,56 +57,49 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if _, err := parseTraceFormat(to.Format); err != nil {
 		return nil, err
 	}
-	spec, err := resolveSpec(po, algos, specs, interval, unit)
+	plan, err := po.plan(algos, specs, intervalFlag(interval))
+	if err != nil {
+		return nil, err
+	}
 	// Durations of RFC 3339 traces are in seconds, whatever --unit says.
 	// A duration refused in --unit but good in seconds ("1.5" with --unit
 	// ns) is refused only once the trace turns out to be numeric.
 	var unitErr error
-	if err != nil && unit != time.Second {
-		if _, errSeconds := resolveSpec(po, algos, specs, interval, time.Second); errSeconds == nil {
-			unitErr, err = err, nil
+	if _, err := plan.Bind(unit); err != nil {
+		if unit == time.Second {
+			return nil, err
 		}
-	}
-	if err != nil {
-		return nil, err
+		if _, errSeconds := plan.Bind(time.Second); errSeconds != nil {
+			return nil, err
+		}
+		unitErr = err
 	}
 	t, err := openTrace(to, s)
 	if err != nil {
 		if unitErr != nil {
-			return nil, unitErr
+			return nil, unitErr // the flags' mistake comes first
 		}
 		return nil, err
 	}
-	switch {
-	case t.RFC3339() && unit != time.Second:
-		if spec, err = resolveSpec(po, algos, specs, interval, time.Second); err != nil {
-			t.Close()
-			return nil, err
-		}
-	case unitErr != nil:
-		t.Close()
-		return nil, unitErr
+	if t.RFC3339() {
+		unit = time.Second
 	}
-	spec.rfc3339 = t.RFC3339()
-	return &replay{trace: t, spec: spec, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
+	bound, err := plan.Bind(unit)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	sp := &policySpec{Spec: bound, rfc3339: t.RFC3339()}
+	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
 }
 
-func resolveSpec(po *policyOptions, algos []limiters.Algorithm, specs []limiterSpec, interval string, unit time.Duration) (*policySpec, error) {
-	spec, err := po.resolve(algos, specs, unit)
-	if err != nil {
-		return nil, err
+// intervalFlag is the --interval flag's text as a setting, "" when it is
+// not given.
+func intervalFlag(text string) spec.Setting {
+	if text == "" {
+		return spec.Setting{}
 	}
-	if interval != "" {
-		d, err := traces.ParseDuration(interval, unit)
-		if err != nil {
-			return nil, usageErrorf("invalid --interval %q: %s", interval, ErrorText(err))
-		}
-		if d <= 0 {
-			return nil, usageErrorf("--interval must be positive, got %s", interval)
-		}
-		spec.Interval = d
-	}
-	return spec, nil
+	return spec.Setting{Value: text, At: "--interval"}
 }
 
 // config is the sim configuration of the replay. State texts write the
@@ -119,7 +111,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 	}
 	return sim.Config{
 		Lanes:     rp.spec.Lanes,
-		Policy:    rp.spec.Oracle,
+		Policy:    rp.spec.Intent,
 		KeyFields: rp.keys,
 		KeepKeys:  rp.keepKeys,
 		Rows:      rows,
@@ -149,7 +141,7 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 	if err == nil && rep.ClockBackwards > 0 {
 		f := rep.FirstBackwards
 		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-		if rp.spec.Oracle.Clock == limiters.ClockClamp {
+		if rp.spec.Intent.Clock == limiters.ClockClamp {
 			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
 		}
 		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
@@ -193,7 +185,7 @@ func backwardsLine(rep *sim.Report) string {
 // RFC 3339 trace.
 func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	var windowed, buckets []string
-	for _, a := range rp.spec.algos() {
+	for _, a := range rp.spec.Algos() {
 		if a.Windowed() {
 			windowed = append(windowed, a.String())
 		} else {
@@ -208,14 +200,14 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	}
 	if cfg.DecisionsOnly && len(windowed) == 0 {
 		var flags []string
-		if !rp.spec.limitUsed {
+		if !rp.spec.LimitUsed {
 			flags = append(flags, rp.givenFlags("limit")...)
 		}
-		if !rp.spec.windowUsed {
+		if !rp.spec.WindowUsed {
 			flags = append(flags, rp.givenFlags("window")...)
 		}
 		given := "rate"
-		if !rp.spec.limitUsed {
+		if !rp.spec.LimitUsed {
 			given = "capacity and rate"
 		}
 		its := "has its"
@@ -230,7 +222,7 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 		if slices.Contains(coreParams, prm.Name) || !rp.given[prm.Name] {
 			continue
 		}
-		if !slices.ContainsFunc(rp.spec.algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
+		if !slices.ContainsFunc(rp.spec.Algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
 			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
 		}
 	}
@@ -265,14 +257,6 @@ func warnf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "ratesim: warning: "+format+"\n", args...)
 }
 
-// interval is the effective burst interval.
-func (sp *policySpec) interval() time.Duration {
-	if sp.Interval > 0 {
-		return sp.Interval
-	}
-	return sp.Oracle.Window
-}
-
 // lane returns the lane named name.
 func (sp *policySpec) lane(name string) sim.Lane {
 	for _, l := range sp.Lanes {
@@ -284,37 +268,82 @@ func (sp *policySpec) lane(name string) sim.Lane {
 }
 
 // laneCells are the limit, window, capacity and rate of a lane for a
-// report: a window lane's own limit and window, and for a bucket its
-// capacity and rate beside the oracle's limit and window.
+// report: a window lane's own limit and window; for a bucket the intent's
+// limit and window (null when no intent was given) beside its capacity
+// and rate.
 func (sp *policySpec) laneCells(l sim.Lane) (limit, window, capacity, rate cell) {
 	if l.Algorithm.Windowed() {
 		return intCell(l.Policy.Limit), decCell(l.Policy.Window, sp.Unit), nullCell(), nullCell()
 	}
-	return intCell(sp.Oracle.Limit), decCell(sp.Oracle.Window, sp.Unit), intCell(l.Policy.Capacity), strCell(l.Policy.Rate.Format(sp.Unit))
+	limit, window = sp.intentCells()
+	return limit, window, intCell(l.Policy.Capacity), strCell(l.Policy.Rate.Format(sp.Unit))
 }
 
-// laneLines describe, a line each, the lanes whose parameters differ from
-// the ones the header states; none in a plain run.
+// intentCells are the intent's limit and window, null when no intent was
+// given.
+func (sp *policySpec) intentCells() (limit, window cell) {
+	if !sp.IntentNamed {
+		return nullCell(), nullCell()
+	}
+	return intCell(sp.Intent.Limit), decCell(sp.Intent.Window, sp.Unit)
+}
+
+// againstIntent is a cell counted against the intent: v, or null when no
+// intent was given.
+func (sp *policySpec) againstIntent(v cell) cell {
+	if !sp.IntentNamed {
+		return nullCell()
+	}
+	return v
+}
+
+// ratioCell is the ratio of a burst count to the intent's limit, null
+// when no intent was given.
+func (sp *policySpec) ratioCell(count int64) cell {
+	return sp.againstIntent(numCell(ratio(count, sp.Intent.Limit)))
+}
+
+// againstLine says what false allows, false rejects and ratios are
+// counted against: "false allows and rejects are against the oracle, a
+// sliding log of limit 3 per 10s", or that no intent was given.
+func (sp *policySpec) againstLine() string {
+	if !sp.IntentNamed {
+		return "no intent given, so no false allows, false rejects or ratios (-): --intent LIMIT/WINDOW counts them against an exact rolling limit"
+	}
+	return fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", sp.Intent.Limit, sp.duration(sp.Intent.Window))
+}
+
+// laneLines describe, a line each, the lanes whose parameters are their
+// own, or who have names of their own; none in a plain run.
 func (sp *policySpec) laneLines() []string {
 	var lines []string
-	for _, l := range sp.Lanes {
-		if !sp.own(l) && l.Name == l.Algorithm.String() {
+	for i, l := range sp.Lanes {
+		if !sp.Own[i] && l.Name == l.Algorithm.String() {
 			continue
 		}
-		p := l.Policy
 		text := fmt.Sprintf("limiter %s: ", l.Name)
 		if l.Name != l.Algorithm.String() {
 			text = fmt.Sprintf("limiter %s (%s): ", l.Name, l.Algorithm)
 		}
-		if l.Algorithm.Windowed() {
-			text += fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window))
-		} else {
-			text += fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit))
-		}
-		text += sp.extraParams([]limiters.Algorithm{l.Algorithm}, p)
-		lines = append(lines, text+", clock "+clockName(p.Clock))
+		lines = append(lines, text+sp.describeLane(l, ", "))
 	}
 	return lines
+}
+
+// describeLane states lane l's parameters, joined by sep: "limit 3 per
+// 10s; clock reject", "limit 3 per 10s, buckets 5, clock reject".
+func (sp *policySpec) describeLane(l sim.Lane, sep string) string {
+	p := l.Policy
+	var parts []string
+	if l.Algorithm.Windowed() {
+		parts = append(parts, fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window)))
+	} else {
+		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit)))
+	}
+	if extra := sp.extraParams([]limiters.Algorithm{l.Algorithm}, p); extra != "" {
+		parts = append(parts, extra[2:])
+	}
+	return strings.Join(append(parts, "clock "+clockName(p.Clock)), sep)
 }
 
 // extraColumns are the columns a report's rows about lanes add when the
@@ -405,40 +434,51 @@ func (sp *policySpec) duration(d time.Duration) string {
 
 // rate renders the bucket rate per unit.
 func (sp *policySpec) rate() string {
-	return sp.Policy.Rate.Format(sp.Unit)
+	return sp.Shared.Rate.Format(sp.Unit)
 }
 
-// describe states the effective parameters in one line. With burst, it adds
-// the burst interval and the oracle's limit and window.
+// describe states in one line the shared parameters, those of the lanes
+// that have none of their own (laneLines lists the others), or that each
+// has its own. With burst, it adds the burst interval and the intent,
+// when that is not the shared limit and window, or that none was given.
 func (sp *policySpec) describe(burst bool) string {
 	var windowed, bucket bool
-	for _, a := range sp.algos() {
-		if a.Windowed() {
+	var shared []limiters.Algorithm
+	for i, l := range sp.Lanes {
+		if sp.Own[i] {
+			continue
+		}
+		shared = append(shared, l.Algorithm)
+		if l.Algorithm.Windowed() {
 			windowed = true
 		} else {
 			bucket = true
 		}
 	}
 	var parts []string
-	p := sp.Policy
+	p := sp.Shared
+	if len(shared) == 0 {
+		parts = append(parts, "each limiter has its own (below)")
+	}
 	if windowed {
 		parts = append(parts, fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window)))
 	}
 	if bucket {
 		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, sp.rate(), unitName(sp.Unit)))
 	}
-	if extra := sp.extraParams(sp.algos(), p); extra != "" {
+	if extra := sp.extraParams(shared, p); extra != "" {
 		parts = append(parts, extra[2:])
 	}
-	clock := "reject"
-	if p.Clock == limiters.ClockClamp {
-		clock = "clamp"
+	if len(shared) > 0 {
+		parts = append(parts, "clock "+clockName(p.Clock))
 	}
-	parts = append(parts, "clock "+clock)
 	if burst {
-		parts = append(parts, "burst interval "+sp.duration(sp.interval()))
-		if !windowed || sp.Oracle.Limit != p.Limit || sp.Oracle.Window != p.Window {
-			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", sp.Oracle.Limit, sp.duration(sp.Oracle.Window)))
+		parts = append(parts, "burst interval "+sp.duration(sp.Interval))
+		switch {
+		case !sp.IntentNamed:
+			parts = append(parts, "no intent given, so no false allows, false rejects or ratios: --intent LIMIT/WINDOW counts them against an exact rolling limit")
+		case !windowed || sp.Intent.Limit != p.Limit || sp.Intent.Window != p.Window:
+			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", sp.Intent.Limit, sp.duration(sp.Intent.Window)))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -108,7 +108,7 @@ func runReport(o *reportOptions, s streams) error {
 	}
 	defer rp.trace.Close()
 	sp := rp.spec
-	every := sp.Oracle.Window
+	every := sp.Intent.Window
 	if o.Every != "" {
 		if every, err = parseTimeline(o.Every, sp.Unit); err != nil {
 			return err
@@ -137,8 +137,7 @@ func runReport(o *reportOptions, s streams) error {
 
 	summary, _ := writeRecords(nil, outTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
 	sec := report.Section{Heading: "Summary", Text: []string{
-		fmt.Sprintf("max_in_interval is the most cost one key got through in any %s; false allows and rejects are against the oracle, a sliding log of limit %d per %s.",
-			sp.duration(sp.interval()), sp.Oracle.Limit, sp.duration(sp.Oracle.Window))}}
+		fmt.Sprintf("max_in_interval is the most cost one key got through in any %s; %s.", sp.duration(sp.Interval), sp.againstLine())}}
 	sec.Tables = append(sec.Tables, htmlTable(summary, "summary", "per limiter"))
 	if n > 1 && rep.Agree != nil {
 		sec.Tables = append(sec.Tables, htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike"))
@@ -149,10 +148,12 @@ func runReport(o *reportOptions, s streams) error {
 		var rows [][]cell
 		for _, iv := range ivs {
 			user, from, to := burstCells(iv, sp)
-			rows = append(rows, []cell{strCell(iv.Name), intCell(sp.Oracle.Limit), decCell(sp.interval(), sp.Unit),
-				intCell(iv.Count), numCell(ratio(iv.Count, sp.Oracle.Limit)), user, from, to})
+			limit, _, _, _ := sp.laneCells(sp.lane(iv.Name))
+			intentLimit, _ := sp.intentCells()
+			rows = append(rows, []cell{strCell(iv.Name), limit, intentLimit, decCell(sp.Interval, sp.Unit),
+				intCell(iv.Count), sp.ratioCell(iv.Count), user, from, to})
 		}
-		t, _ := writeRecords(nil, outTable, burstColumns[:8], rows)
+		t, _ := writeRecords(nil, outTable, burstColumns[:9], rows)
 		return t
 	}
 	var worst []sim.Interval
@@ -160,11 +161,11 @@ func runReport(o *reportOptions, s streams) error {
 		worst = append(worst, st.Burst)
 	}
 	doc.Sections = append(doc.Sections, report.Section{Heading: "Worst bursts",
-		Text: []string{fmt.Sprintf("The most cost one key got through in any closed interval of %s, from the first to the last allowed request in it: per limiter, then the %d worst over every limiter and key (at most one per limiter and key).", sp.duration(sp.interval()), o.Top)},
+		Text: []string{fmt.Sprintf("The most cost one key got through in any closed interval of %s, from the first to the last allowed request in it: per limiter, then the %d worst over every limiter and key (at most one per limiter and key).", sp.duration(sp.Interval), o.Top)},
 		Tables: []report.Table{htmlTable(burstTable(worst), "bursts", "per limiter"),
 			htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))}})
 
-	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep))
+	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep, sp))
 	keySec := report.Section{Heading: "Top keys", Text: []string{fmt.Sprintf("The %d keys each limiter rejected most.", o.Top)}}
 	if len(keys.rows) == 0 {
 		keySec.Text = append(keySec.Text, "No limiter rejected a request.")
@@ -242,7 +243,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	sec.Text = []string{
 		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
 		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval()), frontierAmong(cons)),
+			sp.Intent.Limit, sp.duration(sp.Intent.Window), sp.duration(sp.Interval), frontierAmong(cons)),
 	}
 	rows := res.cands
 	caption := "every candidate"

@@ -235,7 +235,7 @@ func runRun(o *runOptions, s streams) error {
 		if lane := rp.spec.Lanes[0]; lane.Name != name {
 			name = fmt.Sprintf("%s (%s)", lane.Name, algo)
 		}
-		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describe(false)))
+		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describeLane(rp.spec.Lanes[0], "; ")))
 		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
 		if line := backwardsLine(rep); line != "" {
 			w.line(line)

@@ -46,7 +46,7 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(pf.policies) == 0 {
+	if len(pf.Policies) == 0 {
 		if o.set["stack"] {
 			return nil, usageErrorf("--stack needs a policies: list in %s", o.Config)
 		}
@@ -55,7 +55,7 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	if len(o.Limiters) > 0 {
 		return nil, usageErrorf("%s stacks policies: --limiter does not join them", o.Config)
 	}
-	return pf.policies, nil
+	return pf.Policies, nil
 }
 
 // stackMode parses --stack.
@@ -74,7 +74,7 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	po.single = true
 	specs := make([]limiterSpec, len(stack))
 	for i, sp := range stack {
-		specs[i] = sp.limiterSpec
+		specs[i] = sp.Limiter
 	}
 	rp, err := prepare(to, po, nil, specs, "", s)
 	if err != nil {
@@ -82,14 +82,14 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	}
 	policies := make([]sim.StackPolicy, len(stack))
 	for i, sp := range stack {
-		key := sp.key
+		key := sp.Key
 		if key == nil {
 			key = rp.keys
 			if key == nil {
 				key = []string{"user"}
 			}
 		}
-		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.shadow}
+		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow}
 	}
 	return rp, policies, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -266,20 +267,20 @@ func (g *grid) candidates(algos []limiters.Algorithm) ([]*candidate, error) {
 		idx := make([]int, len(names))
 		for {
 			c := &candidate{index: len(out), values: map[string]string{}}
-			c.spec.alg = a
+			c.spec.Algorithm = a
 			var args []string
 			for i, name := range names {
 				v := g.values[name][idx[i]]
 				c.values[name] = v
 				args = append(args, name+"="+v)
-				if err := c.spec.set(name, v, "--"+name); err != nil {
+				if err := c.spec.Set(name, v, spec.Source("--"+name)); err != nil {
 					return nil, usageErrorf("--%s: %s", name, ErrorText(err))
 				}
 			}
-			c.spec.args = strings.Join(args, ",")
-			c.spec.name = a.String()
-			if c.spec.args != "" {
-				c.spec.name += ":" + c.spec.args
+			c.spec.Args = strings.Join(args, ",")
+			c.spec.Name = a.String()
+			if c.spec.Args != "" {
+				c.spec.Name += ":" + c.spec.Args
 			}
 			out = append(out, c)
 			// The next combination, the last parameter fastest.
@@ -362,6 +363,7 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
 			return nil, err
 		}
+		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
 	} else {
 		for _, name := range []string{"limit", "window"} {
 			if len(g.values[name]) > 1 {
@@ -381,8 +383,8 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 	for _, c := range cands {
 		specs = append(specs, c.spec)
 	}
-	specs = append(specs, limiterSpec{name: intentLane, alg: limiters.SlidingLog})
-	rp, err := prepare(&o.trace, po, nil, specs, po.Window, s)
+	specs = append(specs, limiterSpec{Name: intentLane, Algorithm: limiters.SlidingLog})
+	rp, err := prepare(&o.trace, po, nil, specs, "", s)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +457,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	w.line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
 	w.line(fmt.Sprintf("grid: %s%s", plural(int64(len(cands)), "candidate"), g.describe(algos)))
 	w.line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Oracle.Limit, sp.duration(sp.Oracle.Window), clockName(sp.Oracle.Clock), sp.duration(sp.interval())))
+		sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), sp.duration(sp.Interval)))
 	if line := backwardsLine(rep); line != "" {
 		w.line(line)
 	}
@@ -522,7 +524,7 @@ func (g *grid) describe(algos []limiters.Algorithm) string {
 // sweepByKey replays the trace again through the best candidate alone and
 // writes its most rejected keys.
 func sweepByKey(o *sweepOptions, po *policyOptions, best *candidate, s streams) error {
-	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.spec}, po.Window, s)
+	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.spec}, "", s)
 	if err != nil {
 		return err
 	}
@@ -535,7 +537,7 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *candidate, s streams) 
 	t, _ := writeRecords(nil, format, byKeyColumns, rows)
 	w := &textWriter{w: s.out, format: format}
 	w.blank()
-	w.line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.spec.name))
+	w.line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.spec.Name))
 	w.blank()
 	if len(rows) == 0 {
 		w.line("it rejected no request")

@@ -110,7 +110,8 @@ func (tl *timeline) flush() error {
 		e := &tl.rw.enc
 		b := tl.rw.begin()
 		for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
-			intCell(tl.requests - c.allowed), intCell(c.falseAllows), intCell(c.falseRejects), intCell(int64(len(tl.keys)))} {
+			intCell(tl.requests - c.allowed), tl.sp.againstIntent(intCell(c.falseAllows)), tl.sp.againstIntent(intCell(c.falseRejects)),
+			intCell(int64(len(tl.keys)))} {
 			if j > 0 {
 				b = e.next(b)
 			}

@@ -325,7 +325,7 @@ func validateDrain(p Policy) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("limiters: capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
+	return policyErrorf("capacity", "capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
 }
 
 func (a Algorithm) kind() *kind {
@@ -467,7 +467,7 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 	for a := range kinds {
 		names[a] = kinds[a].name
 	}
-	return 0, fmt.Errorf("limiters: unknown algorithm %q (valid: %s)", name, strings.Join(names, ", "))
+	return 0, policyErrorf("", "unknown algorithm %q (valid: %s)", name, strings.Join(names, ", "))
 }
 
 // ClassicAlgorithms returns the five classic algorithms: FixedWindow,

@@ -1,7 +1,6 @@
 package limiters
 
 import (
-	"fmt"
 	"math/bits"
 	"strconv"
 	"time"
@@ -67,7 +66,7 @@ func (p Policy) bucketCount() int64 {
 func validateBuckets(p Policy) error {
 	n := p.bucketCount()
 	if int64(p.Window)%n != 0 {
-		return fmt.Errorf("limiters: window %dns does not divide into %d buckets of whole nanoseconds", int64(p.Window), n)
+		return policyErrorf("buckets", "window %dns does not divide into %d buckets of whole nanoseconds", int64(p.Window), n)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package limiters
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
@@ -96,14 +95,14 @@ func tickLeak(p Policy) (a, b uint64, ok bool) {
 // fit the integers TickQueue computes in.
 func validateTickQueue(p Policy) error {
 	if p.Delay < 0 {
-		return fmt.Errorf("limiters: delay must not be negative, got %d", p.Delay)
+		return policyErrorf("delay", "delay must not be negative, got %d", p.Delay)
 	}
 	parts := p.partsOf()
 	if p.Capacity > math.MaxInt64/4/parts {
-		return fmt.Errorf("limiters: capacity %d in %d parts a request does not fit 62 bits", p.Capacity, parts)
+		return policyErrorf("capacity", "capacity %d in %d parts a request does not fit 62 bits", p.Capacity, parts)
 	}
 	if _, _, ok := tickLeak(p); !ok {
-		return fmt.Errorf("limiters: rate %d per %dns in %d parts per tick of %dns does not reduce to numbers below 2^63",
+		return policyErrorf("rate", "rate %d per %dns in %d parts per tick of %dns does not reduce to numbers below 2^63",
 			p.Rate.N, int64(p.Rate.Per), parts, int64(p.tickOf()))
 	}
 	return nil

@@ -54,3 +54,13 @@ func quote(b []byte) string {
 	}
 	return strconv.Quote(string(b[:n])) + "..."
 }
+
+// A ValueError is a value given outside a trace that does not parse: a
+// duration, a unit, a time format. Its Error names the package; Text is
+// the message alone.
+type ValueError struct{ msg string }
+
+func (e *ValueError) Error() string { return "traces: " + e.msg }
+
+// Text returns the message without the package's name.
+func (e *ValueError) Text() string { return e.msg }

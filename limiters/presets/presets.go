@@ -191,7 +191,7 @@ func (p *Preset) Limiter(params map[string]string) (limiters.Algorithm, limiters
 	for k, val := range params {
 		prm := p.param(k)
 		if prm == nil {
-			return 0, limiters.Policy{}, fmt.Errorf("presets: %s has no parameter %q (valid: %s)", p.Name, k, strings.Join(p.ParamNames(), ", "))
+			return 0, limiters.Policy{}, errorf("%s has no parameter %q (valid: %s)", p.Name, k, strings.Join(p.ParamNames(), ", "))
 		}
 		v[k] = val
 	}
@@ -202,12 +202,21 @@ func (p *Preset) Limiter(params map[string]string) (limiters.Algorithm, limiters
 	}
 	a, pol, err := p.build(v)
 	if err != nil {
-		return 0, limiters.Policy{}, fmt.Errorf("presets: %s: %w", p.Name, err)
+		return 0, limiters.Policy{}, errorf("%s: %v", p.Name, err)
 	}
 	if err := pol.Validate(a); err != nil {
-		return 0, limiters.Policy{}, fmt.Errorf("presets: %s: %s", p.Name, strings.TrimPrefix(err.Error(), "limiters: "))
+		return 0, limiters.Policy{}, errorf("%s: %s", p.Name, policyText(err))
 	}
 	return a, pol, nil
+}
+
+// policyText is the message of a limiters error without the package's
+// name.
+func policyText(err error) string {
+	if pe, ok := err.(*limiters.PolicyError); ok {
+		return pe.Text()
+	}
+	return err.Error()
 }
 
 func (p *Preset) param(name string) *Param {
