@@ -146,23 +146,33 @@ func exampleCommand(a limiters.Algorithm) string {
 // writeWrapped writes label then text, wrapped at width with continuation
 // lines indented to indent columns.
 func writeWrapped(b *strings.Builder, label, text string, indent, width int) {
-	line := label + strings.Repeat(" ", max(1, indent-len(label)))
-	col := len(line)
-	b.WriteString(line)
-	first := true
+	b.WriteString(wrapLines(text, label+strings.Repeat(" ", max(1, indent-len(label))), strings.Repeat(" ", indent), width))
+	b.WriteByte('\n')
+}
+
+// wrapText breaks text into lines of at most width columns, each after
+// indent.
+func wrapText(text, indent string, width int) string { return wrapLines(text, indent, indent, width) }
+
+// wrapLines breaks text at spaces into lines of at most width columns
+// (a longer word has a line of its own), the first after first and the
+// others after rest.
+func wrapLines(text, first, rest string, width int) string {
+	var b strings.Builder
+	b.WriteString(first)
+	col, empty := len(first), true
 	for _, w := range strings.Fields(text) {
-		if !first && col+1+len(w) > width {
-			b.WriteString("\n" + strings.Repeat(" ", indent))
-			col = indent
-			first = true
+		if !empty && col+1+len(w) > width {
+			b.WriteString("\n" + rest)
+			col, empty = len(rest), true
 		}
-		if !first {
+		if !empty {
 			b.WriteByte(' ')
 			col++
 		}
 		b.WriteString(w)
 		col += len(w)
-		first = false
+		empty = false
 	}
-	b.WriteByte('\n')
+	return b.String()
 }

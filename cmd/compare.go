@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const compareLong = `Replay a trace through several algorithms at once and show their decisions
+var compareLong = `Replay a trace through several algorithms at once and show their decisions
 side by side: one row per request, one column per algorithm (true when it
 allowed the request). In a table, rows where the algorithms disagree are
 marked with * in the diff column, and the matrix is followed by a summary per
@@ -24,9 +25,10 @@ to the limit, the false allows and false rejects against the oracle (a
 sliding log with the same limit and window: the exact rolling policy) and the
 time of the first rejection.
 
-Default algorithms: the five classic algorithms (fixed-window, sliding-log,
-sliding-counter, token-bucket, leaky-bucket); --algos all adds gcra and
-leaky-queue.`
+` + wrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
+	"); --algos all adds "+joinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
+	return slices.Contains(limiters.ClassicAlgorithms(), a)
+})), "and")+".", "", 78)
 
 const compareExample = `  ratesim compare traces/examples/boundary.csv
   ratesim compare --algos fixed-window,sliding-log --diff trace.csv
@@ -97,7 +99,7 @@ func runCompare(o *compareOptions, s streams) error {
 		return usageErrorf("--timeline excludes --summary and --diff")
 	}
 	switch {
-	case o.ByKey < 0:
+	case o.ByKey < 0 || o.ByKey == 0 && o.policy.set["by-key"]:
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && (o.Summary || o.Diff || o.Timeline != ""):
 		return usageErrorf("--by-key excludes --summary, --diff and --timeline")

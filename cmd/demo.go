@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +67,7 @@ func runDemo(s streams) error {
 		w.blank()
 		w.line(fmt.Sprintf("%d. %s", i+1, algo))
 		w.blank()
-		w.line(wrap(algo.Doc().Walkthrough, 78))
+		w.line(wrapText(algo.Doc().Walkthrough, "", 78))
 		w.blank()
 		w.line(exampleCommand(algo))
 		if w.err != nil {
@@ -83,8 +82,8 @@ func runDemo(s streams) error {
 	w.blank()
 	w.line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(steps)+1))
 	w.blank()
-	w.line(wrap("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
-		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", 78))
+	w.line(wrapText("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
+		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", "", 78))
 	w.blank()
 	w.line("$ ratesim compare traces/examples/boundary.csv")
 	if w.err != nil {
@@ -115,21 +114,3 @@ func defaultPolicy() policyOptions {
 	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
 }
 
-// wrap breaks text into lines of at most width columns.
-func wrap(text string, width int) string {
-	var b strings.Builder
-	col := 0
-	for _, w := range strings.Fields(text) {
-		if col > 0 && col+1+len(w) > width {
-			b.WriteByte('\n')
-			col = 0
-		}
-		if col > 0 {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(w)
-		col += len(w)
-	}
-	return b.String()
-}

@@ -472,6 +472,15 @@ func parseAlgorithm(name string) (limiters.Algorithm, error) {
 	return a, nil
 }
 
+// algoNames are the names of algos.
+func algoNames(algos []limiters.Algorithm) []string {
+	names := make([]string, len(algos))
+	for i, a := range algos {
+		names[i] = a.String()
+	}
+	return names
+}
+
 func algorithmNames() string {
 	var names []string
 	for _, a := range limiters.AllAlgorithms() {

@@ -57,7 +57,7 @@ compare --timeline. The trace must be in time order (or give --sort).` + policyH
 
 // timelineFigure replays rp's trace and draws its timeline.
 func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, error) {
-	every, err := parseTimeline(everyText, rp.spec.Unit)
+	every, err := parseTimeline(everyText, "--every", rp.spec.Unit)
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/ratesim/ratesim/limiters"
 )
 
-// policyHelp ends the long help of the commands that replay a trace.
-const policyHelp = `
+// policyHelp ends the long help of the commands that replay a trace. Its
+// lists of names come from the tables that hold them.
+var policyHelp = `
 
 POLICY
   Window algorithms use --limit and --window (default 3 per 10); bucket
@@ -27,11 +28,16 @@ POLICY
       token-bucket: {capacity: 5, rate: 1/2}
 
   Each algorithm runs with its own parameters. The file may also give
-  algos (a list), key, unit, interval and clock. The oracle, against
-  which false allows and rejects are counted, is a sliding log with the
-  shared limit and window.
+  algos (a list), key, unit, interval, intent and clock.
 
-` + limiterGrammar + `
+  The intent is the policy meant: an exact rolling limit (a sliding log,
+  the oracle) against which false allows, false rejects and burst ratios
+  are counted. --intent LIMIT/WINDOW (or intent: in the file) gives it;
+  otherwise it is the shared limit and window. When every limiter has
+  parameters of its own and none of --intent, --limit or --window is
+  given, there is no intent, and those columns are empty.
+
+` + limiterGrammar() + `
 
 TRACES
   Several traces are merged by time (each must be in time order, or give

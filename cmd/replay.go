@@ -186,10 +186,12 @@ func backwardsLine(rep *sim.Report) string {
 func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	var windowed, buckets []string
 	for _, a := range rp.spec.Algos() {
+		list := &buckets
 		if a.Windowed() {
-			windowed = append(windowed, a.String())
-		} else {
-			buckets = append(buckets, a.String())
+			list = &windowed
+		}
+		if !slices.Contains(*list, a.String()) {
+			*list = append(*list, a.String())
 		}
 	}
 	if len(buckets) == 0 {
@@ -225,6 +227,9 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 		if !slices.ContainsFunc(rp.spec.Algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
 			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
 		}
+	}
+	if rp.given["sort-mem"] && rp.trace.sorted == nil {
+		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
 	}
 	if rp.trace.RFC3339() && rp.given["unit"] {
 		warnf(w, "--unit has no effect: the trace's times are RFC 3339, and its durations are in seconds")

@@ -110,7 +110,7 @@ func runReport(o *reportOptions, s streams) error {
 	sp := rp.spec
 	every := sp.Intent.Window
 	if o.Every != "" {
-		if every, err = parseTimeline(o.Every, sp.Unit); err != nil {
+		if every, err = parseTimeline(o.Every, "--every", sp.Unit); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const sweepLong = `Replay a trace through every combination of the parameter values given,
+var sweepLong = `Replay a trace through every combination of the parameter values given,
 each combination one candidate limiter, all in one pass over the trace, and
 score every candidate against the intent: the exact rolling policy you mean,
 --intent LIMIT/WINDOW (default: --limit per --window), as compare scores
@@ -27,7 +27,7 @@ and windows (--window 10s,1m). --algos names the algorithms (default
 token-bucket); each takes the parameters that apply to it, and its
 candidates are every combination of their values. A bucket given no
 capacity or rate takes the intent's limit, and its limit per window. At
-most 4096 candidates run in one sweep.
+most ` + strconv.Itoa(maxCandidates) + ` candidates run in one sweep.
 
 Per candidate: limiter (the --limiter text that replays it alone, beside
 --intent's limit and window), algo and its parameters, requests, allowed,
@@ -388,6 +388,7 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 	if err != nil {
 		return nil, err
 	}
+	rp.given = o.set // for the warnings about flags with no effect
 	cfg := rp.config(false, false)
 	cfg.Rejections = true
 	rep, err := rp.run(cfg, s, nil)
@@ -419,7 +420,7 @@ func runSweep(o *sweepOptions, s streams) error {
 		return err
 	}
 	switch {
-	case o.ByKey < 0:
+	case o.ByKey < 0 || o.ByKey == 0 && o.set["by-key"]:
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // timelineColumns are the columns of compare --timeline: a row per
@@ -174,21 +174,15 @@ func (tl *timeline) stripLines() []string {
 	return lines
 }
 
-// parseTimeline parses --timeline: a positive duration in the unit.
-func parseTimeline(s string, unit time.Duration) (time.Duration, error) {
-	d, err := traces.ParseDuration(s, unit)
-	if err != nil {
-		return 0, usageErrorf("invalid --timeline %q: %s", s, ErrorText(err))
-	}
-	if d <= 0 {
-		return 0, usageErrorf("--timeline must be positive, got %s", s)
-	}
-	return d, nil
+// parseTimeline parses a timeline's interval, given at flag ("--timeline",
+// "--every"): a positive duration in the unit.
+func parseTimeline(s, flag string, unit time.Duration) (time.Duration, error) {
+	return spec.Duration(spec.Setting{Value: s, At: spec.Source(flag)}, strings.TrimPrefix(flag, "--"), unit)
 }
 
 // runTimeline replays the trace of rp and writes compare --timeline.
 func runTimeline(o *compareOptions, rp *replay, format outputFormat, s streams) error {
-	every, err := parseTimeline(o.Timeline, rp.spec.Unit)
+	every, err := parseTimeline(o.Timeline, "--timeline", rp.spec.Unit)
 	if err != nil {
 		return err
 	}
