@@ -113,4 +113,3 @@ func runDemo(s streams) error {
 func defaultPolicy() policyOptions {
 	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
 }
-
