@@ -343,7 +343,7 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			intCell(st.Requests),
 			intCell(st.Allowed),
 			intCell(st.Rejected),
-			numCell(pct(st.Allowed, st.Requests)),
+			pctCell(st.Allowed, st.Requests),
 			intCell(st.Burst.Count),
 			sp.ratioCell(st.Burst.Count),
 			sp.againstIntent(intCell(st.FalseAllows)),
@@ -405,7 +405,11 @@ func agreementTable(rep *sim.Report) *table {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, pct(rep.Agree[a][b], rep.Requests))
+			text := "-"
+			if rep.Requests > 0 {
+				text = pct(rep.Agree[a][b], rep.Requests)
+			}
+			row = append(row, text)
 		}
 		t.rows = append(t.rows, row)
 	}

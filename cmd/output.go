@@ -457,6 +457,43 @@ func displayText(s string) string {
 	return b.String()
 }
 
+// terminalSafe is a line of text for a terminal: s with every rune that
+// is not printable (a control character such as ESC or a newline, a
+// format character) and every byte that is not UTF-8 written as a Go
+// escape, so that names and values from the trace or the command line
+// (a policy name, a user) never reach the terminal raw in a heading or a
+// message. Everything else, spaces and backslashes included, is as it is.
+func terminalSafe(s string) string {
+	safe := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			const hex = "0123456789abcdef"
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
+}
+
 // plainText reports whether displayText shows s as it is: printable ASCII
 // without a backslash, not beginning with a space or a double quote, not
 // ending with a space.

@@ -90,13 +90,13 @@ func sweepRows(cands []*candidate, sp *policySpec, cols []column, table bool) []
 			case "allowed":
 				v = intCell(st.Allowed)
 			case "allow_pct":
-				v = numCell(pct(st.Allowed, st.Requests))
+				v = pctCell(st.Allowed, st.Requests)
 			case "false_allows":
 				v = intCell(st.FalseAllows)
 			case "false_rejects":
 				v = intCell(st.FalseRejects)
 			case "false_reject_pct":
-				v = numCell(pct(st.FalseRejects, st.Requests))
+				v = pctCell(st.FalseRejects, st.Requests)
 			case "keys_rejected":
 				v = intCell(st.KeysRejected)
 			case "max_in_interval":
@@ -168,19 +168,24 @@ func (c *candidate) score(sp *policySpec) {
 	}
 	frac := func(a, b int64, scale int64) *big.Rat {
 		if b <= 0 {
-			return new(big.Rat)
+			return nil // a share of nothing: no value, which meets no constraint
 		}
 		return new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(a), big.NewInt(scale)), big.NewInt(b))
 	}
 	num["requests"] = new(big.Rat).SetInt64(st.Requests)
 	num["allowed"] = new(big.Rat).SetInt64(st.Allowed)
-	num["allow_pct"] = frac(st.Allowed, st.Requests, 100)
+	setFrac := func(name string, r *big.Rat) {
+		if r != nil {
+			num[name] = r
+		}
+	}
+	setFrac("allow_pct", frac(st.Allowed, st.Requests, 100))
 	num["false_allows"] = new(big.Rat).SetInt64(st.FalseAllows)
 	num["false_rejects"] = new(big.Rat).SetInt64(st.FalseRejects)
-	num["false_reject_pct"] = frac(st.FalseRejects, st.Requests, 100)
+	setFrac("false_reject_pct", frac(st.FalseRejects, st.Requests, 100))
 	num["keys_rejected"] = new(big.Rat).SetInt64(st.KeysRejected)
 	num["max_in_interval"] = new(big.Rat).SetInt64(st.Burst.Count)
-	num["ratio"] = frac(st.Burst.Count, sp.Intent.Limit, 1)
+	setFrac("ratio", frac(st.Burst.Count, sp.Intent.Limit, 1))
 	if w, ok := sim.Quantile(st.Waits, 99, 100); ok {
 		if w == limiters.InfDuration {
 			c.never = true

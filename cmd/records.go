@@ -93,6 +93,15 @@ func writeRecords(w io.Writer, format outputFormat, cols []column, rows [][]cell
 // up in integers so that output never depends on float formatting.
 func pct(part, whole int64) string { return decimalQuotient(part, whole, 2, 1) }
 
+// pctCell is part as a percentage of whole, with one decimal; null when
+// whole is zero, where a percentage means nothing (an empty trace).
+func pctCell(part, whole int64) cell {
+	if whole <= 0 {
+		return nullCell()
+	}
+	return numCell(pct(part, whole))
+}
+
 // ratio renders num/den with two decimals, rounded half up.
 func ratio(num, den int64) string { return decimalQuotient(num, den, 0, 2) }
 

@@ -138,6 +138,9 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 		emit = func(*sim.Batch) error { return nil }
 	}
 	rep, err := sim.Run(src, cfg, emit)
+	if err == nil && rep.Requests == 0 {
+		warnf(s.err, "%s holds no request: every count is 0 and every share is empty", rp.trace.name)
+	}
 	if err == nil && rep.ClockBackwards > 0 {
 		f := rep.FirstBackwards
 		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
@@ -259,7 +262,7 @@ func noEffect(flags []string) string {
 // warnf writes a warning line to w: the command goes on, and its exit
 // status is not changed.
 func warnf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "ratesim: warning: "+format+"\n", args...)
+	fmt.Fprintf(w, "ratesim: warning: %s\n", terminalSafe(fmt.Sprintf(format, args...)))
 }
 
 // lane returns the lane named name.
@@ -498,7 +501,7 @@ type textWriter struct {
 
 func (tw *textWriter) line(s string) {
 	if tw.err == nil {
-		_, tw.err = io.WriteString(tw.w, s+"\n")
+		_, tw.err = io.WriteString(tw.w, terminalSafe(s)+"\n")
 	}
 }
 

@@ -289,7 +289,7 @@ func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]cell {
 			intCell(so.requests),
 			intCell(so.allowed[l]),
 			intCell(so.requests - so.allowed[l]),
-			numCell(pct(so.allowed[l], so.requests)),
+			pctCell(so.allowed[l], so.requests),
 			intCell(memAllowed),
 			intCell(so.allowed[l] - memAllowed),
 			differ,

@@ -78,7 +78,7 @@ func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err != nil {
-		fmt.Fprintf(stderr, "ratesim: %s\n", ErrorText(err))
+		fmt.Fprintf(stderr, "ratesim: %s\n", terminalSafe(ErrorText(err)))
 	}
 	return ExitCode(err)
 }
