@@ -501,7 +501,11 @@ type textWriter struct {
 
 func (tw *textWriter) line(s string) {
 	if tw.err == nil {
-		_, tw.err = io.WriteString(tw.w, terminalSafe(s)+"\n")
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = terminalSafe(l)
+		}
+		_, tw.err = io.WriteString(tw.w, strings.Join(lines, "\n")+"\n")
 	}
 }
 
