@@ -227,11 +227,7 @@ func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) er
 		if a.Number == 0 {
 			b = e.time(e.next(b), []byte(a.OriginalText))
 		} else {
-			if rfc {
-				text = time.Unix(0, a.Time).UTC().AppendFormat(text[:0], time.RFC3339Nano)
-			} else {
-				text = traces.AppendDecimal(text[:0], a.Time, unit)
-			}
+			text = rp.spec.times.Append(text[:0], a.Time)
 			b = e.time(e.next(b), text)
 		}
 		d := &a.Decision

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -375,13 +374,14 @@ func burstCells(iv sim.Interval, sp *policySpec) (user, from, to cell) {
 	return strCell(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
 }
 
-// instantCell renders a time of the trace: an exact number in the unit, or
-// an RFC 3339 time (UTC) for RFC 3339 traces.
+// instantCell renders a time of the trace as the trace writes its times
+// (traces.TimeWriter): the one rule for times in every output.
 func instantCell(ns int64, sp *policySpec) cell {
-	if sp.rfc3339 {
-		return strCell(time.Unix(0, ns).UTC().Format(time.RFC3339Nano))
+	text := sp.times.Format(ns)
+	if sp.times.Numeric() {
+		return numCell(text)
 	}
-	return decCell(time.Duration(ns), sp.Unit)
+	return strCell(text)
 }
 
 func clockName(c limiters.Clock) string {

@@ -351,6 +351,22 @@ func (t *trace) RFC3339() bool {
 	return false
 }
 
+// timeWriter writes instants as the trace writes its times: as the first
+// of its files whose kind of times is known, in the zone of the first
+// time read.
+func (t *trace) timeWriter() traces.TimeWriter {
+	var sample []byte
+	if t.first != nil {
+		sample = t.first.TimeText
+	}
+	for _, r := range t.readers {
+		if r.TimesKnown() {
+			return r.TimeWriter(sample)
+		}
+	}
+	return traces.TimeWriter{}
+}
+
 // skipOtherUsers has the readers pass over the plain records of other
 // users than users without reading them: for a second read of a trace the
 // first read checked whole.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // policyHelp ends the long help of the commands that replay a trace. Its
@@ -163,8 +164,11 @@ func paramNames() []string { return spec.ParamNames() }
 // times are RFC 3339.
 type policySpec struct {
 	*spec.Spec
-	// rfc3339: the trace's timestamps are RFC 3339 times.
+	// rfc3339: the trace's timestamps are absolute times (RFC 3339, an
+	// access log's, a layout's), not numbers.
 	rfc3339 bool
+	// times writes instants as the trace writes its times.
+	times traces.TimeWriter
 }
 
 // plan resolves the policy of a replay of algos (nil for the five classic

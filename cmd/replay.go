@@ -89,7 +89,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		t.Close()
 		return nil, err
 	}
-	sp := &policySpec{Spec: bound, rfc3339: t.RFC3339()}
+	sp := &policySpec{Spec: bound, rfc3339: t.RFC3339(), times: t.timeWriter()}
 	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
 }
 
