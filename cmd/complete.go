@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/traces"
@@ -65,6 +66,14 @@ func registerCompletions(c *cobra.Command) {
 	}
 	if c.Flags().Lookup("pick") != nil {
 		_ = c.RegisterFlagCompletionFunc("pick", completePick)
+	}
+	for _, name := range sweep.ParamNames() {
+		// A sweep's values, or a parameter's: never a file.
+		if flag := sweepFlag(name); c.Flags().Lookup(flag) != nil {
+			if _, ok := c.GetFlagCompletionFunc(flag); !ok {
+				_ = c.RegisterFlagCompletionFunc(flag, cobra.NoFileCompletions)
+			}
+		}
 	}
 	if c.Name() == "gen" {
 		fixed("output",

@@ -29,6 +29,13 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
 
+// usageMistake is an error of another package that reports whether it is
+// a mistake in how ratesim was called (sweep's grid and constraints).
+type usageMistake interface {
+	error
+	Usage() bool
+}
+
 // partialError reports that a lenient read skipped bad rows: the output is
 // complete for the rows that were read. It exits with status 3.
 type partialError struct{ skipped int }
@@ -46,11 +53,12 @@ func (e *partialError) Error() string {
 func ExitCode(err error) int {
 	var ue *usageError
 	var se *spec.Error
+	var ae usageMistake
 	var pe *partialError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, &se):
+	case errors.As(err, &ue), errors.As(err, &se), errors.As(err, &ae) && ae.Usage():
 		return exitUsage
 	case errors.As(err, &pe):
 		return exitPartial

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
 	"github.com/ratesim/ratesim/sim"
@@ -358,8 +359,8 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	sp := res.rp.spec
 	// The X parameter: the first given more than one value.
 	xName := ""
-	for _, name := range res.g.names {
-		if len(res.g.values[name]) > 1 {
+	for _, name := range res.g.Names() {
+		if len(res.g.Values(name)) > 1 {
 			xName = name
 			break
 		}
@@ -373,11 +374,11 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 			xLabel += " (" + unitName(sp.Unit) + ")"
 		}
 	}
-	xOfCand := func(c *candidate) (float64, bool) {
+	xOfCand := func(c *sweep.Candidate) (float64, bool) {
 		if xName == "" {
-			return float64(c.index), true
+			return float64(c.Index), true
 		}
-		v := c.num[xName]
+		v := c.Num[xName]
 		if v == nil {
 			return 0, false
 		}
@@ -387,22 +388,22 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	// A series per algorithm and values of the other parameters.
 	type series struct {
 		label string
-		cands []*candidate
+		cands []*sweep.Candidate
 	}
 	var order []string
 	groups := map[string]*series{}
 	for _, c := range res.cands {
-		if frontierOnly && !c.front {
+		if frontierOnly && !c.Front {
 			continue
 		}
 		var parts []string
-		for _, name := range res.g.names {
-			if name == xName || !slices.Contains(c.lane.Algorithm.Params(), name) {
+		for _, name := range res.g.Names() {
+			if name == xName || !slices.Contains(c.Lane.Algorithm.Params(), name) {
 				continue
 			}
-			parts = append(parts, name+" "+c.values[name])
+			parts = append(parts, name+" "+c.Values[name])
 		}
-		label := c.lane.Algorithm.String()
+		label := c.Lane.Algorithm.String()
 		if len(parts) > 0 {
 			label += " " + strings.Join(parts, ", ")
 		}
@@ -414,11 +415,11 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	}
 	metrics := []string{"false_allows", "false_rejects"}
 	for _, k := range res.cons {
-		if !slices.Contains(metrics, k.column) && k.column != xName {
-			metrics = append(metrics, k.column)
+		if !slices.Contains(metrics, k.Column) && k.Column != xName {
+			metrics = append(metrics, k.Column)
 		}
 	}
-	var best *candidate
+	var best *sweep.Candidate
 	if len(res.picked) > 0 {
 		best = res.picked[0]
 	}
@@ -429,9 +430,9 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 			pn.Title += " against " + xName
 		}
 		for _, k := range res.cons {
-			if k.column == m {
-				v, _ := k.value.Float64()
-				pn.Limits = append(pn.Limits, report.Limit{Label: k.text, Y: v, Color: report.Constraint})
+			if k.Column == m {
+				v, _ := k.Value.Float64()
+				pn.Limits = append(pn.Limits, report.Limit{Label: k.Text, Y: v, Color: report.Constraint})
 			}
 		}
 		var front, bestPts []report.Point
@@ -439,14 +440,14 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 			line := report.Line{Label: label, Color: report.LimiterColor(i)}
 			for _, c := range groups[label].cands {
 				x, ok := xOfCand(c)
-				y := c.num[m]
+				y := c.Num[m]
 				if !ok || y == nil {
 					continue
 				}
 				yf, _ := y.Float64()
 				p := report.Point{X: x, Y: yf}
 				line.Points = append(line.Points, p)
-				if c.front {
+				if c.Front {
 					front = append(front, p)
 				}
 				if c == best {
@@ -465,12 +466,12 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	}
 	var title []string
 	title = append(title, fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, plural(res.rep.Requests, "request"), plural(int64(res.rep.Keys), "key")))
-	title = append(title, fmt.Sprintf("grid: %s%s", plural(int64(len(res.cands)), "candidate"), res.g.describe(res.algos)))
+	title = append(title, fmt.Sprintf("grid: %s%s", plural(int64(len(res.cands)), "candidate"), ": "+res.g.Describe(res.algos)))
 	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock)))
 	if res.cons != nil {
-		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons.text(), plural(int64(len(res.picked)), "candidate"), len(res.cands))
+		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons.String(), plural(int64(len(res.picked)), "candidate"), len(res.cands))
 		if best != nil {
-			line += "; best " + best.spec.Name
+			line += "; best " + best.Limiter.Name
 		}
 		title = append(title, line)
 	}

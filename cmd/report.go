@@ -241,7 +241,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	defer res.rp.trace.Close()
 	sp := res.rp.spec
 	sec.Text = []string{
-		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
+		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
 		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
 			sp.Intent.Limit, sp.duration(sp.Intent.Window), sp.duration(sp.Interval), frontierAmong(cons)),
 	}
@@ -252,25 +252,16 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 			sec.Text = append(sec.Text, unreachable(res.cands, cons, res.intent, sp)...)
 		} else {
 			rows = res.picked
-			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.text())
+			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.String())
 		}
 	}
-	cols := sweepColumns(sp, res.cands, cons != nil)
+	cols := sweepColumns(res.cands, cons != nil)
 	if cons == nil || len(res.picked) > 0 {
 		t, _ := writeRecords(nil, outTable, cols, sweepRows(rows, sp, cols, true))
 		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
 	}
 	sec.Figures = []*report.Figure{sweepFigure(res, false)}
 	return sec, nil
-}
-
-// frontierAmong says which candidates the frontier is among: "" for all,
-// " that meets --pick" with constraints.
-func frontierAmong(cons constraints) string {
-	if cons == nil {
-		return ""
-	}
-	return " that meets " + cons.text()
 }
 
 // reportStates draws, for each limiter, the state of the key of its worst

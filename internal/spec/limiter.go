@@ -149,6 +149,23 @@ func (l *Limiter) Set(k, v string, at Source) error {
 	return nil
 }
 
+// Check checks the texts of the limiter's parameters in a way that does
+// not depend on the trace's unit, as ParseLimiter does.
+func (l *Limiter) Check() error { return l.Params.check() }
+
+// PresetLimiter returns the limiter of preset p with the parameters kvs
+// (KEY, VALUE), by the library's names; a bare key (empty value) is a
+// flag set to true. Its errors name the preset and the parameter.
+func PresetLimiter(p *presets.Preset, kvs [][2]string, at Source) (Limiter, error) {
+	l := Limiter{At: at}
+	var args []string
+	for _, kv := range kvs {
+		args = append(args, kv[0]+"="+kv[1])
+	}
+	l.Args = strings.Join(args, ",")
+	return l, l.setPreset(p, kvs)
+}
+
 // setPreset makes l the limiter of preset p with the parameters kvs, by
 // the library's names; a bare key (empty value) is a flag set to true.
 func (l *Limiter) setPreset(p *presets.Preset, kvs [][2]string) error {
