@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // sweepRowsOf parses sweep -o jsonl.
