@@ -17,7 +17,8 @@
 // one. Numbers are read from their text, so 1.5 stays 1.5. Merge keys are
 // refused; aliases are resolved only where a request or a scalar is
 // expected. YAML is parsed whole, so its size is capped
-// (Options.MaxYAMLBytes).
+// (Options.MaxYAMLBytes), and each alias counts against the cap as the
+// size of what it repeats.
 //
 //	requests:
 //	  - {user: u1, timestamp: 7}

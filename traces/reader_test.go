@@ -184,6 +184,8 @@ func TestBadInput(t *testing.T) {
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {\"us\xffer\": u1, timestamp: 1}\n", Options{}, "traces: t.yaml:2:7: invalid leading UTF-8 octet"},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: \"a\x01\", timestamp: 1}\n", Options{}, "traces: t.yaml:2:12: control characters are not allowed"},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: *t}\n", Options{}, "traces: t.yaml:2:25: unknown anchor 't' referenced"},
+		{"t.yaml", "- &a {user: u1, timestamp: 1, x: *a}\n", Options{}, "traces: t.yaml:1:34: alias *a is inside the node it refers to"},
+		{"t.yaml", "requests: &r [{user: u1, timestamp: 1, x: *r}]\n", Options{}, "traces: t.yaml:1:43: alias *r is inside the node it refers to"},
 	}
 	for _, tt := range tests {
 		name := tt.want
@@ -233,8 +235,8 @@ func TestYAMLAliasBomb(t *testing.T) {
 		strings.Repeat("- *h\n", 1000)
 	for _, in := range []struct{ name, text, want string }{
 		{"top", bomb, `traces: bomb.yaml:1:1: unknown top-level key "a" (want requests)`},
-		{"attributes", inRequest, `traces: bomb.yaml:1:31: field "a": expected a scalar or a map, got a sequence`},
-		{"sequence", seq, `traces: bomb.yaml:2:3: expected a map with user and timestamp, got a sequence`},
+		{"attributes", inRequest, `traces: bomb.yaml:1:296: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`},
+		{"sequence", seq, `traces: bomb.yaml:8:7: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`},
 	} {
 		// Milliseconds in fact; the bound leaves room for -race on a busy
 		// machine.
@@ -255,6 +257,55 @@ func TestYAMLAliasBomb(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("%s: still reading after 2s", in.name)
 		}
+	}
+}
+
+// TestYAMLAliasesCountAgainstTheCap: a small file whose aliases repeat a
+// big scalar is as big as its expansion, and refused before any request
+// is read, quickly; a few aliases within the cap read as their anchors.
+func TestYAMLAliasesCountAgainstTheCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- {user: u0, timestamp: 0, pad: &big " + strings.Repeat("x", 1<<20) + "}\n")
+	for i := 1; i <= 20000; i++ {
+		fmt.Fprintf(&b, "- {user: u%d, timestamp: %d, pad: *big}\n", i%10, i)
+	}
+	hostile := b.String()
+	if n := len(hostile); n < 1<<20 || n > 2<<20 {
+		t.Fatalf("the hostile trace is %d bytes", n)
+	}
+	want := `traces: pad.yaml:16:34: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`
+	for _, lenient := range []bool{false, true} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := NewReader(strings.NewReader(hostile), "pad.yaml", Options{Lenient: lenient})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			var pe *ParseError
+			if err == nil || err.Error() != want || !errors.As(err, &pe) {
+				t.Errorf("lenient %v: error %v, want %s", lenient, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("lenient %v: still reading after 5s", lenient)
+		}
+	}
+
+	// Within the cap, aliases read as what they repeat, wherever a
+	// request or a value is expected.
+	in := "- &r {user: u1, timestamp: 1, tag: &t abc}\n- *r\n- {user: u2, timestamp: 2, tag: *t}\n"
+	got, err := readAll(t, "ok.yaml", in, Options{})
+	if err != nil || len(got) != 3 || got[1].User != "u1" || len(got[2].Attrs) != 1 || got[2].Attrs[0] != "tag=abc" {
+		t.Errorf("aliases within the cap: %+v, %v", got, err)
+	}
+	// The expanded size is what counts: these 100 aliases of a 100-byte
+	// scalar fit in 10 KiB as text, not once expanded.
+	in = "- {user: u0, timestamp: 0, pad: &p " + strings.Repeat("y", 100) + "}\n" + strings.Repeat("- {user: u1, timestamp: 1, pad: *p}\n", 100)
+	if _, err := readAll(t, "p.yaml", in, Options{MaxYAMLBytes: 10 << 10}); err == nil || !strings.Contains(err.Error(), "larger than 10 KiB once its aliases are expanded") {
+		t.Errorf("100 aliases of 100 bytes under a 10 KiB cap: %v", err)
+	}
+	if got, err := readAll(t, "p.yaml", in, Options{MaxYAMLBytes: 20 << 10}); err != nil || len(got) != 101 {
+		t.Errorf("the same under a 20 KiB cap: %d events, %v", len(got), err)
 	}
 }
 
