@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
@@ -87,5 +88,37 @@ func parseErrorText(pe *traces.ParseError) string {
 	}
 	b.WriteString(": ")
 	b.WriteString(pe.Msg)
+	b.WriteString(remedy(pe))
 	return b.String()
+}
+
+// remedy says which flags read a trace that a *traces.ParseError
+// says is missing a field or has epoch times in a finer unit, after the
+// message; "" for other errors.
+func remedy(pe *traces.ParseError) string {
+	switch pe.Missing {
+	case traces.FieldUser:
+		return "; --user-field names the field to read the user from"
+	case traces.FieldTime:
+		return "; --time-field names the field to read the timestamp from (and --time-format says how it is written)"
+	case traces.FieldUser | traces.FieldTime:
+		return "; --user-field and --time-field name the fields to read them from (and --time-format says how times are written)"
+	}
+	if f := traces.UnixTimeFormat(pe.EpochUnit); f != "" {
+		// Not --unit: that would turn --window 10 into 10 ms as well.
+		return fmt.Sprintf(": read it with --time-format %s, which keeps --window and the other durations in --unit (--unit %s would make them %s too)",
+			f, traces.UnitName(pe.EpochUnit), epochUnitName(pe.EpochUnit))
+	}
+	return ""
+}
+
+// epochUnitName is the plural name of a unit: "milliseconds".
+func epochUnitName(u time.Duration) string {
+	switch u {
+	case time.Millisecond:
+		return "milliseconds"
+	case time.Microsecond:
+		return "microseconds"
+	}
+	return "nanoseconds"
 }

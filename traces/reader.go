@@ -365,6 +365,18 @@ func (c *common) errorf(line, col int, format string, args ...any) *ParseError {
 	return &ParseError{File: c.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 
+// missing is the error for a record without the field f; fields lists
+// the fields it has.
+func (c *common) missing(line, col int, f Field, fields string) *ParseError {
+	name := c.names.user
+	if f == FieldTime {
+		name = c.names.time
+	}
+	e := c.errorf(line, col, "missing %s%s", quote([]byte(name)), fields)
+	e.Missing = f
+	return e
+}
+
 func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {
 	e := c.errorf(line, col, format, args...)
 	e.fatal = true
@@ -432,7 +444,12 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	ns, e := parseDecimal(text, c.unit, c.tf.round)
 	switch e {
 	case numRange:
-		return c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)%s", quote(text), epochHint(text, c.unit))
+		e := c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)", quote(text))
+		if u, name := epochUnit(text, c.unit); u != 0 {
+			e.Msg += "; it looks like epoch " + name
+			e.EpochUnit = u
+		}
+		return e
 	case numPrecision:
 		return c.errorf(line, col, "timestamp %s is finer than a nanosecond (--time-round rounds it)", quote(text))
 	case numSyntax:
@@ -446,29 +463,28 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	return nil
 }
 
-// epochHint says which unit a whole number that overflowed in unit is
-// likely in, when its digits count as epoch milliseconds, microseconds
-// or nanoseconds of today's dates: "; 1710064800123 looks like epoch
-// milliseconds: use --unit ms".
-func epochHint(text []byte, unit int64) string {
+// epochUnit returns the unit of epoch time, and its name, that a whole
+// number that overflowed in unit looks like, when its digits count as
+// epoch milliseconds, microseconds or nanoseconds of today's dates
+// (1710064800123: milliseconds); 0 when it looks like none.
+func epochUnit(text []byte, unit int64) (time.Duration, string) {
 	digits := text
 	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
 		digits = digits[1:]
 	}
 	if !isDigits(digits) {
-		return ""
+		return 0, ""
 	}
 	for _, u := range []struct {
-		n     int
-		name  string
-		short string
-		ns    int64
-	}{{13, "milliseconds", "ms", 1e6}, {16, "microseconds", "us", 1e3}, {19, "nanoseconds", "ns", 1}} {
-		if len(digits) == u.n && unit > u.ns {
-			return fmt.Sprintf("; it looks like epoch %s: use --unit %s", u.name, u.short)
+		n    int
+		name string
+		unit time.Duration
+	}{{13, "milliseconds", time.Millisecond}, {16, "microseconds", time.Microsecond}, {19, "nanoseconds", time.Nanosecond}} {
+		if len(digits) == u.n && unit > int64(u.unit) {
+			return u.unit, u.name
 		}
 	}
-	return ""
+	return 0, ""
 }
 
 // setLayoutTime converts text in the trace's layout.

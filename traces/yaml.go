@@ -334,9 +334,8 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 		return err
 	}
 	user, ts, cost := f.user, f.ts, f.cost
-	names := &c.names
 	if user == nil {
-		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.user)), fieldList(n))
+		return c.missing(ev.Line, n.Column, FieldUser, fieldList(n))
 	}
 	if user.Kind != yaml.ScalarNode {
 		return c.errorf(user.Line, user.Column, "user: expected a scalar, got %s", kindName(user))
@@ -349,7 +348,7 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 		return err
 	}
 	if ts == nil {
-		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.time)), fieldList(n))
+		return c.missing(ev.Line, n.Column, FieldTime, fieldList(n))
 	}
 	if ts.Kind != yaml.ScalarNode {
 		return c.errorf(ts.Line, ts.Column, "timestamp: expected a scalar, got %s", kindName(ts))
