@@ -144,7 +144,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 			return nil, fmt.Errorf("traces: %s: %w", name, err)
 		}
 		rd.gz = gz
-		src = gz
+		src = gzipStream{gz}
 	}
 
 	lr := newLineReader(src)
@@ -182,6 +182,24 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		rd.p = p
 	}
 	return rd, nil
+}
+
+// gzipStream is a gzip-compressed trace's content, whose reads say what
+// an early end means.
+type gzipStream struct{ gz *gzip.Reader }
+
+// ErrTruncatedGzip is the error for a gzip-compressed trace whose
+// compressed stream ends early: a file cut short, as a copy or download
+// interrupted leaves it. What was read before it is good; nothing after
+// it can be.
+var ErrTruncatedGzip = errors.New("unexpected EOF in the gzip-compressed stream (the file is truncated)")
+
+func (g gzipStream) Read(p []byte) (int, error) {
+	n, err := g.gz.Read(p)
+	if err == io.ErrUnexpectedEOF {
+		err = ErrTruncatedGzip
+	}
+	return n, err
 }
 
 // Open opens the trace file at path and returns a Reader of it; path "-"
@@ -668,7 +686,11 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, errLineTooLong
 		}
 		if lr.err != nil {
-			if lr.pos < lr.end {
+			// A last line without a line end is a line at the end of the
+			// input, but not before a read error: it may be cut short
+			// (a truncated gzip stream ends inside a line, "u1,12" as
+			// "u1,1").
+			if lr.pos < lr.end && lr.err == io.EOF {
 				line := lr.buf[lr.pos:lr.end]
 				lr.pos = lr.end
 				lr.line++

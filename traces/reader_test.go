@@ -1039,3 +1039,45 @@ func TestSkipOtherUsers(t *testing.T) {
 		t.Errorf("(-whole read +skipping):\n%s", diff)
 	}
 }
+
+// TestTruncatedGzip: a gzip-compressed trace cut short reports the early
+// end of the compressed stream, naming the file, after the events read
+// whole before it; never a parse error in a line cut in the middle, nor a
+// line cut short read as a good one ("u1,12" as "u1,1").
+func TestTruncatedGzip(t *testing.T) {
+	var text = map[string]string{"csv": "user,timestamp\n", "jsonl": "", "yaml": ""}
+	for i := range 400 {
+		text["csv"] += fmt.Sprintf("u%d,%d\n", i%7, 1000+i)
+		text["jsonl"] += fmt.Sprintf(`{"user":"u%d","timestamp":%d}`+"\n", i%7, 1000+i)
+		text["yaml"] += fmt.Sprintf("- {user: u%d, timestamp: %d}\n", i%7, 1000+i)
+	}
+	for ext, in := range text {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write([]byte(in))
+		zw.Close()
+		name := "trace." + ext + ".gz"
+		full, err := readAll(t, name, z.String(), Options{})
+		if err != nil || len(full) != 400 {
+			t.Fatalf("%s whole: %d events, %v", name, len(full), err)
+		}
+		for _, cut := range []int{11, z.Len() / 3, z.Len() / 2, z.Len() - 9, z.Len() - 1} {
+			for _, lenient := range []bool{false, true} {
+				var got []rec
+				r, err := NewReader(strings.NewReader(z.String()[:cut]), name, Options{Lenient: lenient, OnSkip: func(err error) {
+					t.Errorf("%s cut at %d: skipped %v", name, cut, err)
+				}})
+				if err == nil {
+					got, err = drain(r)
+				}
+				var pe *ParseError
+				if !errors.Is(err, ErrTruncatedGzip) || errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "traces: "+name+": unexpected EOF in the gzip-compressed stream") {
+					t.Errorf("%s cut at %d of %d (lenient %v): %v", name, cut, z.Len(), lenient, err)
+				}
+				if len(got) > len(full) || !slices.EqualFunc(got, full[:len(got)], func(a, b rec) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+					t.Errorf("%s cut at %d: the events read are not the trace's first %d", name, cut, len(got))
+				}
+			}
+		}
+	}
+}
