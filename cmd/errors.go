@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,11 +13,19 @@ import (
 
 // Exit statuses, as documented in the root command's help.
 const (
-	exitOK      = 0
-	exitError   = 1
-	exitUsage   = 2
-	exitPartial = 3
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitPartial     = 3
+	exitInterrupted = 130 // as a shell reports a process ended by SIGINT
 )
+
+// interrupted is the error of a command stopped by an interrupt (its
+// context cancelled). It exits with status 130.
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string { return "interrupted" }
+func (e interrupted) Unwrap() error { return e.err }
 
 // usageError is a mistake in how ratesim was called: a bad flag, an unknown
 // algorithm, a bad parameter. It exits with status 2.
@@ -42,13 +51,15 @@ func (e *partialError) Error() string {
 
 // ExitCode maps an error returned by the root command to ratesim's exit
 // status: 0 for nil, 2 for usage errors, 3 for a lenient read that skipped
-// rows, 1 for anything else.
+// rows, 130 for an interrupt (a cancelled context), 1 for anything else.
 func ExitCode(err error) int {
 	var ue *usageError
 	var pe *partialError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.As(err, &pe):
@@ -61,6 +72,9 @@ func ExitCode(err error) int {
 // ErrorText is the message printed for err after "ratesim: ". Package
 // prefixes ("traces: ", "limiters: ") are dropped: the user sees one prefix.
 func ErrorText(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
 	var pe *traces.ParseError
 	if errors.As(err, &pe) {
 		return parseErrorText(pe)

@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -175,10 +177,128 @@ func TestSortInterrupted(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d (%v), want 130; stderr: %s", code, err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "ratesim: interrupted") {
-		t.Errorf("stderr: %q", stderr.String())
+	if stderr.String() != "ratesim: interrupted\n" {
+		t.Errorf("stderr: %q, want the interrupt alone", stderr.String())
 	}
 	emptyDir(t, tmp, "after an interrupt")
+}
+
+// cancelOnWrite is a writer that cancels a context at its first write: an
+// interrupt that comes once a command has started its output.
+type cancelOnWrite struct {
+	cancel func()
+	n      int
+}
+
+func (c *cancelOnWrite) Write(p []byte) (int, error) {
+	c.n += len(p)
+	c.cancel()
+	return len(p), nil
+}
+
+// TestInterruptedCommandsCleanUp: a command interrupted (its context
+// cancelled) while it reads, sorts, copies standard input or writes,
+// stops promptly, exits 130 with "interrupted" alone, and leaves nothing
+// in the temporary directory: the interrupt returns through every
+// command's own cleanup.
+func TestInterruptedCommandsCleanUp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// Long enough that output is written before the trace is read whole.
+	rng := rand.New(rand.NewPCG(9, 10))
+	var b strings.Builder
+	b.WriteString("user,timestamp\n")
+	for range 200_000 {
+		fmt.Fprintf(&b, "u%d,%d\n", rng.IntN(1000), rng.IntN(100_000))
+	}
+	shuffled := b.String()
+	dir := t.TempDir()
+	writeFile(t, dir+"/shuffled.csv", shuffled)
+	for _, c := range []struct {
+		args []string
+		// stdin: a pipe held open with the trace's start in it, read
+		// until the interrupt; else the interrupt comes at the first
+		// write of output.
+		stdin bool
+	}{
+		{[]string{"compare", "-o", "csv", "--sort", "--sort-mem", "64KiB", dir + "/shuffled.csv"}, false},
+		{[]string{"run", "--algo", "gcra", "-o", "csv", dir + "/shuffled.csv"}, false},
+		{[]string{"gen", "--requests", "100000000"}, false},
+		{[]string{"compare", "--sort", "--sort-mem", "4KiB", "-"}, true},
+		{[]string{"compare", "--summary", "-"}, true},
+		{[]string{"report", "-", "-o", dir + "/r.html"}, true},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &cancelOnWrite{cancel: cancel}
+		var stdin io.Reader = strings.NewReader("")
+		var pw *os.File
+		if c.stdin {
+			pr, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pw = w
+			stdin = pr
+			go func() {
+				w.WriteString(shuffled[:len(shuffled)/2])
+				time.Sleep(100 * time.Millisecond)
+				cancel()
+			}()
+		}
+		var errb strings.Builder
+		done := make(chan int, 1)
+		start := time.Now()
+		go func() { done <- MainContext(ctx, "test", c.args, stdin, out, &errb) }()
+		select {
+		case code := <-done:
+			if code != 130 || errb.String() != "ratesim: interrupted\n" {
+				t.Errorf("%v: exit %d, stderr %q; want 130 and the interrupt alone", c.args, code, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: still running 10s after the interrupt", c.args)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("%v: %v to stop", c.args, el)
+		}
+		if pw != nil {
+			pw.Close()
+		}
+		cancel()
+		emptyDir(t, tmp, fmt.Sprint(c.args))
+		if _, err := os.Stat(dir + "/r.html"); err == nil {
+			t.Errorf("%v: a report written", c.args)
+		}
+	}
+}
+
+// TestSortFewOpenFiles: a sort of many runs merges them a few at a time,
+// so that it works under a low limit of open files (the shell's ulimit
+// -n), with the output of the presorted trace.
+func TestSortFewOpenFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command as a process")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to set the limit with")
+	}
+	shuffled, sorted := shuffledTrace(3000)
+	dir := t.TempDir()
+	writeFile(t, dir+"/shuffled.csv", shuffled)
+	writeFile(t, dir+"/sorted.csv", sorted)
+	want := ratesim(t, "", "compare", "-o", "csv", dir+"/sorted.csv")
+	tmp := t.TempDir()
+	cmd := exec.Command(sh, "-c", `ulimit -n 64 && exec "$0" "$@"`, os.Args[0], "compare", "-o", "csv", "--sort", "--sort-mem", "1KiB", dir+"/shuffled.csv")
+	cmd.Env = append(os.Environ(), "RATESIM_RUN_MAIN=1", "TMPDIR="+tmp)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("--sort-mem 1KiB under ulimit -n 64: %v: %s", err, stderr.String())
+	}
+	if strings.ReplaceAll(stdout.String(), "shuffled.csv", "sorted.csv") != want.stdout {
+		t.Error("--sort-mem 1KiB: output differs from the presorted trace's")
+	}
+	emptyDir(t, tmp, "after the sort")
 }
 
 // TestMergeTimeKinds: times of RFC 3339 traces stay RFC 3339 times behind
