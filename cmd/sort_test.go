@@ -227,6 +227,7 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		{[]string{"compare", "--sort", "--sort-mem", "4KiB", "-"}, true},
 		{[]string{"compare", "--summary", "-"}, true},
 		{[]string{"report", "-", "-o", dir + "/r.html"}, true},
+		{[]string{"sweep", "--capacity", "1..4", "--pick", "allow_pct>=10", "--by-key", "2", "-"}, true},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		out := &cancelOnWrite{cancel: cancel}
@@ -299,6 +300,77 @@ func TestSortFewOpenFiles(t *testing.T) {
 		t.Error("--sort-mem 1KiB: output differs from the presorted trace's")
 	}
 	emptyDir(t, tmp, "after the sort")
+}
+
+// TestReadTwiceFromPipes: the commands that read a trace twice (report's
+// state plots and sweep, sweep --by-key) read standard input, a FIFO or a
+// pipe as they read a file: copied once to a temporary file, removed
+// after; no hang, no empty second read.
+func TestReadTwiceFromPipes(t *testing.T) {
+	chdirLogged(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := t.TempDir()
+	trace := "traces/examples/multi-user.csv"
+	text, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	feed := func() {
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			f.Write(text)
+			f.Close()
+		}()
+	}
+	sweep := []string{"sweep", "--capacity", "1..6", "--rate", "0.3", "--intent", "3/10s", "--pick", "allow_pct>=50", "--by-key", "3"}
+	wantSweep := ratesim(t, "", append(sweep, trace)...)
+	if wantSweep.code != 0 || !strings.Contains(wantSweep.stdout, "| alice |") {
+		t.Fatalf("sweep --by-key of the file: exit %d: %s%s", wantSweep.code, wantSweep.stdout, wantSweep.stderr)
+	}
+	report := func(stdin, path, name string) string {
+		out := filepath.Join(dir, "r.html")
+		r := ratesim(t, stdin, "report", "--sweep", "--capacity 1..4", path, "-o", out)
+		if r.code != 0 {
+			t.Fatalf("report %s: exit %d: %s", path, r.code, r.stderr)
+		}
+		html, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(out)
+		return strings.ReplaceAll(string(html), name, "TRACE")
+	}
+	wantReport := report("", trace, trace)
+	if !strings.Contains(wantReport, "state of bob") || !strings.Contains(wantReport, ">Sweep</h2>") {
+		t.Fatal("the file's report has no state plot or sweep")
+	}
+	for _, src := range []string{"stdin", "fifo"} {
+		path, stdin := "-", string(text)
+		if src == "fifo" {
+			path, stdin = fifo, ""
+			feed()
+		}
+		got := ratesim(t, stdin, append(sweep, path)...)
+		if got.code != 0 || strings.ReplaceAll(got.stdout, "sweep on "+map[string]string{"stdin": "stdin", "fifo": fifo}[src], "sweep on "+trace) != wantSweep.stdout {
+			t.Errorf("sweep --by-key of %s: exit %d:\n%s%s", src, got.code, got.stdout, got.stderr)
+		}
+		if src == "fifo" {
+			feed()
+		}
+		name := map[string]string{"stdin": "stdin", "fifo": fifo}[src]
+		if got := report(stdin, path, name); got != wantReport {
+			t.Errorf("report of %s differs from the file's", src)
+		}
+		emptyDir(t, tmp, src)
+	}
 }
 
 // TestMergeTimeKinds: times of RFC 3339 traces stay RFC 3339 times behind
