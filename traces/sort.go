@@ -311,7 +311,13 @@ func (s *Sorted) spill() error {
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
+	for i, k := range keys {
+		if i&4095 == 4095 {
+			if err := s.ctx.Err(); err != nil {
+				r.close()
+				return err
+			}
+		}
 		if err := r.write(s.w, record(s.buf[k.off:])); err != nil {
 			r.close()
 			return err
