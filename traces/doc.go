@@ -61,6 +61,17 @@
 // Options.Lenient it skips bad records, reports each to Options.OnSkip and
 // counts them (Reader.Skipped).
 //
+// # Sets, sorting and interrupts
+//
+// OpenSet reads the traces of one replay as one Source: several files
+// merged by time (Merge), or sorted (Sort) in bounded memory, spilling
+// sorted runs to temporary files merged 32 at a time. Its context stops
+// it: Next returns the context's error once it is done, a read blocked on
+// a pipe or terminal included. A Spool lets a caller read traces that can
+// be read only once (standard input, a pipe) more than once, from a copy.
+// Temporary files have no name from the moment they are made, where the
+// system allows, so that nothing is left of them however a process ends.
+//
 // # Speed
 //
 // Reading allocates nothing per record: Event's byte slices are views into
