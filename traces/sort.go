@@ -234,7 +234,10 @@ func (s *Sorted) load() error {
 			}
 			continue
 		}
-		enc.encode(s.buf[s.used:s.used:s.used+size], ev)
+		if rec := enc.encode(s.buf[s.used:s.used:s.used+size], ev); len(rec) != size {
+			// Written elsewhere than in the buffer: a bug, not the trace's.
+			return fmt.Errorf("traces: sort: internal error: an event of %d bytes encoded in %d", size, len(rec))
+		}
 		s.nkeys++
 		s.arena[len(s.arena)-s.nkeys] = sortKey{ev.Time, int64(s.used)}
 		s.used += size
