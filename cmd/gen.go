@@ -142,7 +142,7 @@ func runGen(o *genOptions, s streams) error {
 		return usageErrorf("invalid --keys %q (valid: short, uuid)", o.Keys)
 	}
 	warnUnusedGen(o, s.err)
-	w := bufio.NewWriterSize(s.out, 1<<20)
+	w := bufio.NewWriterSize(stopWriter{s.context(), s.out}, 1<<20)
 	err = traces.Generate(w, traces.GenOptions{
 		Pattern:  o.Pattern,
 		Users:    o.Users,

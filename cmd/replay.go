@@ -231,7 +231,7 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
 		}
 	}
-	if rp.given["sort-mem"] && rp.trace.sorted == nil {
+	if rp.given["sort-mem"] && !rp.trace.set.Sorted() {
 		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
 	}
 	if rp.trace.RFC3339() && rp.given["unit"] {

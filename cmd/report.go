@@ -34,8 +34,10 @@ trace; the report then shows the candidates, or those that meet --pick,
 best first, or why none does, and the sweep's chart.
 
 The timeline needs the trace in time order (or --sort); when it is not,
-the report says so in place of the timeline. The state plots read the
-trace a second time, so they are left out when it is standard input.`
+the report says so in place of the timeline. The state plots (and a
+sweep) read the trace a second time: a trace that can be read only once,
+standard input, a pipe or a process substitution, is first copied to a
+temporary file (at most 4 GiB), removed when the report is written.`
 
 // reportOptions are the options of "ratesim report".
 type reportOptions struct {
@@ -98,6 +100,8 @@ func runReport(o *reportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
+	// The state plots and the sweep read the trace again.
+	defer o.trace.readTwice()()
 	sw, err := o.sweepOptions()
 	if err != nil {
 		return err
@@ -203,9 +207,6 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	if o.Sweep == "" {
 		return nil, nil
 	}
-	if o.trace.Path == "-" || slices.Contains(o.trace.More, "-") {
-		return nil, usageErrorf("--sweep reads the trace a second time: it needs trace files, not standard input")
-	}
 	so := &sweepOptions{values: map[string]*string{}, trace: o.trace, set: map[string]bool{}}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -234,7 +235,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	res, err := sweepReplay(so, g, algos, cons, streams{in: s.in, out: s.out, err: io.Discard})
+	res, err := sweepReplay(so, g, algos, cons, s.quiet())
 	if err != nil {
 		return sec, err
 	}
@@ -272,9 +273,6 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	case len(rp.keys) > 0:
 		sec.Text = []string{"Not drawn with --key: the state plots are of users."}
 		return sec, nil
-	case o.trace.Path == "-" || slices.Contains(o.trace.More, "-"):
-		sec.Text = []string{"Not drawn: the trace was standard input, which cannot be read twice."}
-		return sec, nil
 	}
 	var users []string
 	for _, st := range rep.Algos {
@@ -286,7 +284,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 		sec.Text = []string{"No limiter allowed a request."}
 		return sec, nil
 	}
-	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, streams{in: s.in, out: s.out, err: io.Discard})
+	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.quiet())
 	if err != nil {
 		return sec, err
 	}
@@ -294,7 +292,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
 	again.trace.skipOtherUsers(users)
-	states, _, _, err := keyStates(again, users, streams{in: s.in, out: s.out, err: io.Discard})
+	states, _, _, err := keyStates(again, users, s.quiet())
 	if err != nil {
 		return sec, err
 	}

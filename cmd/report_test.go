@@ -99,7 +99,6 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacity 5..1", "-o", filepath.Join(dir, "r.html")}, 2, `--capacity "5..1": range "5..1" is empty`},
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacty 5", "-o", filepath.Join(dir, "r.html")}, 2, `--sweep "--capacty 5": unknown flag: --capacty`},
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--pick ratio=1", "-o", filepath.Join(dir, "r.html")}, 2, `compares with = or !=`},
-		{[]string{"report", "-", "--sweep", "--capacity 1..3", "-o", filepath.Join(dir, "r.html")}, 2, "--sweep reads the trace a second time"},
 	} {
 		r := ratesim(t, "", tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {

@@ -319,14 +319,15 @@ func runSweep(o *sweepOptions, s streams) error {
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
-	case o.ByKey > 0 && (o.trace.Path == "-" || slices.Contains(o.trace.More, "-")):
-		return usageErrorf("--by-key reads the trace twice: it needs trace files, not standard input")
 	case o.ByKey > 0 && format != outTable && format != outMarkdown:
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
 	g, algos, cons, err := o.check()
 	if err != nil {
 		return err
+	}
+	if o.ByKey > 0 {
+		defer o.trace.readTwice()() // the best candidate's keys are a second read
 	}
 	res, err := sweepReplay(o, g, algos, cons, s)
 	if err != nil {

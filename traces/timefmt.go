@@ -115,6 +115,23 @@ func localInstant(y, mo, d, h, mi, s, ns int, loc *time.Location) (int64, string
 	return 0, "is ambiguous in " + loc.String() + " (it occurs twice when the clocks go back; give times with an offset)"
 }
 
+// UnixTimeFormat returns the time format of numbers of unit since the
+// Unix epoch (TimeFormatUnixMs for time.Millisecond), or "" for a unit
+// that has none.
+func UnixTimeFormat(unit time.Duration) string {
+	switch unit {
+	case time.Second:
+		return TimeFormatUnix
+	case time.Millisecond:
+		return TimeFormatUnixMs
+	case time.Microsecond:
+		return TimeFormatUnixUs
+	case time.Nanosecond:
+		return TimeFormatUnixNs
+	}
+	return ""
+}
+
 // CheckTimeFormat reports whether s is a time format Options.TimeFormat
 // takes, and if not, why.
 func CheckTimeFormat(s string) error {

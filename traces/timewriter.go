@@ -78,3 +78,19 @@ func (w TimeWriter) Append(dst []byte, ns int64) []byte {
 
 // Format returns the instant ns as Append writes it.
 func (w TimeWriter) Format(ns int64) string { return string(w.Append(nil, ns)) }
+
+// TimeWriter returns the writer of the traces' times: as the first trace
+// whose kind of times is known writes them, in the zone of the first
+// event's time.
+func (s *Set) TimeWriter() TimeWriter {
+	var sample []byte
+	if s.first != nil {
+		sample = s.first.TimeText
+	}
+	for _, r := range s.readers {
+		if r.TimesKnown() {
+			return r.TimeWriter(sample)
+		}
+	}
+	return TimeWriter{}
+}
