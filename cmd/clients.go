@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -27,7 +26,9 @@ CLIENTS
   up. The summary then counts per limiter the unique requests, attempts,
   amplification (attempts per unique request), goodput (requests
   eventually allowed), gave_up, and the latency until success (p50, p99,
-  max, nearest rank, exact); run's rows gain attempt and original_line.`
+  max, nearest rank, exact). run's rows are run's columns for every
+  attempt (delay, key, --headers, --with and --only included) with
+  attempt, original_line and gave_up.`
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {
@@ -148,9 +149,15 @@ func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients,
 	return rows
 }
 
+// runClients replays rp in a closed loop under lanes, each request
+// carrying the attributes with, and calls emit for every attempt.
+func runClients(rp *replay, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
+	return sim.RunClients(rp.trace, sim.Config{Lanes: lanes, KeyFields: rp.keys, With: with}, c, emit)
+}
+
 // runClientSummary replays rp in a closed loop and writes the summary.
 func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams) error {
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes, rp.keys, c, func(*sim.Attempt) error { return nil })
+	stats, err := runClients(rp, rp.spec.Lanes, nil, c, s, func(*sim.Attempt) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -205,54 +212,46 @@ func clientLine(c sim.Clients) string {
 	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to the attempt allowed", how, retries)
 }
 
-// clientRunColumns are run's columns under --clients.
-func clientRunColumns(rfc3339 bool) []column {
-	return append(decisionColumns(rfc3339),
-		column{name: "attempt", right: true},
-		column{name: "original_line", right: true},
-		column{name: "gave_up"})
+// clientColumns are the columns run adds under --clients.
+var clientColumns = []column{
+	{name: "attempt", right: true},
+	{name: "original_line", right: true},
+	{name: "gave_up"},
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
-// per attempt, in time order.
-func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+// per attempt, in time order, with row's columns and clientColumns; with
+// keepAllowed or keepRejected false, the allowed or refused attempts are
+// left out.
+func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
 	rfc := rp.trace.RFC3339()
 	unit := rp.spec.Unit
-	rw := newRecordWriter(s.out, format, clientRunColumns(rfc))
+	cols, err := row.allColumns(rfc, clientColumns...)
+	if err != nil {
+		return err
+	}
+	rw := newRecordWriter(s.out, format, cols)
 	var text []byte
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes[:1], rp.keys, c, func(a *sim.Attempt) error {
-		b := rw.begin()
-		e := &rw.enc
-		b = e.text(b, a.User)
-		if a.Number == 0 {
-			b = e.time(e.next(b), []byte(a.OriginalText))
-		} else {
+	lanes := rp.spec.Lanes[:1]
+	stats, err := runClients(rp, lanes, row.attrs, c, s, func(a *sim.Attempt) error {
+		if a.Decision.Allowed && !keepAllowed || !a.Decision.Allowed && !keepRejected {
+			return nil
+		}
+		row.req, row.d, row.exact, row.time = &a.Request, &a.Decision, &a.Exact, nil
+		if a.Number > 0 {
 			if rfc {
 				text = time.Unix(0, a.Time).UTC().AppendFormat(text[:0], time.RFC3339Nano)
 			} else {
 				text = traces.AppendDecimal(text[:0], a.Time, unit)
 			}
-			b = e.time(e.next(b), text)
+			row.time = text
 		}
-		d := &a.Decision
-		b = strconv.AppendInt(e.next(b), a.Cost, 10)
-		b = strconv.AppendBool(e.next(b), d.Allowed)
-		b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-		if d.Reason == limiters.ReasonCost || d.RetryAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.RetryAfter), unit)
-		}
-		if d.ResetAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.ResetAfter), unit)
-		}
-		b = e.text(e.next(b), string(d.Reason))
+		e := &rw.enc
+		b := row.appendHead(e, rw.begin())
 		b = strconv.AppendInt(e.next(b), int64(a.Number), 10)
-		b = strconv.AppendInt(e.next(b), int64(a.Line), 10)
+		b = strconv.AppendInt(e.next(b), int64(a.Request.Line), 10)
 		b = strconv.AppendBool(e.next(b), a.GaveUp)
-		return rw.end(b)
+		return rw.end(row.appendTail(e, b))
 	})
 	if err != nil {
 		return err
@@ -263,7 +262,7 @@ func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) er
 	if rw.textual() {
 		st := stats[0]
 		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("%s on %s with %s clients: %s", rp.spec.Lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
 		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
 		w.line(clientLine(c))
 		w.blank()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -40,17 +41,17 @@ func referenceClients(events []event, lanes []Lane, c Clients) ([][]Attempt, []C
 				retries = append(retries[:best], retries[best+1:]...)
 			} else {
 				e := events[next]
-				it = item{a: Attempt{Lane: l, Seq: int64(next), Line: next + 2, User: e.user, Key: e.user, Cost: e.cost, Original: e.time, Time: e.time}}
+				it = item{a: Attempt{Lane: l, Request: Request{Seq: int64(next), Line: next + 2, User: []byte(e.user), Key: []byte(e.user), Cost: e.cost, Time: e.time}, Time: e.time}}
 				next++
 				stats[l].Unique++
 			}
 			a := it.a
-			a.Decision = k.Allow(a.Key, a.Time, a.Cost)
+			a.Decision, a.Exact = k.AllowExact(string(a.Request.Key), a.Time, a.Request.Cost)
 			stats[l].Attempts++
 			if a.Decision.Allowed {
 				stats[l].Allowed++
 				stats[l].Goodput++
-				lat[time.Duration(a.Time-a.Original)]++
+				lat[time.Duration(a.Time-a.Request.Time)]++
 			} else {
 				stats[l].Rejected++
 				w, ok := c.wait(&a, it.retries)
@@ -95,9 +96,9 @@ func TestClientsMatchReference(t *testing.T) {
 		events := randomTrace(rng, 600, 4, true)
 		sortEvents(events)
 		var got [][]Attempt = make([][]Attempt, len(lanes))
-		stats, err := RunClients(&sliceSource{events: events}, lanes, nil, c, func(a *Attempt) error {
+		stats, err := RunClients(&sliceSource{events: events}, Config{Lanes: lanes}, c, func(a *Attempt) error {
 			b := *a
-			b.OriginalText = ""
+			b.Request = Request{Seq: a.Request.Seq, Line: a.Request.Line, User: slices.Clone(a.Request.User), Key: slices.Clone(a.Request.Key), Cost: a.Request.Cost, Time: a.Request.Time}
 			got[a.Lane] = append(got[a.Lane], b)
 			return nil
 		})
@@ -105,7 +106,7 @@ func TestClientsMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantStats := referenceClients(events, lanes, c)
-		if diff := gocmp.Diff(want, got); diff != "" {
+		if diff := gocmp.Diff(want, got, gocmp.AllowUnexported(Request{})); diff != "" {
 			t.Fatalf("trial %d (%v): attempts (-reference +RunClients):\n%s", trial, c.Model, diff)
 		}
 		if diff := gocmp.Diff(wantStats, stats); diff != "" {
@@ -137,7 +138,7 @@ func sortEvents(events []event) {
 // TestClientWaits checks each model's wait on its own.
 func TestClientWaits(t *testing.T) {
 	refused := func(d time.Duration) *Attempt {
-		return &Attempt{Seq: 7, Decision: limiters.Decision{RetryAfter: d, Reason: limiters.ReasonNoTokens}}
+		return &Attempt{Request: Request{Seq: 7}, Decision: limiters.Decision{RetryAfter: d, Reason: limiters.ReasonNoTokens}}
 	}
 	cases := []struct {
 		c       Clients
@@ -166,7 +167,7 @@ func TestClientWaits(t *testing.T) {
 	c := Clients{Model: ClientsBackoff, Base: time.Second, Max: 8 * time.Second, Jitter: true, Seed: 3}
 	seen := map[time.Duration]bool{}
 	for seq := range int64(200) {
-		a := &Attempt{Seq: seq}
+		a := &Attempt{Request: Request{Seq: seq}}
 		w, _ := c.wait(a, 2)
 		w2, _ := c.wait(a, 2)
 		if w != w2 || w < 0 || w > 4*time.Second {

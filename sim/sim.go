@@ -87,6 +87,9 @@ type Config struct {
 	// key come back at a time for which that is not sure (the trace goes
 	// back in time too far), Run stops with an error.
 	KeepKeys bool
+	// keySets are more keys to build for each request, beside KeyFields',
+	// for the replays that key several limiters differently (RunStack).
+	keySets []keySet
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int
@@ -106,6 +109,14 @@ type Request struct {
 	Time     int64  // nanoseconds
 	TimeText []byte // the timestamp as the trace wrote it
 	Cost     int64
+	with     [][]byte
+}
+
+// With returns the value of the request's attribute Config.With[j] (for
+// RunClients and RunStack, their own With[j]), valid as long as the
+// request's other byte slices.
+func (r *Request) With(j int) []byte {
+	return r.with[j]
 }
 
 // With returns the value of request i's attribute Config.With[j]. It is

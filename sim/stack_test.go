@@ -31,7 +31,7 @@ func TestStackConsume(t *testing.T) {
 	want := make([]StackStats, len(stack))
 	var wantAllowed int64
 	i := 0
-	stats, allowed, err := RunStack(&sliceSource{events: events}, stack, StackConsume, func(d *StackDecision) error {
+	rep, err := RunStack(&sliceSource{events: events}, Config{}, Stack{Policies: stack, Mode: StackConsume}, func(d *StackDecision) error {
 		e := events[i]
 		i++
 		refused, pass := -1, true
@@ -64,8 +64,8 @@ func TestStackConsume(t *testing.T) {
 		if pass {
 			wantAllowed++
 		}
-		if d.Allowed != pass || d.Refused != refused {
-			t.Fatalf("request %d: stack allowed %v refused by %d, want %v by %d", i, d.Allowed, d.Refused, pass, refused)
+		if d.Decision.Allowed != pass || d.Refused != refused {
+			t.Fatalf("request %d: stack allowed %v refused by %d, want %v by %d", i, d.Decision.Allowed, d.Refused, pass, refused)
 		}
 		for j := range stack {
 			if d.Decisions[j] != ds[j] {
@@ -76,6 +76,10 @@ func TestStackConsume(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	stats, allowed := rep.Policies, rep.Allowed
+	if rep.Requests != int64(len(events)) {
+		t.Errorf("%d requests, want %d", rep.Requests, len(events))
 	}
 	for j := range stack {
 		if stats[j] != want[j] {
@@ -115,8 +119,8 @@ func TestStackRefund(t *testing.T) {
 	} {
 		var allowed []bool
 		var refused []int
-		_, _, err := RunStack(&sliceSource{events: events}, stack, c.mode, func(d *StackDecision) error {
-			allowed = append(allowed, d.Allowed)
+		_, err := RunStack(&sliceSource{events: events}, Config{}, Stack{Policies: stack, Mode: c.mode}, func(d *StackDecision) error {
+			allowed = append(allowed, d.Decision.Allowed)
 			refused = append(refused, d.Refused)
 			return nil
 		})
