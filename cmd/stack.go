@@ -28,9 +28,15 @@ STACKED POLICIES
   the first that refused it. --stack consume (default) lets the policies
   that allowed a refused request still count it, as limiters in series do;
   --stack refund checks them all, then takes the request in all or none.
-  run lists policy and would_reject per request (--only and --with as
-  for one limiter); compare --summary gives per policy how many it
-  refused, and how many it alone refused.`
+  A row is the stack's answer: remaining is the least any enforcing policy
+  has left, reset_after the longest until all are fresh, and retry_after
+  (and Retry-After) the earliest time at which every enforcing policy
+  would let the same request through, given what they took of this one.
+  Under refund a refused request is taken by none, and the row, rate-limit
+  fields included, says what the policies hold untaken. run lists policy
+  and would_reject per request (--only and --with as for one limiter);
+  compare --summary gives per policy how many it refused, and how many it
+  alone refused.`
 
 // stackOf returns the stack of the --config file, nil when it has no
 // policies: list. A stack replaces --algos and --limiter.
@@ -204,8 +210,9 @@ var stackColumns = []column{
 // runStackRows replays a stack and writes a row per request, with run's
 // columns and stackColumns, then, in tables, the summary per policy. The
 // decision is the stack's answer (sim.StackDecision.Decision); the
-// rate-limit fields list every enforcing policy. With keepAllowed or
-// keepRejected false, the allowed or refused requests are left out.
+// rate-limit fields list every enforcing policy, and Retry-After is the
+// stack's wait. With keepAllowed or keepRejected false, the allowed or
+// refused requests are left out.
 func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
 	var enforcing []int
 	row := runRow{unit: rp.spec.Unit}
@@ -241,6 +248,11 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		}
 		for k, i := range enforcing {
 			ds[k] = d.Decisions[i]
+			if !ds[k].Allowed {
+				// The response's Retry-After is when the stack lets the
+				// request through, not when this policy alone would.
+				ds[k].RetryAfter = d.Decision.RetryAfter
+			}
 		}
 		row.req, row.d, row.exact, row.refusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {

@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -49,13 +52,21 @@ type StackDecision struct {
 	// when every enforcing policy allowed the request. Remaining is the
 	// least the enforcing policies have left, ResetAfter the longest
 	// until they are all back to fresh, Delay the longest wait in a queue
-	// (an allowed request waits for each), RetryAfter the longest of the
-	// refusals', Reason the refusal of the first enforcing policy that
-	// refused it.
+	// (an allowed request waits for each), Reason the refusal of the first
+	// enforcing policy that refused it. RetryAfter is how long until the
+	// same request would pass every enforcing policy, if nothing else
+	// arrived, given what the policies took of this one: the earliest
+	// time at which all allow it, not only the one that refused
+	// (InfDuration when no wait cures a refusal, or the retry would come
+	// after the latest time a trace can hold).
 	Decision limiters.Decision
 	// Exact holds Decision's durations in full.
 	Exact limiters.Exact
-	// Decisions are the policies' own, in stack order.
+	// Decisions are the policies' own, in stack order, as the stack
+	// applied them: under StackRefund, a request the stack refused is
+	// taken by none, so for a policy that allowed it Remaining and
+	// ResetAfter describe its state untaken (limiters.Rule.DescribeEncoded),
+	// and its Delay is 0.
 	Decisions []limiters.Decision
 	// Refused is the first enforcing policy that refused the request, -1
 	// when none did.
@@ -75,6 +86,13 @@ type StackReport struct {
 	Allowed  int64 // requests every enforcing policy allowed
 	Policies []StackStats
 }
+
+// maxRetryRounds bounds the search for a stack's retry time. Each round
+// moves the candidate time to where every policy that still refuses
+// would allow; the limiters' refusals only ever end (a state left alone
+// allows at every time after the first it allows at), so the second round
+// confirms the first and more are never needed.
+const maxRetryRounds = 64
 
 // RunStack replays src through a stack of policies. cfg says what each
 // request carries: its key (KeyFields, for StackDecision.Key; the
@@ -147,6 +165,7 @@ type stackRun struct {
 	next     [][]byte             // per policy, its state after the request
 	keys     [][]byte             // per policy, the request's key
 	exact    []limiters.Exact     // per policy, its decision's durations
+	probe    []byte
 	d        StackDecision
 	rep      *StackReport
 }
@@ -181,7 +200,18 @@ func (s *stackRun) decide(q *Request) error {
 		dec := &d.Decisions[p]
 		if dec.Allowed && s.mode == StackRefund && !allowed && !ps[p].Shadow {
 			// Not taken: the state stays as it was (bringing it
-			// forward to now would change no later decision).
+			// forward to now would change no later decision), and the
+			// decision says what it is.
+			var old []byte
+			if st := s.state(p, s.keys[p]); st != nil {
+				old = *st
+			}
+			desc, x, err := s.rules[p].DescribeEncoded(old, q.Time)
+			if err != nil {
+				return fmt.Errorf("sim: policy %s: %w", ps[p].Name, err)
+			}
+			dec.Remaining, dec.ResetAfter, dec.Delay = desc.Remaining, desc.ResetAfter, 0
+			s.exact[p].ResetAfter, s.exact[p].Delay = x.ResetAfter, limiters.Span{}
 			continue
 		}
 		if st := s.state(p, s.keys[p]); st != nil {
@@ -208,12 +238,11 @@ func (s *stackRun) decide(q *Request) error {
 	if allowed {
 		s.rep.Allowed++
 	}
-	s.answer(allowed)
-	return nil
+	return s.answer(q, allowed)
 }
 
 // answer sets s.d.Decision and s.d.Exact from the policies' decisions.
-func (s *stackRun) answer(allowed bool) {
+func (s *stackRun) answer(q *Request, allowed bool) error {
 	d := &s.d
 	d.Decision = limiters.Decision{Allowed: allowed, Remaining: -1}
 	d.Exact = limiters.Exact{}
@@ -235,15 +264,90 @@ func (s *stackRun) answer(allowed bool) {
 	d.Decision.Remaining = max(d.Decision.Remaining, 0)
 	if !allowed {
 		d.Decision.Reason = d.Decisions[d.Refused].Reason
-		for p, pol := range s.policies {
-			if !pol.Shadow && !d.Decisions[p].Allowed && spanLess(d.Exact.RetryAfter, s.exact[p].RetryAfter) {
-				d.Exact.RetryAfter = s.exact[p].RetryAfter
-			}
+		retry, err := s.retry(q)
+		if err != nil {
+			return err
 		}
+		d.Exact.RetryAfter = retry
 	}
 	d.Decision.RetryAfter = d.Exact.RetryAfter.Duration()
 	d.Decision.ResetAfter = d.Exact.ResetAfter.Duration()
 	d.Decision.Delay = d.Exact.Delay.Duration()
+	return nil
+}
+
+// never is the RetryAfter of a request no wait lets through.
+var never = limiters.Span{Hi: math.MaxUint64, Lo: math.MaxUint64}
+
+// errNoRetry reports a stack whose retry time the search did not settle.
+var errNoRetry = errors.New("no retry time settles every policy: an internal error")
+
+// retry returns how long after request q, which the stack refused, the
+// same request would pass every enforcing policy if nothing else arrived,
+// each policy's state being what q left: the earliest wait at which none
+// refuses. It asks each policy at a candidate wait, starting from none,
+// and moves the candidate to the latest of the waits those that refuse
+// name, until none refuses.
+func (s *stackRun) retry(q *Request) (limiters.Span, error) {
+	var wait limiters.Span
+	for range maxRetryRounds {
+		at, ok := addSpan(q.Time, wait)
+		if !ok {
+			return never, nil
+		}
+		later, refused := wait, false
+		for p, pol := range s.policies {
+			if pol.Shadow {
+				continue
+			}
+			var st []byte
+			if ptr := s.state(p, s.keys[p]); ptr != nil {
+				st = *ptr
+			}
+			var d limiters.Decision
+			var x limiters.Exact
+			var err error
+			s.probe, d, x, err = s.rules[p].StepEncodedExact(st, at, q.Cost, s.probe[:0])
+			if err != nil {
+				return never, fmt.Errorf("sim: policy %s: %w", pol.Name, err)
+			}
+			if d.Allowed {
+				continue
+			}
+			if x.RetryAfter.Never() {
+				return never, nil
+			}
+			refused = true
+			if w := spanAdd(wait, x.RetryAfter); spanLess(later, w) {
+				later = w
+			}
+		}
+		if !refused {
+			return wait, nil
+		}
+		wait = later
+	}
+	return never, fmt.Errorf("sim: %s:%d: %w", s.name, q.Line, errNoRetry)
+}
+
+// addSpan returns t+s, and whether it is a time an int64 holds.
+func addSpan(t int64, s limiters.Span) (int64, bool) {
+	// The room above t, in unsigned arithmetic, where it always fits.
+	room := uint64(math.MaxInt64) - uint64(t)
+	if s.Hi != 0 || s.Lo > room {
+		return 0, false
+	}
+	return int64(uint64(t) + s.Lo), true
+}
+
+// spanAdd returns a+b, saturating at never.
+func spanAdd(a, b limiters.Span) limiters.Span {
+	lo, c := bits.Add64(a.Lo, b.Lo, 0)
+	hi, c := bits.Add64(a.Hi, b.Hi, c)
+	if c != 0 {
+		return never
+	}
+	return limiters.Span{Hi: hi, Lo: lo}
 }
 
 // spanLess reports whether a is shorter than b.
