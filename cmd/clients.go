@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -22,13 +23,18 @@ CLIENTS
   was told, in whole seconds rounded up (--retry-after-exact: the exact
   wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
   to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
-  for the same --seed). After --max-retries refused retries a client gives
-  up. The summary then counts per limiter the unique requests, attempts,
-  amplification (attempts per unique request), goodput (requests
-  eventually allowed), gave_up, and the latency until success (p50, p99,
-  max, nearest rank, exact). run's rows are run's columns for every
-  attempt (delay, key, --headers, --with and --only included) with
-  attempt, original_line and gave_up.`
+  for the same --seed). After --max-retries refused retries (at most
+  10000) a client gives up; a request that never passes, its cost above
+  the capacity, is retried every time, so a replay makes at most 1 +
+  --max-retries attempts a request. The summary then counts per limiter
+  the unique requests, attempts, amplification (attempts per unique
+  request), goodput (requests eventually allowed), gave_up, and the
+  latency until success (p50, p99, max, nearest rank, exact): from a
+  request's own time to the attempt allowed, and under a queue
+  (leaky-queue, tick-queue) on to its release, when the client has its
+  answer. run's rows are run's columns for every attempt (delay, key,
+  --headers, --with and --only included) with attempt, original_line and
+  gave_up. On a terminal, progress counts the attempts.`
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {
@@ -71,8 +77,8 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 		}
 		return c, nil
 	}
-	if o.MaxRetries < 0 {
-		return c, usageErrorf("--max-retries must not be negative, got %d", o.MaxRetries)
+	if o.MaxRetries < 0 || o.MaxRetries > sim.MaxClientRetries {
+		return c, usageErrorf("invalid --max-retries %d: want 0 to %d; a replay makes up to 1 + --max-retries attempts a request, as one that never passes is retried every time", o.MaxRetries, sim.MaxClientRetries)
 	}
 	dur := func(flag, s string) (time.Duration, error) {
 		d, err := traces.ParseDuration(strings.TrimSpace(s), time.Second)
@@ -150,9 +156,23 @@ func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients,
 }
 
 // runClients replays rp in a closed loop under lanes, each request
-// carrying the attributes with, and calls emit for every attempt.
+// carrying the attributes with, and calls emit for every attempt. On a
+// terminal it shows the requests read and the attempts made as it goes:
+// retries can make a replay far longer than its trace.
 func runClients(rp *replay, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
-	return sim.RunClients(rp.trace, sim.Config{Lanes: lanes, KeyFields: rp.keys, With: with}, c, emit)
+	var src sim.Source = rp.trace
+	if s.progress {
+		attempts := new(atomic.Int64)
+		p := startProgressOf(src, rp.trace.name, s.err, attempts)
+		defer p.stop()
+		src = p
+		inner := emit
+		emit = func(a *sim.Attempt) error {
+			attempts.Add(1)
+			return inner(a)
+		}
+	}
+	return sim.RunClients(src, sim.Config{Lanes: lanes, KeyFields: rp.keys, With: with}, c, emit)
 }
 
 // runClientSummary replays rp in a closed loop and writes the summary.
@@ -179,7 +199,7 @@ func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams)
 	for _, l := range rp.spec.laneLines() {
 		w.line(l)
 	}
-	w.line(clientLine(c))
+	w.line(clientLine(c, rp.spec.Lanes))
 	w.blank()
 	w.table(t)
 	if w.err != nil {
@@ -188,8 +208,8 @@ func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams)
 	return rp.trace.finish()
 }
 
-// clientLine states the client model.
-func clientLine(c sim.Clients) string {
+// clientLine states the client model, and when latency ends for lanes.
+func clientLine(c sim.Clients, lanes []sim.Lane) string {
 	var how string
 	switch c.Model {
 	case sim.ClientsHonour:
@@ -209,7 +229,17 @@ func clientLine(c sim.Clients) string {
 	if c.MaxRetries == 1 {
 		retries = "1 retry"
 	}
-	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to the attempt allowed", how, retries)
+	end := "the attempt allowed"
+	var queues []string
+	for _, l := range lanes {
+		if l.Algorithm.Delays() {
+			queues = append(queues, l.Name)
+		}
+	}
+	if len(queues) > 0 {
+		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
+	}
+	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
 // clientColumns are the columns run adds under --clients.
@@ -264,7 +294,7 @@ func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepReje
 		w := &textWriter{w: s.out, format: format}
 		w.line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
 		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.line(clientLine(c))
+		w.line(clientLine(c, lanes))
 		w.blank()
 		w.rows(rw, nil)
 		if w.err != nil {

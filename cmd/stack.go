@@ -145,9 +145,16 @@ func stackModeName(m sim.StackMode) string {
 }
 
 // replayStack replays rp through a stack of policies, each request
-// carrying the attributes with, and calls emit for every request.
+// carrying the attributes with, and calls emit for every request; on a
+// terminal it shows progress.
 func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, with []string, s streams, emit func(*sim.StackDecision) error) (*sim.StackReport, error) {
-	return sim.RunStack(rp.trace, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
+	var src sim.Source = rp.trace
+	if s.progress {
+		p := startProgress(src, rp.trace.name, s.err)
+		defer p.stop()
+		src = p
+	}
+	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
 // stackHeader writes the lines that open a stack's reports.

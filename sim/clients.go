@@ -52,11 +52,19 @@ func ParseClientModel(name string) (ClientModel, error) {
 	return 0, fmt.Errorf("sim: unknown client model %q (valid: none, honour, immediate, backoff)", name)
 }
 
+// MaxClientRetries is the most retries Clients.MaxRetries may allow a
+// request. Every refused request may be retried that often, and a request
+// that can never pass (its cost above the capacity) is, whatever the
+// limiter: the bound keeps a replay's attempts within MaxClientRetries+1
+// per request of the trace, while letting a client retry far longer than
+// real ones do (10000 retries after 30 s backoffs are 3 and a half days).
+const MaxClientRetries = 10000
+
 // Clients describes the clients of a closed-loop replay.
 type Clients struct {
 	Model ClientModel
 	// MaxRetries is how many times a client offers a refused request
-	// again before it gives up.
+	// again before it gives up, at most MaxClientRetries.
 	MaxRetries int
 	// RetryAfterExact has ClientsHonour wait the exact RetryAfter rather
 	// than the whole seconds of an HTTP Retry-After field.
@@ -89,6 +97,19 @@ type Attempt struct {
 	GaveUp bool
 }
 
+// Latency is how long after its request's own time the attempt's request
+// was through: when the attempt was allowed, plus the wait in the queue
+// of a limiter that delays what it admits (Decision.Delay), as the client
+// has its answer only at the release. It saturates at
+// limiters.InfDuration.
+func (a *Attempt) Latency() time.Duration {
+	lat := time.Duration(a.Time - a.Request.Time) // never negative: a retry comes later
+	if d := a.Decision.Delay; d > limiters.InfDuration-lat {
+		return limiters.InfDuration
+	}
+	return lat + a.Decision.Delay
+}
+
 // ClientStats summarises one lane of a closed-loop replay.
 type ClientStats struct {
 	Unique   int64 // requests of the trace
@@ -97,8 +118,9 @@ type ClientStats struct {
 	Rejected int64 // attempts refused
 	Goodput  int64 // requests eventually allowed
 	GaveUp   int64 // requests refused at every attempt
-	// Latency holds, for each request eventually allowed, how long after
-	// its own time it was: 0 for those allowed at once.
+	// Latency holds, for each request eventually allowed, its
+	// Attempt.Latency: 0 for those allowed at once by a limiter that
+	// does not delay.
 	Latency []DurationCount
 }
 
@@ -144,8 +166,8 @@ func RunClients(src Source, cfg Config, c Clients, emit func(*Attempt) error) ([
 	if len(lanes) == 0 {
 		return nil, fmt.Errorf("sim: no limiters for the clients")
 	}
-	if c.MaxRetries < 0 {
-		return nil, fmt.Errorf("sim: MaxRetries must not be negative, got %d", c.MaxRetries)
+	if c.MaxRetries < 0 || c.MaxRetries > MaxClientRetries {
+		return nil, fmt.Errorf("sim: MaxRetries must be from 0 to %d, got %d", MaxClientRetries, c.MaxRetries)
 	}
 	keyed := make([]*limiters.Keyed, len(lanes))
 	for i, l := range lanes {
@@ -168,7 +190,7 @@ func RunClients(src Source, cfg Config, c Clients, emit func(*Attempt) error) ([
 		if a.Decision.Allowed {
 			st.Allowed++
 			st.Goodput++
-			lat[lane].add(time.Duration(a.Time - a.Request.Time))
+			lat[lane].add(a.Latency())
 			return emit(a)
 		}
 		st.Rejected++

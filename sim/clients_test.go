@@ -51,7 +51,8 @@ func referenceClients(events []event, lanes []Lane, c Clients) ([][]Attempt, []C
 			if a.Decision.Allowed {
 				stats[l].Allowed++
 				stats[l].Goodput++
-				lat[time.Duration(a.Time-a.Request.Time)]++
+				// The client has its answer when a queue releases it.
+				lat[time.Duration(a.Time-a.Request.Time)+a.Decision.Delay]++
 			} else {
 				stats[l].Rejected++
 				w, ok := c.wait(&a, it.retries)
@@ -177,5 +178,36 @@ func TestClientWaits(t *testing.T) {
 	}
 	if len(seen) < 9 {
 		t.Errorf("jittered waits fall in %d of 11 tenths of the bound", len(seen))
+	}
+}
+
+// TestClientsBounded: a request that never passes (its cost above the
+// capacity) is offered 1 + MaxRetries times by every model but honour,
+// which is told no wait cures it; MaxRetries above MaxClientRetries is
+// refused before any request is read.
+func TestClientsBounded(t *testing.T) {
+	lanes := []Lane{{Name: "gcra", Algorithm: limiters.GCRA, Policy: seedPolicy}}
+	never := []event{{user: "u", time: 0, cost: 9}}
+	for _, c := range []Clients{
+		{Model: ClientsImmediate, MaxRetries: MaxClientRetries, RetryDelay: time.Millisecond},
+		{Model: ClientsBackoff, MaxRetries: MaxClientRetries, Base: time.Millisecond, Max: time.Second},
+		{Model: ClientsHonour, MaxRetries: MaxClientRetries},
+	} {
+		stats, err := RunClients(&sliceSource{events: never}, Config{Lanes: lanes}, c, func(*Attempt) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1 + MaxClientRetries)
+		if c.Model == ClientsHonour {
+			want = 1
+		}
+		if st := stats[0]; st.Attempts != want || st.GaveUp != 1 || st.Goodput != 0 {
+			t.Errorf("%v: %+v, want %d attempts and one given up", c.Model, st, want)
+		}
+	}
+	src := &sliceSource{events: never}
+	_, err := RunClients(src, Config{Lanes: lanes}, Clients{Model: ClientsImmediate, MaxRetries: MaxClientRetries + 1}, func(*Attempt) error { return nil })
+	if err == nil || src.next != 0 {
+		t.Errorf("MaxRetries %d: error %v after %d requests read", MaxClientRetries+1, err, src.next)
 	}
 }
