@@ -428,16 +428,22 @@ func (e *engine) appendKeys(b *batch, ev *traces.Event) error {
 	return nil
 }
 
-// appendKeyOf appends the limiter key of ev's attributes fields to dst,
-// joined with ':'. A ':' or '\' inside a field is escaped with a '\', so
-// that different field values never make the same key: ("a:b", "c") is
-// a\:b:c and ("a", "b:c") is a:b\:c. No fields make the empty key. It
-// returns the name of a field ev does not have, if any.
+// appendKeyOf appends the limiter key of ev's attributes fields to dst: a
+// single field's value as it is; several joined with ':', a field that
+// holds a ':' or starts with '[' in brackets, with any ']' or '\' inside
+// them escaped by a '\'. So ("2001:db8::1", "/login") is
+// [2001:db8::1]:/login, and ("a:b", "c") and ("a", "b:c") stay two keys,
+// [a:b]:c and a:[b:c]: read from the left, a field in brackets ends at
+// the first ']' not escaped, any other at the next ':'. No fields make the
+// empty key. It returns the name of a field ev does not have, if any.
 func appendKeyOf(dst []byte, ev *traces.Event, fields []string) ([]byte, string) {
 	for i, name := range fields {
 		v, ok := ev.Attr(name)
 		if !ok {
 			return dst, name
+		}
+		if len(fields) == 1 {
+			return append(dst, v...), ""
 		}
 		if i > 0 {
 			dst = append(dst, ':')
@@ -447,19 +453,24 @@ func appendKeyOf(dst []byte, ev *traces.Event, fields []string) ([]byte, string)
 	return dst, ""
 }
 
-// appendKeyField appends v to dst with every ':' and '\' escaped by a
-// '\'.
+// appendKeyField appends v to dst as one field of a composite key: as it
+// is, or in brackets when it holds a ':' or starts with '['.
 func appendKeyField(dst, v []byte) []byte {
+	if bytes.IndexByte(v, ':') < 0 && (len(v) == 0 || v[0] != '[') {
+		return append(dst, v...)
+	}
+	dst = append(dst, '[')
 	for len(v) > 0 {
-		i := bytes.IndexAny(v, `:\`)
+		i := bytes.IndexAny(v, `]\`)
 		if i < 0 {
-			return append(dst, v...)
+			dst = append(dst, v...)
+			break
 		}
 		dst = append(dst, v[:i]...)
 		dst = append(dst, '\\', v[i])
 		v = v[i+1:]
 	}
-	return dst
+	return append(dst, ']')
 }
 
 // route hashes the keys of b's rows and lists each row under the worker

@@ -36,10 +36,12 @@ type Config struct {
 	// and clock are also the oracle's, the exact rolling policy that false
 	// allows and rejects are counted against.
 	Policy limiters.Policy
-	// KeyFields names the event attributes that make up the limiter key,
-	// joined with ':' ("user", "endpoint" -> "u1:/login"), with any ':' or
-	// '\' inside a field escaped by a '\' so that different fields never
-	// make one key. Empty means user.
+	// KeyFields names the event attributes that make up the limiter key.
+	// One field's value is the key as it is ("2001:db8::1"); several are
+	// joined with ':' ("user", "endpoint" -> "u1:/login"), a field that
+	// holds a ':' or starts with '[' written in brackets, with any ']' or
+	// '\' inside escaped by a '\' ("[2001:db8::1]:/login"), so that
+	// different fields never make one key. Empty means user.
 	KeyFields []string
 	// With names event attributes to carry with each request, for
 	// Batch.With: a record without one of them is an error naming it.
