@@ -59,8 +59,8 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 	w := &textWriter{w: s.out, format: format}
 	w.compareHeader(rp, rep, false)
 	w.blank()
-	w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
-		o.ByKey, rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
+	w.line(fmt.Sprintf("%s (false rejects are against the oracle, a sliding log of limit %d per %s)",
+		byKeyTitle(rep, o.ByKey), rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
 	w.blank()
 	if len(rows) == 0 {
 		w.line("no limiter rejected a request")
@@ -71,4 +71,16 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 		return w.err
 	}
 	return rp.trace.finish()
+}
+
+// byKeyTitle says which keys the rows of rep list, n asked per limiter:
+// the n each rejected most, or every key each rejected when none
+// rejected as many as n.
+func byKeyTitle(rep *sim.Report, n int) string {
+	for _, st := range rep.Algos {
+		if len(st.MostRejected) >= n {
+			return fmt.Sprintf("the %d keys each limiter rejected most", n)
+		}
+	}
+	return fmt.Sprintf("every key each limiter rejected, the most rejected first: fewer than the %d asked", n)
 }

@@ -26,6 +26,11 @@ const batchSize = 4096
 // arena offsets, which are 32-bit, overflow.
 const maxBatchBytes = 16 << 20
 
+// maxListed bounds Config.Top and Config.MostRejected: more than every
+// key of every worker (2^32 ids each, at most 64 workers) under every
+// lane (at most maxLanes).
+const maxListed = 1 << 50
+
 // defaultWorkers is the number of workers when Config.Workers is 0. It is
 // a constant, not the number of CPUs: which keys a worker forgets as idle,
 // and so whether a trace that goes far back in time is refused, must not
@@ -136,6 +141,10 @@ func (c *Config) normalize() error {
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
+	// No list is longer than the keys a run can hold (2^32 ids a worker)
+	// times its lanes: a longer one asked for lists what there is, and
+	// the sums of list lengths stay far from overflowing.
+	c.Top, c.MostRejected = min(c.Top, maxListed), min(c.MostRejected, maxListed)
 	if c.Explain {
 		c.Detail = true
 	}
