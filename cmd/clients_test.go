@@ -3,7 +3,10 @@ package cmd
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,5 +128,45 @@ func TestClientsProgress(t *testing.T) {
 	}
 	if out := stderr.String(); !strings.HasSuffix(out, "\r\x1b[K") {
 		t.Errorf("the progress line is not cleared at the end: %q", out)
+	}
+}
+
+// TestReplaysShareRunColumns: every replay run shows has run's columns, in
+// run's order, for every algorithm: a client's attempts (--clients) add
+// only attempt, original_line and gave_up, and a stack's answers only
+// policy and would_reject (and show no key: its policies key as each
+// says). A column added to run's rows reaches the others.
+func TestReplaysShareRunColumns(t *testing.T) {
+	trace := inRepo("traces/examples/boundary.csv")
+	header := func(args ...string) []string {
+		t.Helper()
+		out := ratesim(t, "", append(args, "--headers", "both", "--with", "line", "-o", "csv", trace)...)
+		if out.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, out.code, out.stderr)
+		}
+		head, _, _ := strings.Cut(out.stdout, "\n")
+		return strings.Split(head, ",")
+	}
+	without := func(cols []string, drop ...string) []string {
+		return slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return slices.Contains(drop, c) })
+	}
+	dir := t.TempDir()
+	for _, a := range limiters.AllAlgorithms() {
+		run := header("run", "--algo", a.String(), "--key", "user")
+		if a.Delays() && !slices.Contains(run, "delay") {
+			t.Errorf("%v: run has no delay column: %v", a, run)
+		}
+		clients := header("run", "--algo", a.String(), "--key", "user", "--clients", "honour")
+		if got := without(clients, "attempt", "original_line", "gave_up"); !slices.Equal(got, run) {
+			t.Errorf("%v: --clients has columns %v, run %v", a, clients, run)
+		}
+		config := filepath.Join(dir, a.String()+".yaml")
+		if err := os.WriteFile(config, []byte("policies:\n  - {name: p, algorithm: "+a.String()+", key: [user]}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stack := header("run", "--config", config)
+		if got := without(stack, "policy", "would_reject"); !slices.Equal(got, without(run, "key")) {
+			t.Errorf("%v: a stack has columns %v, run %v", a, stack, run)
+		}
 	}
 }
