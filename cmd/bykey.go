@@ -60,10 +60,10 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 	w.compareHeader(rp, rep, false)
 	w.blank()
 	if rp.spec.IntentNamed {
-		w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
-			o.ByKey, rp.spec.Intent.Limit, rp.spec.duration(rp.spec.Intent.Window)))
+		w.line(fmt.Sprintf("%s (false rejects are against the oracle, a sliding log of limit %d per %s)",
+			byKeyTitle(rep, o.ByKey), rp.spec.Intent.Limit, rp.spec.duration(rp.spec.Intent.Window)))
 	} else {
-		w.line(fmt.Sprintf("the %d keys each limiter rejected most (no intent given: --intent LIMIT/WINDOW counts false rejects)", o.ByKey))
+		w.line(fmt.Sprintf("%s (no intent given: --intent LIMIT/WINDOW counts false rejects)", byKeyTitle(rep, o.ByKey)))
 	}
 	w.blank()
 	if len(rows) == 0 {
@@ -75,4 +75,16 @@ func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) err
 		return w.err
 	}
 	return rp.trace.finish()
+}
+
+// byKeyTitle says which keys the rows of rep list, n asked per limiter:
+// the n each rejected most, or every key each rejected when none
+// rejected as many as n.
+func byKeyTitle(rep *sim.Report, n int) string {
+	for _, st := range rep.Algos {
+		if len(st.MostRejected) >= n {
+			return fmt.Sprintf("the %d keys each limiter rejected most", n)
+		}
+	}
+	return fmt.Sprintf("every key each limiter rejected, the most rejected first: fewer than the %d asked", n)
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -23,11 +23,18 @@ CLIENTS
   was told, in whole seconds rounded up (--retry-after-exact: the exact
   wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
   to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
-  for the same --seed). After --max-retries refused retries a client gives
-  up. The summary then counts per limiter the unique requests, attempts,
-  amplification (attempts per unique request), goodput (requests
-  eventually allowed), gave_up, and the latency until success (p50, p99,
-  max, nearest rank, exact); run's rows gain attempt and original_line.`
+  for the same --seed). After --max-retries refused retries (at most
+  10000) a client gives up; a request that never passes, its cost above
+  the capacity, is retried every time, so a replay makes at most 1 +
+  --max-retries attempts a request. The summary then counts per limiter
+  the unique requests, attempts, amplification (attempts per unique
+  request), goodput (requests eventually allowed), gave_up, and the
+  latency until success (p50, p99, max, nearest rank, exact): from a
+  request's own time to the attempt allowed, and under a queue
+  (leaky-queue, tick-queue) on to its release, when the client has its
+  answer. run's rows are run's columns for every attempt (delay, key,
+  --headers, --with and --only included) with attempt, original_line and
+  gave_up. On a terminal, progress counts the attempts.`
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {
@@ -70,8 +77,8 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 		}
 		return c, nil
 	}
-	if o.MaxRetries < 0 {
-		return c, usageErrorf("--max-retries must not be negative, got %d", o.MaxRetries)
+	if o.MaxRetries < 0 || o.MaxRetries > sim.MaxClientRetries {
+		return c, usageErrorf("invalid --max-retries %d: want 0 to %d; a replay makes up to 1 + --max-retries attempts a request, as one that never passes is retried every time", o.MaxRetries, sim.MaxClientRetries)
 	}
 	dur := func(flag, s string) (time.Duration, error) {
 		d, err := traces.ParseDuration(strings.TrimSpace(s), time.Second)
@@ -148,9 +155,32 @@ func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients,
 	return rows
 }
 
+// runClients replays rp in a closed loop under lanes, each request
+// carrying the attributes with, and calls emit for every attempt. On a
+// terminal it shows the requests read and the attempts made as it goes:
+// retries can make a replay far longer than its trace.
+func runClients(rp *replay, src sim.Source, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
+	if s.progress {
+		attempts := new(atomic.Int64)
+		name := ""
+		if n, ok := src.(interface{ Name() string }); ok {
+			name = n.Name()
+		}
+		p := startProgressOf(src, name, s.err, attempts)
+		defer p.stop()
+		src = p
+		inner := emit
+		emit = func(a *sim.Attempt) error {
+			attempts.Add(1)
+			return inner(a)
+		}
+	}
+	return sim.RunClients(src, sim.Config{Lanes: lanes, KeyFields: rp.keys, With: with}, c, emit)
+}
+
 // runClientSummary replays rp in a closed loop and writes the summary.
 func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams) error {
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes, rp.keys, c, func(*sim.Attempt) error { return nil })
+	stats, err := runClients(rp, rp.trace, rp.spec.Lanes, nil, c, s, func(*sim.Attempt) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -172,7 +202,7 @@ func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams)
 	for _, l := range rp.spec.laneLines() {
 		w.line(l)
 	}
-	w.line(clientLine(c))
+	w.line(clientLine(c, rp.spec.Lanes))
 	w.blank()
 	w.table(t)
 	if w.err != nil {
@@ -181,8 +211,8 @@ func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams)
 	return rp.trace.finish()
 }
 
-// clientLine states the client model.
-func clientLine(c sim.Clients) string {
+// clientLine states the client model, and when latency ends for lanes.
+func clientLine(c sim.Clients, lanes []sim.Lane) string {
 	var how string
 	switch c.Model {
 	case sim.ClientsHonour:
@@ -202,53 +232,54 @@ func clientLine(c sim.Clients) string {
 	if c.MaxRetries == 1 {
 		retries = "1 retry"
 	}
-	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to the attempt allowed", how, retries)
+	end := "the attempt allowed"
+	var queues []string
+	for _, l := range lanes {
+		if l.Algorithm.Delays() {
+			queues = append(queues, l.Name)
+		}
+	}
+	if len(queues) > 0 {
+		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
+	}
+	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
-// clientRunColumns are run's columns under --clients.
-func clientRunColumns(rfc3339 bool) []column {
-	return append(decisionColumns(rfc3339),
-		column{name: "attempt", right: true},
-		column{name: "original_line", right: true},
-		column{name: "gave_up"})
+// clientColumns are the columns run adds under --clients.
+var clientColumns = []column{
+	{name: "attempt", right: true},
+	{name: "original_line", right: true},
+	{name: "gave_up"},
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
-// per attempt, in time order.
-func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+// per attempt, in time order, with row's columns and clientColumns; with
+// keepAllowed or keepRejected false, the allowed or refused attempts are
+// left out.
+func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
 	rfc := rp.trace.RFC3339()
-	unit := rp.spec.Unit
-	rw := newRecordWriter(s.out, format, clientRunColumns(rfc))
+	cols, err := row.allColumns(rfc, clientColumns...)
+	if err != nil {
+		return err
+	}
+	rw := newRecordWriter(s.out, format, cols)
 	var text []byte
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes[:1], rp.keys, c, func(a *sim.Attempt) error {
-		b := rw.begin()
-		e := &rw.enc
-		b = e.text(b, a.User)
-		if a.Number == 0 {
-			b = e.time(e.next(b), []byte(a.OriginalText))
-		} else {
+	lanes := rp.spec.Lanes[:1]
+	stats, err := runClients(rp, rp.trace, lanes, row.attrs, c, s, func(a *sim.Attempt) error {
+		if a.Decision.Allowed && !keepAllowed || !a.Decision.Allowed && !keepRejected {
+			return nil
+		}
+		row.req, row.d, row.exact, row.time = &a.Request, &a.Decision, &a.Exact, nil
+		if a.Number > 0 {
 			text = rp.spec.times.Append(text[:0], a.Time)
-			b = e.time(e.next(b), text)
+			row.time = text
 		}
-		d := &a.Decision
-		b = strconv.AppendInt(e.next(b), a.Cost, 10)
-		b = strconv.AppendBool(e.next(b), d.Allowed)
-		b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-		if d.Reason == limiters.ReasonCost || d.RetryAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.RetryAfter), unit)
-		}
-		if d.ResetAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.ResetAfter), unit)
-		}
-		b = e.text(e.next(b), string(d.Reason))
+		e := &rw.enc
+		b := row.appendHead(e, rw.begin())
 		b = strconv.AppendInt(e.next(b), int64(a.Number), 10)
-		b = strconv.AppendInt(e.next(b), int64(a.Line), 10)
+		b = strconv.AppendInt(e.next(b), int64(a.Request.Line), 10)
 		b = strconv.AppendBool(e.next(b), a.GaveUp)
-		return rw.end(b)
+		return rw.end(row.appendTail(e, b))
 	})
 	if err != nil {
 		return err
@@ -259,9 +290,9 @@ func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) er
 	if rw.textual() {
 		st := stats[0]
 		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("%s on %s with %s clients: %s", rp.spec.Lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
 		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.line(clientLine(c))
+		w.line(clientLine(c, lanes))
 		w.blank()
 		w.rows(rw, nil)
 		if w.err != nil {

@@ -546,18 +546,25 @@ func (tw *textWriter) table(t *table) {
 // a terminal. time.Now is used here and, as the live clock of an HTTP
 // server, in limiters/httplimit; nowhere else in ratesim.
 type progress struct {
-	src  sim.Source
-	name string
-	n    atomic.Int64
-	quit chan struct{}
-	wg   sync.WaitGroup
+	src      sim.Source
+	name     string
+	n        atomic.Int64
+	attempts *atomic.Int64 // a closed loop's attempts, or nil
+	quit     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // progressDelay is how long a replay runs before progress is shown.
 const progressDelay = time.Second
 
 func startProgress(src sim.Source, name string, w io.Writer) *progress {
-	p := &progress{src: src, name: name, quit: make(chan struct{})}
+	return startProgressOf(src, name, w, nil)
+}
+
+// startProgressOf is startProgress that also shows the count of attempts,
+// unless it is nil.
+func startProgressOf(src sim.Source, name string, w io.Writer, attempts *atomic.Int64) *progress {
+	p := &progress{src: src, name: name, attempts: attempts, quit: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -578,6 +585,10 @@ func startProgress(src sim.Source, name string, w io.Writer) *progress {
 					continue
 				}
 				shown = true
+				if attempts != nil {
+					fmt.Fprintf(w, "\rratesim: %s: %d requests, %d attempts (%.0fs)\033[K", name, p.n.Load(), attempts.Load(), el.Seconds())
+					continue
+				}
 				fmt.Fprintf(w, "\rratesim: %s: %d requests (%.0fs)\033[K", name, p.n.Load(), el.Seconds())
 			}
 		}

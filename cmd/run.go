@@ -113,15 +113,9 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	var keepAllowed, keepRejected = true, true
-	switch o.Only {
-	case "":
-	case "allowed":
-		keepRejected = false
-	case "rejected":
-		keepAllowed = false
-	default:
-		return usageErrorf("invalid --only %q (valid: allowed, rejected)", o.Only)
+	keepAllowed, keepRejected, err := onlyFlag(o.Only)
+	if err != nil {
+		return err
 	}
 	style, err := headers.StyleNone, error(nil)
 	if o.Headers != "" {
@@ -134,8 +128,8 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if clients.Model != sim.ClientsNone && (o.Explain || o.Only != "" || len(o.With) > 0 || style != headers.StyleNone) {
-		return usageErrorf("--clients shows the attempts as they are: it excludes --explain, --only, --with and --headers")
+	if clients.Model != sim.ClientsNone && o.Explain {
+		return usageErrorf("--clients shows no state texts: it excludes --explain")
 	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
@@ -146,41 +140,28 @@ func runRun(o *runOptions, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
-	if clients.Model != sim.ClientsNone {
-		return runClientRows(rp, clients, format, s)
-	}
 
-	algo := rp.spec.Lanes[0].Algorithm
-	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain, with: o.With}
-	cols := row.columns(rp.trace.RFC3339())
+	lane := rp.spec.Lanes[0]
+	row := runRow{unit: rp.spec.Unit, queue: lane.Algorithm.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain}
+	row.setWith(o.With)
 	if style != headers.StyleNone {
-		lane := rp.spec.Lanes[0]
 		q, err := headers.QuotaOf("", lane.Algorithm, lane.Policy)
 		if err != nil {
 			return usageErrorf("--headers: %s", ErrorText(err))
 		}
-		row.quotas = []headers.Quota{q}
-		var fcols []column
-		row.fields, fcols = fieldColumns(style)
-		cols = append(cols, fcols...)
+		row.setFields(style, []headers.Quota{q})
 	}
-	for _, w := range o.With {
-		if w == "" {
-			return usageErrorf("--with has an empty name")
-		}
-		if slices.ContainsFunc(cols, func(c column) bool { return c.name == w }) {
-			return usageErrorf("--with %s: run already has a %s column", w, w)
-		}
-		cols = append(cols, column{name: w, right: w == "line"})
-		if w != "line" {
-			row.attrs = append(row.attrs, w)
-		}
+	if clients.Model != sim.ClientsNone {
+		return runClientRows(rp, &row, clients, keepAllowed, keepRejected, format, s)
+	}
+	cols, err := row.allColumns(rp.trace.RFC3339())
+	if err != nil {
+		return err
 	}
 	rw := newRecordWriter(s.out, format, cols)
 	var totalCost costSum
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
-			row.batch, row.i = b, i
 			row.req, row.d = &b.Requests[i], b.Decision(i, 0)
 			totalCost.add(row.req.Cost)
 			if row.d.Allowed {
@@ -191,6 +172,9 @@ func runRun(o *runOptions, s streams) error {
 				continue
 			}
 			row.exact = b.Exact(i, 0)
+			if o.Explain {
+				row.state = b.State(i, 0)
+			}
 			if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
 				return err
 			}
@@ -231,9 +215,9 @@ func runRun(o *runOptions, s streams) error {
 			}
 		}
 		w := &textWriter{w: s.out, format: format}
-		name := algo.String()
-		if lane := rp.spec.Lanes[0]; lane.Name != name {
-			name = fmt.Sprintf("%s (%s)", lane.Name, algo)
+		name := lane.Algorithm.String()
+		if lane.Name != name {
+			name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
 		}
 		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describeLane(rp.spec.Lanes[0], "; ")))
 		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
@@ -254,8 +238,12 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	switch {
 	case o.Algo != "":
 		return usageErrorf("%s stacks policies: --algo does not join them", o.policy.Config)
-	case o.Explain || o.Only != "" || len(o.With) > 0 || (o.clients.Model != "" && o.clients.Model != "none"):
-		return usageErrorf("a stack of policies excludes --explain, --only, --with and --clients")
+	case o.Explain || (o.clients.Model != "" && o.clients.Model != "none"):
+		return usageErrorf("a stack of policies excludes --explain and --clients")
+	}
+	keepAllowed, keepRejected, err := onlyFlag(o.Only)
+	if err != nil {
+		return err
 	}
 	mode, err := o.policy.stackMode()
 	if err != nil {
@@ -276,7 +264,21 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
-	return runStackRows(rp, policies, mode, style, format, s)
+	return runStackRows(rp, policies, mode, style, o.With, keepAllowed, keepRejected, format, s)
+}
+
+// onlyFlag parses --only: whether to show the allowed requests, and the
+// rejected ones.
+func onlyFlag(only string) (allowed, rejected bool, err error) {
+	switch only {
+	case "":
+		return true, true, nil
+	case "allowed":
+		return true, false, nil
+	case "rejected":
+		return false, true, nil
+	}
+	return false, false, usageErrorf("invalid --only %q (valid: allowed, rejected)", only)
 }
 
 // decisionColumns are the first columns of a row per decision: user,
@@ -313,19 +315,6 @@ func appendFields(e *encoder, b []byte, fields []headers.Field, quotas []headers
 		}
 	}
 	return b
-}
-
-// fieldColumns are the columns of the fields style has.
-func fieldColumns(style headers.Style) ([]headers.Field, []column) {
-	var fields []headers.Field
-	var cols []column
-	for _, f := range headers.Fields() {
-		if style.Has(f) {
-			fields = append(fields, f)
-			cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
-		}
-	}
-	return fields, cols
 }
 
 // costSum is a sum of costs in 128 bits, two's complement: a few huge
@@ -391,30 +380,40 @@ func appendDuration(dst []byte, ns int64, unit time.Duration) []byte {
 	return traces.AppendDecimal(dst, ns, unit)
 }
 
-// runRow is one request of run's output, and which of the optional
-// columns it has.
+// runRow is one row of run's output, and which of the optional columns
+// it has. Every replay run shows writes its rows with it: a request's
+// decision under one limiter, a client's attempt (--clients) and a
+// stack's answer (a policies: list), so that a column run shows is shown
+// by all three. Those add columns of their own between the decision's
+// (appendHead) and the rate-limit fields and --with columns (appendTail).
 type runRow struct {
-	batch *sim.Batch
-	i     int // the request's index in batch
-	req   *sim.Request
+	req *sim.Request
+	// time is the time of the row as written, when it is not the
+	// request's own: a client's retry.
+	time  []byte
 	d     *limiters.Decision
 	exact *limiters.Exact
-	unit  time.Duration
+	// refusedBy names the stack's policy that refused the request; its
+	// reason is then "policy: reason".
+	refusedBy string
+	state     []byte // the state text, with --explain
+	unit      time.Duration
 
 	queue, keyed, explain bool // the delay, key and state columns
 
 	with  []string // the --with columns: line, or attributes
 	attrs []string // the attributes of with, in order (sim.Config.With)
 
-	fields []headers.Field     // the --headers columns
-	quotas []headers.Quota     // the limiter's quota, for them
-	ds     []limiters.Decision // scratch: the decision, for them
+	fields  []headers.Field     // the --headers columns
+	quotas  []headers.Quota     // the limiters' quotas, for them
+	fieldDs []limiters.Decision // the decision of each quota's limiter; nil: d alone
+	ds      []limiters.Decision // scratch: d, for them
 }
 
-// columns are run's columns, in the order appendTo writes them: user,
-// timestamp (right-aligned when numeric), cost, allowed, remaining,
-// retry_after, reset_after and reason, then delay for the leaky queue, key
-// with --key and state with --explain.
+// columns are run's columns of a decision, in the order appendHead writes
+// them: user, timestamp (right-aligned when numeric), cost, allowed,
+// remaining, retry_after, reset_after and reason, then delay for the
+// leaky queue, key with --key and state with --explain.
 func (r *runRow) columns(rfc3339 bool) []column {
 	cols := decisionColumns(rfc3339)
 	if r.queue {
@@ -429,23 +428,79 @@ func (r *runRow) columns(rfc3339 bool) []column {
 	return cols
 }
 
-// appendTo appends the values of r's columns through e, for every format.
-// It is straight-line code on purpose: it runs for every row of run -o
-// csv, which a function call per column slowed by about a tenth.
+// allColumns are every column of r's rows: columns, then extra (the
+// replay's own), then those of the rate-limit fields and of --with. A
+// --with column named as another is an error.
+func (r *runRow) allColumns(rfc3339 bool, extra ...column) ([]column, error) {
+	cols := append(r.columns(rfc3339), extra...)
+	for _, f := range r.fields {
+		cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
+	}
+	for _, w := range r.with {
+		if w == "" {
+			return nil, usageErrorf("--with has an empty name")
+		}
+		if slices.ContainsFunc(cols, func(c column) bool { return c.name == w }) {
+			return nil, usageErrorf("--with %s: run already has a %s column", w, w)
+		}
+		cols = append(cols, column{name: w, right: w == "line"})
+	}
+	return cols, nil
+}
+
+// setWith sets the --with columns: line, or trace attributes, which
+// sim.Config.With (or the sim.Config of RunClients and RunStack) is then
+// to carry: r.attrs.
+func (r *runRow) setWith(with []string) {
+	r.with, r.attrs = with, nil
+	for _, w := range with {
+		if w != "line" {
+			r.attrs = append(r.attrs, w)
+		}
+	}
+}
+
+// setFields sets the rate-limit fields of style, for limiters of quotas.
+func (r *runRow) setFields(style headers.Style, quotas []headers.Quota) {
+	r.fields, r.quotas = nil, quotas
+	for _, f := range headers.Fields() {
+		if style.Has(f) {
+			r.fields = append(r.fields, f)
+		}
+	}
+}
+
+// appendTo appends the values of r's columns through e, for every format:
+// appendHead then appendTail.
 func (r *runRow) appendTo(e *encoder, b []byte) []byte {
+	return r.appendTail(e, r.appendHead(e, b))
+}
+
+// appendHead appends the values of r.columns. It is straight-line code
+// on purpose: it runs for every row of run -o csv, which a function call
+// per column slowed by about a tenth.
+func (r *runRow) appendHead(e *encoder, b []byte) []byte {
 	d, x := r.d, r.exact
 	b = e.str(b, r.req.User)
-	b = e.time(e.next(b), r.req.TimeText)
+	if r.time != nil {
+		b = e.time(e.next(b), r.time)
+	} else {
+		b = e.time(e.next(b), r.req.TimeText)
+	}
 	b = strconv.AppendInt(e.next(b), r.req.Cost, 10)
 	b = strconv.AppendBool(e.next(b), d.Allowed)
 	b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-	if d.Reason == limiters.ReasonCost {
+	if d.Reason == limiters.ReasonCost || x.RetryAfter.Never() {
 		b = e.null(e.next(b))
 	} else {
 		b = appendWait(e.next(b), d.RetryAfter, x.RetryAfter, r.unit)
 	}
 	b = appendWait(e.next(b), d.ResetAfter, x.ResetAfter, r.unit)
-	b = e.text(e.next(b), string(d.Reason))
+	if r.refusedBy != "" {
+		b = e.text(e.next(b), r.refusedBy+": "+string(d.Reason))
+	} else {
+		b = e.text(e.next(b), string(d.Reason))
+	}
 	if r.queue {
 		b = appendWait(e.next(b), d.Delay, x.Delay, r.unit)
 	}
@@ -453,14 +508,24 @@ func (r *runRow) appendTo(e *encoder, b []byte) []byte {
 		b = e.str(e.next(b), r.req.Key)
 	}
 	if r.explain {
-		b = e.str(e.next(b), r.batch.State(r.i, 0))
+		b = e.str(e.next(b), r.state)
 	}
+	return b
+}
+
+// appendTail appends the values of the rate-limit fields and the --with
+// columns, each after next.
+func (r *runRow) appendTail(e *encoder, b []byte) []byte {
 	if len(r.fields) > 0 {
-		if r.ds == nil {
-			r.ds = make([]limiters.Decision, 1)
+		ds := r.fieldDs
+		if ds == nil {
+			if r.ds == nil {
+				r.ds = make([]limiters.Decision, 1)
+			}
+			r.ds[0] = *r.d
+			ds = r.ds
 		}
-		r.ds[0] = *d
-		b = appendFields(e, b, r.fields, r.quotas, r.ds)
+		b = appendFields(e, b, r.fields, r.quotas, ds)
 	}
 	j := 0
 	for _, w := range r.with {
@@ -468,7 +533,7 @@ func (r *runRow) appendTo(e *encoder, b []byte) []byte {
 			b = strconv.AppendInt(e.next(b), int64(r.req.Line), 10)
 			continue
 		}
-		b = e.str(e.next(b), r.batch.With(r.i, j))
+		b = e.str(e.next(b), r.req.With(j))
 		j++
 	}
 	return b

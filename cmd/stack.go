@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
@@ -30,8 +28,15 @@ STACKED POLICIES
   the first that refused it. --stack consume (default) lets the policies
   that allowed a refused request still count it, as limiters in series do;
   --stack refund checks them all, then takes the request in all or none.
-  run lists policy and would_reject per request; compare --summary gives
-  per policy how many it refused, and how many it alone refused.`
+  A row is the stack's answer: remaining is the least any enforcing policy
+  has left, reset_after the longest until all are fresh, and retry_after
+  (and Retry-After) the earliest time at which every enforcing policy
+  would let the same request through, given what they took of this one.
+  Under refund a refused request is taken by none, and the row, rate-limit
+  fields included, says what the policies hold untaken. run lists policy
+  and would_reject per request (--only and --with as for one limiter);
+  compare --summary gives per policy how many it refused, and how many it
+  alone refused.`
 
 // stackOf returns the stack of the --config file, nil when it has no
 // policies: list. A stack replaces --algos and --limiter.
@@ -116,16 +121,17 @@ var stackSummaryColumns = []column{
 	{name: "stack", machineOnly: true},
 }
 
-func stackSummaryRows(policies []sim.StackPolicy, stats []sim.StackStats, requests, allowed int64, mode sim.StackMode) [][]cell {
+func stackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]cell {
 	var rows [][]cell
 	for i, p := range policies {
-		refused, would := intCell(stats[i].Refused), intCell(0)
+		st := rep.Policies[i]
+		refused, would := intCell(st.Refused), intCell(0)
 		if p.Shadow {
-			refused, would = intCell(0), intCell(stats[i].Refused)
+			refused, would = intCell(0), intCell(st.Refused)
 		}
 		rows = append(rows, []cell{
 			strCell(p.Name), strCell(p.Algorithm.String()), strCell(stackKey(p)), boolCell(p.Shadow),
-			intCell(requests), refused, intCell(stats[i].Alone), would, intCell(allowed), strCell(stackModeName(mode)),
+			intCell(rep.Requests), refused, intCell(st.Alone), would, intCell(rep.Allowed), strCell(stackModeName(mode)),
 		})
 	}
 	return rows
@@ -138,24 +144,40 @@ func stackModeName(m sim.StackMode) string {
 	return "consume"
 }
 
+// replayStack replays rp through a stack of policies, each request
+// carrying the attributes with, and calls emit for every request; on a
+// terminal it shows progress.
+func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, with []string, s streams, emit func(*sim.StackDecision) error) (*sim.StackReport, error) {
+	var src sim.Source = rp.trace
+	if s.progress {
+		p := startProgress(src, rp.trace.name, s.err)
+		defer p.stop()
+		src = p
+	}
+	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
+}
+
+// stackHeader writes the lines that open a stack's reports.
+func (tw *textWriter) stackHeader(rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
+	tw.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(rep.Requests, "request"), rep.Allowed, stackModeName(mode)))
+	for _, l := range stackLines(rp, policies) {
+		tw.line(l)
+	}
+}
+
 // runStackSummary replays a stack and writes a row per policy.
 func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format outputFormat, s streams) error {
-	var requests int64
-	stats, allowed, err := sim.RunStack(rp.trace, policies, mode, func(*sim.StackDecision) error { requests++; return nil })
+	rep, err := replayStack(rp, policies, mode, nil, s, func(*sim.StackDecision) error { return nil })
 	if err != nil {
 		return err
 	}
-	rows := stackSummaryRows(policies, stats, requests, allowed, mode)
-	t, err := writeRecords(s.out, format, stackSummaryColumns, rows)
+	t, err := writeRecords(s.out, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
 	if err != nil {
 		return err
 	}
 	if t != nil {
 		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(requests, "request"), allowed, stackModeName(mode)))
-		for _, l := range stackLines(rp, policies) {
-			w.line(l)
-		}
+		w.stackHeader(rp, policies, rep, mode)
 		w.blank()
 		w.table(t)
 		if w.err != nil {
@@ -185,26 +207,32 @@ func stackLines(rp *replay, policies []sim.StackPolicy) []string {
 	return lines
 }
 
-// stackRunColumns are run's columns on a stack.
-func stackRunColumns(rfc3339 bool) []column {
-	return append(decisionColumns(rfc3339),
-		column{name: "policy"},
-		column{name: "would_reject"})
+// stackColumns are the columns run adds on a stack: the policy that
+// refused, and the shadow policies that would have.
+var stackColumns = []column{
+	{name: "policy"},
+	{name: "would_reject"},
 }
 
-// runStackRows replays a stack and writes a row per request, then, in
-// tables, the summary per policy.
-func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, format outputFormat, s streams) error {
-	cols := stackRunColumns(rp.trace.RFC3339())
-	var quotas []headers.Quota
-	var fields []headers.Field
+// runStackRows replays a stack and writes a row per request, with run's
+// columns and stackColumns, then, in tables, the summary per policy. The
+// decision is the stack's answer (sim.StackDecision.Decision); the
+// rate-limit fields list every enforcing policy, and Retry-After is the
+// stack's wait. With keepAllowed or keepRejected false, the allowed or
+// refused requests are left out.
+func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
 	var enforcing []int
+	row := runRow{unit: rp.spec.Unit}
 	for i, p := range policies {
 		if !p.Shadow {
 			enforcing = append(enforcing, i)
+			row.queue = row.queue || p.Algorithm.Delays()
 		}
 	}
+	row.setWith(with)
+	ds := make([]limiters.Decision, len(enforcing))
 	if style != headers.StyleNone {
+		var quotas []headers.Quota
 		for _, i := range enforcing {
 			q, err := headers.QuotaOf(policies[i].Name, policies[i].Algorithm, policies[i].Policy)
 			if err != nil {
@@ -212,61 +240,42 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 			quotas = append(quotas, q)
 		}
-		var fcols []column
-		fields, fcols = fieldColumns(style)
-		cols = append(cols, fcols...)
+		row.setFields(style, quotas)
+		row.fieldDs = ds
+	}
+	cols, err := row.allColumns(rp.trace.RFC3339(), stackColumns...)
+	if err != nil {
+		return err
 	}
 	rw := newRecordWriter(s.out, format, cols)
-	unit := rp.spec.Unit
-	ds := make([]limiters.Decision, len(enforcing))
-	var requests int64
-	stats, allowed, err := sim.RunStack(rp.trace, policies, mode, func(d *sim.StackDecision) error {
-		requests++
-		b := rw.begin()
-		e := &rw.enc
-		b = e.text(b, d.User)
-		b = e.time(e.next(b), []byte(d.TimeText))
-		b = strconv.AppendInt(e.next(b), d.Cost, 10)
-		b = strconv.AppendBool(e.next(b), d.Allowed)
-		// The stack's answer: the least remaining and the longest reset of
-		// the enforcing policies, and the longest wait of those that
-		// refused.
-		remaining := int64(-1)
-		var retry, reset time.Duration
+	var would []string
+	rep, err := replayStack(rp, policies, mode, row.attrs, s, func(d *sim.StackDecision) error {
+		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
+			return nil
+		}
 		for k, i := range enforcing {
-			pd := &d.Decisions[i]
-			ds[k] = *pd
-			if remaining < 0 || pd.Remaining < remaining {
-				remaining = pd.Remaining
-			}
-			reset = max(reset, pd.ResetAfter)
-			if !pd.Allowed {
-				retry = max(retry, pd.RetryAfter)
+			ds[k] = d.Decisions[i]
+			if !ds[k].Allowed {
+				// The response's Retry-After is when the stack lets the
+				// request through, not when this policy alone would.
+				ds[k].RetryAfter = d.Decision.RetryAfter
 			}
 		}
-		b = strconv.AppendInt(e.next(b), max(remaining, 0), 10)
-		for _, v := range []time.Duration{retry, reset} {
-			if v == limiters.InfDuration {
-				b = e.null(e.next(b))
-			} else {
-				b = appendDuration(e.next(b), int64(v), unit)
-			}
-		}
+		row.req, row.d, row.exact, row.refusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {
-			b = e.text(e.next(b), policies[d.Refused].Name+": "+string(d.Decisions[d.Refused].Reason))
-			b = e.text(e.next(b), policies[d.Refused].Name)
-		} else {
-			b = e.text(e.next(b), "")
-			b = e.text(e.next(b), "")
+			row.refusedBy = policies[d.Refused].Name
 		}
-		var would []string
+		e := &rw.enc
+		b := row.appendHead(e, rw.begin())
+		b = e.text(e.next(b), row.refusedBy)
+		would = would[:0]
 		for i, p := range policies {
 			if p.Shadow && !d.Decisions[i].Allowed {
 				would = append(would, p.Name)
 			}
 		}
 		b = e.text(e.next(b), strings.Join(would, ","))
-		return rw.end(appendFields(e, b, fields, quotas, ds))
+		return rw.end(row.appendTail(e, b))
 	})
 	if err != nil {
 		return err
@@ -276,13 +285,10 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 	}
 	if rw.textual() {
 		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(requests, "request"), allowed, stackModeName(mode)))
-		for _, l := range stackLines(rp, policies) {
-			w.line(l)
-		}
+		w.stackHeader(rp, policies, rep, mode)
 		w.blank()
 		w.rows(rw, nil)
-		t, _ := writeRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, stats, requests, allowed, mode))
+		t, _ := writeRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
 		w.blank()
 		w.table(t)
 		if w.err != nil {

@@ -56,8 +56,11 @@ type kindOps interface {
 	idle(r *Rule, p unsafe.Pointer, now int64) bool
 	decidedAt(r *Rule, p unsafe.Pointer, now int64) int64
 	reset(p unsafe.Pointer)
-	// stepEncoded is Rule.StepEncoded.
-	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte) ([]byte, Decision, error)
+	// stepEncoded is Rule.StepEncodedExact, with x nil or where the
+	// durations go in full.
+	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte, x *Exact) ([]byte, Decision, error)
+	// describeEncoded is Rule.DescribeEncoded.
+	describeEncoded(r *Rule, state []byte, now int64) (Decision, Exact, error)
 }
 
 // fastDecide is a state type's decide as a plain function of a pointer to

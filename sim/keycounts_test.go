@@ -3,7 +3,9 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -146,5 +148,36 @@ func TestIntervals(t *testing.T) {
 	_, rep := collectAllowed(t, back, Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Every: every})
 	if rep.IntervalsOutOfOrder != 102 || rep.Intervals != nil {
 		t.Errorf("out of order at line %d, %d intervals; want line 102, none", rep.IntervalsOutOfOrder, len(rep.Intervals))
+	}
+}
+
+// TestListsFollowKeys: a list of the keys a lane rejected most, or of the
+// worst intervals, asked far longer than the keys there are takes memory
+// for the keys there are, and lists them all; asked as long as an int
+// goes, it neither overflows nor fails.
+func TestListsFollowKeys(t *testing.T) {
+	events := append(secs("u1", 0, 1), secs("u2", 5)...)
+	for _, n := range []int{1 << 24, math.MaxInt} {
+		cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Top: n, MostRejected: n}
+		cfg.Policy.Limit, cfg.Policy.Capacity = 1, 1
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rep, err := Run(&sliceSource{events: events}, cfg, nil)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatalf("lists of %d: %v", n, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+			t.Errorf("lists of %d for 2 keys: %d MiB allocated", n, alloc>>20)
+		}
+		// Every lane refused u1 at 1, and allowed u1 and u2 once each.
+		if got := len(rep.Top); got != 2*len(cfg.Algorithms) {
+			t.Errorf("lists of %d: %d worst intervals, want one per lane and key: %d", n, got, 2*len(cfg.Algorithms))
+		}
+		for _, st := range rep.Algos {
+			if len(st.MostRejected) != 1 || st.MostRejected[0].Key != "u1" {
+				t.Errorf("lists of %d: %s most rejected %+v, want u1 alone", n, st.Name, st.MostRejected)
+			}
+		}
 	}
 }
