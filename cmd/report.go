@@ -127,24 +127,16 @@ func runReport(o *reportOptions, s streams) error {
 		return err
 	}
 
-	doc := &report.Document{Title: "ratesim report: " + rp.trace.name}
-	doc.Lines = append(doc.Lines, fmt.Sprintf("%s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	doc.Lines = append(doc.Lines, "policy: "+sp.describe(true))
-	doc.Lines = append(doc.Lines, sp.laneLines()...)
+	c := &report.Contents{Frame: rp.frame(), Report: rep, Top: o.Top, Every: every}
+	c.Lines = append([]string{"policy: " + sp.describe(true)}, sp.laneLines()...)
 	if line := backwardsLine(rep); line != "" {
-		doc.Lines = append(doc.Lines, line)
+		c.Lines = append(c.Lines, line)
 	}
-
 	summary, _ := writeRecords(nil, outTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
-	sec := report.Section{Heading: "Summary", Text: []string{
-		fmt.Sprintf("max_in_interval is the most cost one key got through in any %s; false allows and rejects are against the oracle, a sliding log of limit %d per %s.",
-			sp.duration(sp.interval()), sp.Oracle.Limit, sp.duration(sp.Oracle.Window))}}
-	sec.Tables = append(sec.Tables, htmlTable(summary, "summary", "per limiter"))
+	c.Summary = htmlTable(summary, "summary", "per limiter")
 	if n > 1 && rep.Agree != nil {
-		sec.Tables = append(sec.Tables, htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike"))
+		c.Agreement = htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike")
 	}
-	doc.Sections = append(doc.Sections, sec)
-
 	burstTable := func(ivs []sim.Interval) *table {
 		var rows [][]cell
 		for _, iv := range ivs {
@@ -159,41 +151,24 @@ func runReport(o *reportOptions, s streams) error {
 	for _, st := range rep.Algos {
 		worst = append(worst, st.Burst)
 	}
-	doc.Sections = append(doc.Sections, report.Section{Heading: "Worst bursts",
-		Text: []string{fmt.Sprintf("The most cost one key got through in any closed interval of %s, from the first to the last allowed request in it: per limiter, then the %d worst over every limiter and key (at most one per limiter and key).", sp.duration(sp.interval()), o.Top)},
-		Tables: []report.Table{htmlTable(burstTable(worst), "bursts", "per limiter"),
-			htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))}})
-
+	c.Bursts = htmlTable(burstTable(worst), "bursts", "per limiter")
+	c.TopBursts = htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))
 	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep))
-	keySec := report.Section{Heading: "Top keys", Text: []string{fmt.Sprintf("The %d keys each limiter rejected most.", o.Top)}}
-	if len(keys.rows) == 0 {
-		keySec.Text = append(keySec.Text, "No limiter rejected a request.")
-	} else {
-		keySec.Tables = []report.Table{htmlTable(keys, "keys", "")}
-	}
-	doc.Sections = append(doc.Sections, keySec)
-
-	tlSec := report.Section{Heading: "Timeline"}
+	c.Keys = htmlTable(keys, "keys", "")
 	if rep.IntervalsOutOfOrder > 0 {
-		tlSec.Text = []string{"No timeline: " + ErrorText(outOfOrder(rep.IntervalsOutOfOrder)) + "."}
-	} else {
-		tlSec.Figures = []*report.Figure{timelineFromReport(rp, every, rep)}
+		c.TimelineNote = ErrorText(outOfOrder(rep.IntervalsOutOfOrder))
 	}
-	doc.Sections = append(doc.Sections, tlSec)
-
-	stateSec, err := reportStates(o, rp, algos, specs, rep, s)
-	if err != nil {
+	if c.States, c.StatesNote, err = reportStates(o, rp, algos, specs, rep, s); err != nil {
 		return err
 	}
-	doc.Sections = append(doc.Sections, stateSec)
 	if sw != nil {
 		sweepSec, err := reportSweep(sw, s)
 		if err != nil {
 			return err
 		}
-		doc.Sections = append(doc.Sections, sweepSec)
+		c.Sweep = &sweepSec
 	}
-	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, doc) })
+	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) })
 }
 
 // sweepOptions parses --sweep into the options of a sweep of the same
@@ -272,57 +247,32 @@ func frontierAmong(cons constraints) string {
 	return " that meets " + cons.text()
 }
 
-// reportStates draws, for each limiter, the state of the key of its worst
-// burst, from a second pass over the trace that keeps only those keys.
-func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, specs []limiterSpec, rep *sim.Report, s streams) (report.Section, error) {
-	sec := report.Section{Heading: "The worst key's state, per limiter"}
+// reportStates keeps the requests of each limiter's worst key, from a
+// second pass over the trace that reads only those keys' records; nil
+// and the reason when the states are not drawn.
+func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, specs []limiterSpec, rep *sim.Report, s streams) (*report.States, string, error) {
 	switch {
 	case len(rp.keys) > 0:
-		sec.Text = []string{"Not drawn with --key: the state plots are of users."}
-		return sec, nil
+		return nil, "Not drawn with --key: the state plots are of users.", nil
 	case o.trace.Path == "-" || slices.Contains(o.trace.More, "-"):
-		sec.Text = []string{"Not drawn: the trace was standard input, which cannot be read twice."}
-		return sec, nil
+		return nil, "Not drawn: the trace was standard input, which cannot be read twice.", nil
 	}
-	var users []string
-	for _, st := range rep.Algos {
-		if st.Burst.Count > 0 && !slices.Contains(users, st.Burst.Key) {
-			users = append(users, st.Burst.Key)
-		}
-	}
+	users := report.WorstUsers(rep)
 	if len(users) == 0 {
-		sec.Text = []string{"No limiter allowed a request."}
-		return sec, nil
+		return nil, "No limiter allowed a request.", nil
 	}
-	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, streams{in: s.in, out: s.out, err: io.Discard})
+	quiet := streams{in: s.in, out: s.out, err: io.Discard}
+	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, quiet)
 	if err != nil {
-		return sec, err
+		return nil, "", err
 	}
 	defer again.trace.Close()
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
 	again.trace.skipOtherUsers(users)
-	states, _, _, err := keyStates(again, users, streams{in: s.in, out: s.out, err: io.Discard})
+	states, _, err := keyStates(again, users, quiet)
 	if err != nil {
-		return sec, err
+		return nil, "", err
 	}
-	sp := rp.spec
-	sec.Text = []string{"For each limiter, the key of its worst burst: its state over time, each request marked, the worst interval shaded."}
-	for _, user := range users {
-		var panels []report.Panel
-		var names []string
-		for l, lane := range sp.Lanes {
-			if st := rep.Algos[l]; st.Burst.Count > 0 && st.Burst.Key == user && states[user] != nil {
-				panels = append(panels, statePanel(lane, l, states[user], st.Burst, sp))
-				names = append(names, lane.Name)
-			}
-		}
-		sec.Figures = append(sec.Figures, &report.Figure{
-			Title:  []string{fmt.Sprintf("state of %s, the worst key of %s", user, strings.Join(names, ", "))},
-			Clock:  sp.rfc3339,
-			XLabel: xLabel(rp),
-			Panels: panels,
-		})
-	}
-	return sec, nil
+	return states, "", nil
 }
