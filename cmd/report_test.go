@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/report"
 )
 
 // writeReport runs ratesim report on trace with args into a temporary
@@ -311,5 +313,95 @@ func TestReportInBrowserSeesExternalURL(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the browser check missed the external image; problems: %q", got.problems)
+	}
+}
+
+// sortLog is an access log whose keys (IPs) were first rejected on days
+// whose numbers run against the calendar (10 Oct, 31 Oct, 1 Nov, 9 Nov,
+// 10 Nov), and 10.0.0.10 more often than the others: sorted as floats,
+// the first_rejection, key and requests columns come out in a wrong
+// order.
+func sortLog() string {
+	var b strings.Builder
+	for _, k := range []struct {
+		ip, day string
+		n       int
+	}{{"203.0.113.9", "10/Oct/2024", 5}, {"10.0.0.10", "31/Oct/2024", 12}, {"9.0.0.1", "01/Nov/2024", 5}, {"10.0.0.2", "09/Nov/2024", 5}, {"2001:db8::1", "10/Nov/2024", 5}} {
+		for i := range k.n {
+			fmt.Fprintf(&b, "%s - - [%s:10:00:%02d +0100] \"GET / HTTP/1.1\" 200 10 \"-\" \"test\"\n", k.ip, k.day, i)
+		}
+	}
+	return b.String()
+}
+
+// sortColumn clicks the header of column col of the table of class cls
+// and returns the column's cells as they then stand.
+func sortColumn(t *testing.T, ctx context.Context, cls, col string) []string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`(function () {
+  var t = document.querySelector("table.%s"), ths = Array.from(t.tHead.rows[0].cells);
+  var i = ths.findIndex(function (h) { return h.textContent === %q; });
+  if (i < 0) { return ["no column %s"]; }
+  ths[i].click();
+  return Array.from(t.tBodies[0].rows).map(function (r) { return r.cells[i].textContent; });
+})()`, cls, col, col)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestReportSortsInBrowser clicks the report's column headers in headless
+// Chromium: times sort chronologically (CLF, RFC 3339), numbers
+// numerically, IPs by address, and a second click reverses.
+func TestReportSortsInBrowser(t *testing.T) {
+	chrome := chromePath(t)
+	chdirLogged(t)
+	trace := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(trace, []byte(sortLog()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := writeReport(t, trace, "--algos", "sliding-log", "--top", "10")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	clf := func(s string) time.Time {
+		tm, err := time.Parse("02/Jan/2006:15:04:05 -0700", s)
+		if err != nil {
+			t.Fatalf("first_rejection %q: %v", s, err)
+		}
+		return tm
+	}
+	times := sortColumn(t, ctx, "keys", "first_rejection")
+	if len(times) != 5 {
+		t.Fatalf("first_rejection column %q, want 5 keys", times)
+	}
+	if !slices.IsSortedFunc(times, func(a, b string) int { return clf(a).Compare(clf(b)) }) || !strings.HasPrefix(times[0], "10/Oct/2024") {
+		t.Errorf("first_rejection sorted as %q, want chronological", times)
+	}
+	reversed := slices.Clone(times)
+	slices.Reverse(reversed)
+	if again := sortColumn(t, ctx, "keys", "first_rejection"); !slices.Equal(again, reversed) {
+		t.Errorf("a second click gives %q, want %q reversed", again, times)
+	}
+	if keys := sortColumn(t, ctx, "keys", "key"); !slices.Equal(keys, []string{"9.0.0.1", "10.0.0.2", "10.0.0.10", "203.0.113.9", "2001:db8::1"}) {
+		t.Errorf("keys sorted as %q, want by address", keys)
+	}
+	if n := sortColumn(t, ctx, "keys", "requests"); !slices.Equal(n, []string{"5", "5", "5", "5", "12"}) {
+		t.Errorf("requests sorted as %q, want by number", n)
+	}
+	from := sortColumn(t, ctx, "top-bursts", "from")
+	if !slices.IsSortedFunc(from, func(a, b string) int { return strings.Compare(report.SortKey(a), report.SortKey(b)) }) || len(from) != 5 {
+		t.Errorf("top bursts' from sorted as %q, want chronological", from)
+	}
+	for _, s := range from {
+		if report.SortKey(s)[0] != '3' {
+			t.Errorf("top bursts' from %q is not read as a time", s)
+		}
 	}
 }
