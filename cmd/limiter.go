@@ -145,7 +145,7 @@ func (ls *limiterSpec) set(k, v, at string) error {
 	if ls.p == nil {
 		ls.p = params{}
 	}
-	ls.p[k] = setting{v, at}
+	ls.p[k] = setting{value: v, at: at}
 	return nil
 }
 
@@ -191,10 +191,10 @@ func policyParams(a limiters.Algorithm, pol limiters.Policy, at string) params {
 		case *limiters.Rate:
 			text = strconv.FormatInt(v.N, 10) + "/" + strconv.FormatInt(int64(v.Per), 10) + "ns"
 		}
-		p[name] = setting{text, at}
+		p[name] = setting{value: text, at: at}
 	}
 	if pol.Clock == limiters.ClockClamp { // the library's own rule; else --clock's
-		p["clock"] = setting{"clamp", at}
+		p["clock"] = setting{value: "clamp", at: at}
 	}
 	return p
 }

@@ -72,6 +72,10 @@ type policyOptions struct {
 	// the config file's limiters and algos do not join it.
 	single bool
 	file   *policyFile // --config, once read
+	// inherit holds parameters resolved by the replay this one is part
+	// of (the report's intent, which its sweep takes): over the config
+	// file's, under the flags.
+	inherit params
 
 	// extra holds the flags of the parameters beyond coreParams, by name.
 	extra map[string]*string
@@ -153,8 +157,14 @@ func (o *policyOptions) markSet(fs *pflag.FlagSet) {
 type params map[string]setting
 
 // setting is one parameter's text and where it came from ("--limit",
-// "policy.yaml:3", "default").
-type setting struct{ value, at string }
+// "policy.yaml:3", "default"). resolved, when not nil, is its value
+// already resolved by another replay (an int64, a time.Duration, a
+// limiters.Rate or a limiters.Clock), taken as it is, not parsed; value
+// is then its text for messages.
+type setting struct {
+	value, at string
+	resolved  any
+}
 
 // paramNames are the parameters a policy file, a --limiter or the policy
 // flags may give: those of limiters.Params, then clock.
@@ -208,9 +218,9 @@ type policySpec struct {
 // any replay.
 func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec, unit time.Duration) (*policySpec, error) {
 	base := params{
-		"limit":  {strconv.FormatInt(defaultLimit, 10), "default"},
-		"window": {defaultWindow, "default"},
-		"clock":  {"reject", "default"},
+		"limit":  {value: strconv.FormatInt(defaultLimit, 10), at: "default"},
+		"window": {value: defaultWindow, at: "default"},
+		"clock":  {value: "reject", at: "default"},
 	}
 	var file *policyFile
 	if o.Config != "" {
@@ -226,6 +236,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 			}
 		}
 	}
+	base = base.overlay(o.inherit)
 	if algos == nil && len(specs) == 0 {
 		algos = limiters.ClassicAlgorithms()
 	}
@@ -347,7 +358,7 @@ func (o *policyOptions) flagParams() params {
 	p := params{}
 	for _, name := range paramNames() {
 		if o.set[name] {
-			p[name] = setting{o.flagValue(name), "--" + name}
+			p[name] = setting{value: o.flagValue(name), at: "--" + name}
 		}
 	}
 	return p
@@ -403,13 +414,18 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 			case prm.Default == "":
 				continue
 			}
-			s = setting{prm.Default, "default"}
+			s = setting{value: prm.Default, at: "default"}
 		}
 		if err := parseParam(&pol, prm, s, unit); err != nil {
 			return pol, err
 		}
 	}
-	switch c := p["clock"]; c.value {
+	c := p["clock"]
+	if cl, ok := c.resolved.(limiters.Clock); ok {
+		pol.Clock = cl
+		return pol, nil
+	}
+	switch c.value {
 	case "reject":
 		pol.Clock = limiters.ClockReject
 	case "clamp":
@@ -422,6 +438,21 @@ func (p params) policy(unit time.Duration) (limiters.Policy, error) {
 
 // parseParam parses the text of parameter prm into pol.
 func parseParam(pol *limiters.Policy, prm limiters.Param, s setting, unit time.Duration) error {
+	if s.resolved != nil {
+		ok := false
+		switch v := pol.Field(prm.Name).(type) {
+		case *int64:
+			*v, ok = s.resolved.(int64)
+		case *time.Duration:
+			*v, ok = s.resolved.(time.Duration)
+		case *limiters.Rate:
+			*v, ok = s.resolved.(limiters.Rate)
+		}
+		if !ok {
+			return fmt.Errorf("%s: %s %v is not a value of its type", s.at, prm.Name, s.resolved)
+		}
+		return nil
+	}
 	switch v := pol.Field(prm.Name).(type) {
 	case *int64:
 		n, err := strconv.ParseInt(s.value, 10, 64)
@@ -864,6 +895,6 @@ func (p params) setNode(path, name string, n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode || n.Value == "" {
 		return usageErrorf("%s:%d: %s must be a single value", path, n.Line, name)
 	}
-	p[name] = setting{n.Value, fmt.Sprintf("%s:%d", path, n.Line)}
+	p[name] = setting{value: n.Value, at: fmt.Sprintf("%s:%d", path, n.Line)}
 	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,10 +30,14 @@ otherwise). The same input and flags give the same bytes, and long traces
 are downsampled exactly, so the file stays small.
 
 --sweep adds a sweep of the trace (see "ratesim sweep"): its flags in one
-argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m
---pick false_reject_pct<=1,ratio<=2.5', read a second time from the
-trace; the report then shows the candidates, or those that meet --pick,
-best first, or why none does, and the sweep's chart.
+argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --pick
+false_reject_pct<=1,ratio<=2.5', read a second time from the trace; the
+report then shows the candidates, or those that meet --pick, best first,
+or why none does, and the sweep's chart. The sweep scores its candidates
+against the report's own intent (its limit per window and clock, with
+--config and --interval) unless its flags say otherwise: --intent, or a
+single --limit, --window or --clock; the section says which intent it
+used and where each part came from.
 
 The timeline needs the trace in time order (or --sort); when it is not,
 the report says so in place of the timeline. The state plots read the
@@ -162,6 +168,7 @@ func runReport(o *reportOptions, s streams) error {
 		return err
 	}
 	if sw != nil {
+		sw.inherit = o.policy.intentOf(sp)
 		sweepSec, err := reportSweep(sw, s)
 		if err != nil {
 			return err
@@ -200,6 +207,90 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	return so, nil
 }
 
+// inheritedIntent is the intent of a replay, resolved, that a sweep which
+// is part of it (the report's) takes unless its own flags say otherwise:
+// the limit, window and clock, the burst interval, and where each came
+// from; and the replay's --config.
+type inheritedIntent struct {
+	policy   limiters.Policy   // Limit, Window and Clock
+	interval time.Duration     // the burst interval given, 0 for the window
+	text     map[string]string // limit, window and clock, as written
+	from     map[string]string // where each came from: "--limit", "policy.yaml:3", "default"
+	config   string
+}
+
+// intentOf returns the intent of a replay resolved from o as sp, for a
+// sweep to inherit.
+func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
+	in := &inheritedIntent{policy: sp.Oracle, interval: sp.Interval, config: o.Config,
+		text: map[string]string{"limit": strconv.FormatInt(sp.Oracle.Limit, 10), "window": sp.duration(sp.Oracle.Window), "clock": clockName(sp.Oracle.Clock)},
+		from: map[string]string{}}
+	for _, name := range []string{"limit", "window", "clock"} {
+		in.from[name] = "default"
+		if o.set[name] {
+			in.from[name] = "--" + name
+		} else if o.Config != "" {
+			if pf, err := o.policyFile(); err == nil {
+				if st, ok := pf.shared[name]; ok {
+					in.from[name] = st.at
+				}
+			}
+		}
+	}
+	return in
+}
+
+// takeIntent sets in po the intent of a sweep that is part of another
+// replay (o.inherit, a report's) and says where it came from: the sweep's
+// own --intent, or per parameter its own --limit or --window when it
+// gives one value, else the replay's, as resolved; the clock its own
+// --clock or the replay's; and the replay's --config.
+func (o *sweepOptions) takeIntent(po *policyOptions, g *grid) (string, error) {
+	in := o.inherit
+	po.Config, po.set, po.inherit = in.config, map[string]bool{}, params{}
+	var from []string
+	inherit := func(name string, v any) {
+		po.inherit[name] = setting{value: in.text[name], at: "the report's " + in.from[name], resolved: v}
+		if in.from[name] == "default" {
+			from = append(from, name+" the report's default")
+		} else {
+			from = append(from, name+" from the report's "+in.from[name])
+		}
+	}
+	if o.Intent != "" {
+		var err error
+		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
+			return "", err
+		}
+		po.set["limit"], po.set["window"] = true, true
+		from = append(from, "limit and window from --intent")
+	} else {
+		if vals := g.values["limit"]; o.set["limit"] && len(vals) == 1 {
+			n, err := strconv.ParseInt(vals[0], 10, 64)
+			if err != nil {
+				return "", usageErrorf("--limit: invalid limit %q: want a whole number", vals[0])
+			}
+			po.Limit, po.set["limit"] = n, true
+			from = append(from, "limit from --limit")
+		} else {
+			inherit("limit", in.policy.Limit)
+		}
+		if vals := g.values["window"]; o.set["window"] && len(vals) == 1 {
+			po.Window, po.set["window"] = vals[0], true
+			from = append(from, "window from --window")
+		} else {
+			inherit("window", in.policy.Window)
+		}
+	}
+	if o.set["clock"] {
+		po.set["clock"] = true
+		from = append(from, "clock from --clock")
+	} else {
+		inherit("clock", in.policy.Clock)
+	}
+	return strings.Join(from, ", "), nil
+}
+
 // reportSweep replays the trace through a sweep's candidates and returns
 // the report's section about it.
 func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
@@ -216,8 +307,8 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	sp := res.rp.spec
 	sec.Text = []string{
 		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
-		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval()), frontierAmong(cons)),
+		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s, clock %s (%s): false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
+			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), clockName(sp.Oracle.Clock), res.intentFrom, sp.duration(sp.interval()), frontierAmong(cons)),
 	}
 	rows := res.cands
 	caption := "every candidate"

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -403,5 +404,117 @@ func TestReportSortsInBrowser(t *testing.T) {
 		if report.SortKey(s)[0] != '3' {
 			t.Errorf("top bursts' from %q is not read as a time", s)
 		}
+	}
+}
+
+// htmlTableRows returns the header and rows of the report's table of
+// class cls, as text.
+func htmlTableRows(t *testing.T, html, cls string) (header []string, rows [][]string) {
+	t.Helper()
+	i := strings.Index(html, `<table class="sortable `+cls+`">`)
+	if i < 0 {
+		t.Fatalf("no %s table", cls)
+	}
+	tbl := html[i : i+strings.Index(html[i:], "</table>")]
+	cell := regexp.MustCompile(`<t[hd][^>]*>(.*?)</t[hd]>`)
+	for j, row := range regexp.MustCompile(`<tr>(.*?)</tr>`).FindAllStringSubmatch(tbl, -1) {
+		var cells []string
+		for _, c := range cell.FindAllStringSubmatch(row[1], -1) {
+			cells = append(cells, c[1])
+		}
+		if j == 0 {
+			header = cells
+		} else {
+			rows = append(rows, cells)
+		}
+	}
+	return header, rows
+}
+
+// TestReportSweepInheritsIntent: the report's sweep scores its candidates
+// against the report's own intent, as "ratesim sweep --intent" with that
+// intent does, and says where it came from; the sweep's own --intent, or
+// a single --limit or --window, overrides it, and --config and --clock
+// carry over.
+func TestReportSweepInheritsIntent(t *testing.T) {
+	chdirLogged(t)
+	sweepSection := func(args ...string) string {
+		data, err := os.ReadFile(writeReport(t, ex+"bursty.csv", args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after, ok := strings.Cut(string(data), ">Sweep</h2>")
+		if !ok {
+			t.Fatalf("%q: no Sweep section", args)
+		}
+		return after
+	}
+	got := sweepSection("--limit", "20", "--window", "1m", "--sweep", "--capacity 5..40:5 --rate 20/1m,30/1m --pick false_reject_pct<=1")
+	for _, want := range []string{"a sliding log of limit 20 per 60s, clock reject (limit from the report&#39;s --limit, window from the report&#39;s --window, clock the report&#39;s default)",
+		"intent: limit 20 per 60s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the Sweep section lacks %q", want)
+		}
+	}
+	// The same candidates meet the pick, with the same false allows and
+	// rejects, as in the sweep command told the intent.
+	header, rows := htmlTableRows(t, got, "sweep")
+	col := func(name string) int {
+		i := slices.Index(header, name)
+		if i < 0 {
+			t.Fatalf("no column %q in %q", name, header)
+		}
+		return i
+	}
+	var inReport []string
+	for _, r := range rows {
+		inReport = append(inReport, strings.Join([]string{r[col("capacity")], r[col("rate")], r[col("false allows")], r[col("false rejects")]}, " "))
+	}
+	r := ratesim(t, "", "sweep", "--capacity", "5..40:5", "--rate", "20/1m,30/1m", "--intent", "20/1m", "--pick", "false_reject_pct<=1", "-o", "json", ex+"bursty.csv")
+	if r.code != 0 {
+		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var bySweep []string
+	for _, c := range raw {
+		if c["meets"] == true {
+			bySweep = append(bySweep, fmt.Sprintf("%v %v %v %v", c["capacity"], c["rate"], c["false_allows"], c["false_rejects"]))
+		}
+	}
+	slices.Sort(inReport)
+	slices.Sort(bySweep)
+	if len(inReport) == 0 || !slices.Equal(inReport, bySweep) {
+		t.Errorf("the report's sweep picked (capacity rate false_allows false_rejects)\n%q\nthe sweep command with --intent 20/1m\n%q", inReport, bySweep)
+	}
+
+	// The sweep's own flags win.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--limit", "20", "--window", "1m", "--sweep", "--capacity 5..10:5 --intent 10/30s"},
+			"a sliding log of limit 10 per 30s, clock reject (limit and window from --intent, clock the report&#39;s default)"},
+		{[]string{"--limit", "20", "--window", "1m", "--clock", "clamp", "--sweep", "--capacity 5..10:5 --limit 7"},
+			"a sliding log of limit 7 per 60s, clock clamp (limit from --limit, window from the report&#39;s --window, clock from the report&#39;s --clock)"},
+		{[]string{"--limit", "20", "--sweep", "--capacity 5..10:5 --window 30s --clock clamp"},
+			"a sliding log of limit 20 per 30s, clock clamp (limit from the report&#39;s --limit, window from --window, clock from --clock)"},
+		{[]string{"--sweep", "--capacity 5..10:5"},
+			"a sliding log of limit 3 per 10s, clock reject (limit the report&#39;s default, window the report&#39;s default, clock the report&#39;s default)"},
+	} {
+		if got := sweepSection(tc.args...); !strings.Contains(got, tc.want) {
+			t.Errorf("report %q: the Sweep section lacks %q", tc.args, tc.want)
+		}
+	}
+	// And a config file's intent.
+	cfg := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(cfg, []byte("limit: 15\nwindow: 2m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "a sliding log of limit 15 per 120s, clock reject (limit from the report&#39;s " + cfg + ":1, window from the report&#39;s " + cfg + ":2, clock the report&#39;s default)"
+	if got := sweepSection("--config", cfg, "--sweep", "--capacity 5..10:5"); !strings.Contains(got, want) {
+		t.Errorf("report --config: the Sweep section lacks %q", want)
 	}
 }

@@ -73,6 +73,10 @@ type sweepOptions struct {
 	ByKey    int
 	Output   string
 	set      map[string]bool
+	// inherit, when not nil, is the intent of the replay the sweep is
+	// part of (a report's), which it takes unless its own flags say
+	// otherwise.
+	inherit *inheritedIntent
 }
 
 func newSweepCmd() *cobra.Command {
@@ -330,6 +334,9 @@ type sweepResult struct {
 	cons   constraints
 	picked []*candidate   // the candidates that meet cons, best first
 	intent *sim.AlgoStats // the intent's own sliding log
+	// intentFrom says where the intent came from: "--intent", or per
+	// parameter for an inherited one.
+	intentFrom string
 }
 
 // check checks the flags of a sweep that do not depend on the
@@ -358,11 +365,18 @@ func (o *sweepOptions) check() (*grid, []limiters.Algorithm, constraints, error)
 func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons constraints, s streams) (*sweepResult, error) {
 	var err error
 	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	if o.Intent != "" {
+	intentFrom := "--intent"
+	switch {
+	case o.inherit != nil:
+		if intentFrom, err = o.takeIntent(po, g); err != nil {
+			return nil, err
+		}
+	case o.Intent != "":
 		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
+		intentFrom = "--limit and --window"
 		for _, name := range []string{"limit", "window"} {
 			if len(g.values[name]) > 1 {
 				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.values[name]))
@@ -386,6 +400,9 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 	if err != nil {
 		return nil, err
 	}
+	if o.inherit != nil && o.inherit.interval > 0 {
+		rp.spec.Interval = o.inherit.interval
+	}
 	cfg := rp.config(false, false)
 	cfg.Rejections = true
 	rep, err := rp.run(cfg, s, nil)
@@ -405,7 +422,7 @@ func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons cons
 		markFrontier(cands, cands)
 	}
 	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: picked, intent: &rep.Algos[len(cands)]}, nil
+		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
 }
 
 func runSweep(o *sweepOptions, s streams) error {
