@@ -365,5 +365,10 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	if err != nil {
 		return nil, "", err
 	}
+	for _, u := range users {
+		if !states.Has(u) {
+			return nil, "", fmt.Errorf("the second read of %s found no request of user %q, whose worst burst the first read found: the trace changed between the reads, or can be read only once", rp.trace.name, u)
+		}
+	}
 	return states, "", nil
 }
