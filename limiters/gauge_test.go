@@ -221,7 +221,7 @@ func TestGaugeMatchesState(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	for trial := 0; trial < 120; trial++ {
+	for trial := 0; trial < 60; trial++ {
 		tick := ticks[rng.IntN(len(ticks))]
 		p := randomPolicy(rng, tick)
 		trace := randomTrace(rng, 80, tick, 4, true)

@@ -70,7 +70,7 @@ func randomPolicy(rng *rand.Rand) limiters.Policy {
 // are the replay's decisions at the number each left.
 func TestStatesLineIsTheState(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 40; trial++ {
+	for trial := 0; trial < 20; trial++ {
 		p := randomPolicy(rng)
 		var lanes []sim.Lane
 		for _, a := range limiters.AllAlgorithms() {
