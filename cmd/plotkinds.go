@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,7 +12,6 @@ import (
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
-	"github.com/ratesim/ratesim/sim"
 )
 
 func newPlotTimelineCmd() *cobra.Command {
@@ -71,69 +69,7 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 	if rep.IntervalsOutOfOrder > 0 {
 		return nil, outOfOrder(rep.IntervalsOutOfOrder)
 	}
-	return timelineFromReport(rp, every, rep), nil
-}
-
-// timelineFromReport draws the timeline of rep, which counted intervals
-// of every.
-func timelineFromReport(rp *replay, every time.Duration, rep *sim.Report) *report.Figure {
-	sp := rp.spec
-	n := len(sp.Lanes)
-	requests := report.Line{Label: "requests", Color: report.Black, Step: true}
-	allowed := make([]report.Line, n)
-	falseRej := make([]report.Line, n)
-	falseAll := make([]report.Line, n)
-	marks := make([]report.Marks, n)
-	for l, lane := range sp.Lanes {
-		allowed[l] = report.Line{Label: lane.Name, Color: report.LimiterColor(l), Step: true}
-		falseRej[l] = report.Line{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Step: true}
-		falseAll[l] = report.Line{Label: lane.Name + " false allows", Color: report.LimiterColor(l), Step: true, Dashed: true}
-		marks[l] = report.Marks{Label: lane.Name + " false rejects", Color: report.LimiterColor(l), Shape: report.LimiterShape(l)}
-	}
-	for _, iv := range rep.Intervals {
-		x := xOf(iv.Start, sp)
-		requests.Points = append(requests.Points, report.Point{X: x, Y: float64(iv.Requests)})
-		for l, c := range iv.Lanes {
-			allowed[l].Points = append(allowed[l].Points, report.Point{X: x, Y: float64(c.Allowed)})
-			falseRej[l].Points = append(falseRej[l].Points, report.Point{X: x, Y: float64(c.FalseRejects)})
-			falseAll[l].Points = append(falseAll[l].Points, report.Point{X: x, Y: float64(c.FalseAllows)})
-			if c.FalseRejects > 0 {
-				marks[l].Points = append(marks[l].Points, report.Point{X: x, Y: float64(c.Allowed)})
-			}
-		}
-	}
-	return timelineFromSeries(rp, every, rep, requests, allowed, falseRej, falseAll, marks)
-}
-
-// timelineFromSeries lays out a timeline's figure.
-func timelineFromSeries(rp *replay, every time.Duration, rep *sim.Report, requests report.Line, allowed, falseRej, falseAll []report.Line, marks []report.Marks) *report.Figure {
-	sp := rp.spec
-	// A closing point so that the last interval's step has a width.
-	closeStep := func(l *report.Line) {
-		if len(l.Points) > 0 {
-			last := l.Points[len(l.Points)-1]
-			l.Points = append(l.Points, report.Point{X: last.X + xOf(int64(every), sp) - xOf(0, sp), Y: last.Y})
-		}
-	}
-	closeStep(&requests)
-	top := report.Panel{Title: fmt.Sprintf("requests and allowed per %s (marks: intervals with false rejects)", sp.duration(every)),
-		YLabel: "requests", YFrom0: true, Lines: []report.Line{requests}}
-	bottom := report.Panel{Title: fmt.Sprintf("false rejects (solid) and false allows (dashed) per %s, against a sliding log of limit %d per %s",
-		sp.duration(every), sp.Intent.Limit, sp.duration(sp.Intent.Window)), YLabel: "requests", YFrom0: true}
-	for l := range allowed {
-		closeStep(&allowed[l])
-		closeStep(&falseRej[l])
-		closeStep(&falseAll[l])
-		top.Lines = append(top.Lines, allowed[l])
-		top.Marks = append(top.Marks, marks[l])
-		bottom.Lines = append(bottom.Lines, falseRej[l], falseAll[l])
-	}
-	return &report.Figure{
-		Title:  figureTitle(fmt.Sprintf("timeline per %s (%s, %s)", sp.duration(every), plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")), rp),
-		Clock:  sp.rfc3339,
-		XLabel: xLabel(rp),
-		Panels: []report.Panel{top, bottom},
-	}
+	return report.TimelineFigure(rp.frame(), every, rep), nil
 }
 
 func newPlotBurstCmd() *cobra.Command {
@@ -172,136 +108,17 @@ interval, as burst reports it, is marked. Times are grouped into at most
 	return c
 }
 
-// maxBurstBins is the most columns a burst figure keeps; past it,
-// neighbouring columns merge, keeping the higher value, so the maxima
-// are exact.
-const maxBurstBins = 2048
-
-// binMax keeps, per limiter, the largest value seen in each bin of time,
-// in at most maxBurstBins bins: when there would be more, the bins double
-// in width, two merged into one by their maximum.
-type binMax struct {
-	width int64
-	first int64     // the index of the first bin
-	vals  [][]int64 // per bin, per lane: the largest value, or -1
-	lanes int
-}
-
-func (b *binMax) add(t int64, lane int, v int64) {
-	k := floorDiv(t, b.width)
-	if b.vals == nil {
-		b.first = k
-	}
-	for k-b.first >= maxBurstBins {
-		b.coarsen()
-		k = floorDiv(t, b.width)
-	}
-	k = max(k, b.first) // a trace out of time order: counted at its start
-	for int64(len(b.vals)) <= k-b.first {
-		row := make([]int64, b.lanes)
-		for i := range row {
-			row[i] = -1
-		}
-		b.vals = append(b.vals, row)
-	}
-	row := b.vals[k-b.first]
-	row[lane] = max(row[lane], v)
-}
-
-// coarsen doubles the bins' width.
-func (b *binMax) coarsen() {
-	first := floorDiv(b.first, 2)
-	var vals [][]int64
-	for i, row := range b.vals {
-		j := floorDiv(b.first+int64(i), 2) - first
-		if int(j) >= len(vals) {
-			vals = append(vals, slices.Clone(row))
-			continue
-		}
-		for l, v := range row {
-			vals[j][l] = max(vals[j][l], v)
-		}
-	}
-	b.width *= 2
-	b.first, b.vals = first, vals
-}
-
-// keyWindow is one key's allowed requests under one limiter within the
-// burst interval, and their cost.
-type keyWindow struct {
-	times, costs []int64
-	sum          int64
-}
-
 // burstFigure replays rp's trace and draws, per limiter, the most cost
 // one key had in the interval ending at each allowed request.
 func burstFigure(rp *replay, s streams) (*report.Figure, error) {
-	sp := rp.spec
-	n := len(sp.Lanes)
-	iv := int64(sp.Interval)
-	bins := &binMax{width: max(iv/8, 1), lanes: n}
-	keys := map[string][]keyWindow{}
-	cfg := rp.config(true, false)
-	cfg.Detail = slices.ContainsFunc(sp.Algos(), limiters.Algorithm.Delays)
-	rep, err := rp.run(cfg, s, func(b *sim.Batch) error {
-		for i := range b.Requests {
-			r := &b.Requests[i]
-			ws := keys[string(r.Key)]
-			if ws == nil {
-				ws = make([]keyWindow, n)
-				keys[string(r.Key)] = ws
-			}
-			for l := range n {
-				if !b.Allowed(i, l) {
-					continue
-				}
-				t := r.Time
-				if cfg.Detail {
-					t += int64(b.Decision(i, l).Delay)
-				}
-				w := &ws[l]
-				if k := len(w.times); k > 0 && t < w.times[k-1] {
-					t = w.times[k-1] // counted at the key's latest
-				}
-				drop := 0
-				for drop < len(w.times) && w.times[drop] < t-iv {
-					w.sum -= w.costs[drop]
-					drop++
-				}
-				w.times, w.costs = append(w.times[drop:], t), append(w.costs[drop:], r.Cost)
-				w.sum += r.Cost
-				bins.add(t, l, w.sum)
-			}
-		}
-		return nil
-	})
+	bs := report.NewBursts(rp.frame(), rp.spec.Lanes)
+	cfg := rp.config(false, false)
+	bs.Configure(&cfg)
+	rep, err := rp.run(cfg, s, bs.Emit)
 	if err != nil {
 		return nil, err
 	}
-	pn := report.Panel{
-		Title:  fmt.Sprintf("the most cost one key got through in any %s, per column of time (dashed: the intended limit)", sp.duration(sp.Interval)),
-		YLabel: "cost in interval", YFrom0: true,
-		Limits: []report.Limit{{Label: fmt.Sprintf("limit %d", sp.Intent.Limit), Y: float64(sp.Intent.Limit), Color: report.Black}},
-	}
-	for l, lane := range sp.Lanes {
-		line := report.Line{Label: lane.Name, Color: report.LimiterColor(l)}
-		for i, row := range bins.vals {
-			if row[l] >= 0 {
-				line.Points = append(line.Points, report.Point{X: xOf((bins.first+int64(i))*bins.width, sp), Y: float64(row[l])})
-			}
-		}
-		pn.Lines = append(pn.Lines, line)
-		if w := rep.Algos[l].Burst; w.Count > 0 {
-			pn.Marks = append(pn.Marks, report.Marks{Label: fmt.Sprintf("%s worst: %d (%s)", lane.Name, w.Count, w.Key),
-				Color: report.LimiterColor(l), Shape: report.LimiterShape(l), Points: []report.Point{{X: xOf(w.To, sp), Y: float64(w.Count)}}})
-		}
-	}
-	return &report.Figure{
-		Title:  figureTitle(fmt.Sprintf("bursts (%s, %s)", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")), rp),
-		Clock:  sp.rfc3339,
-		XLabel: xLabel(rp),
-		Panels: []report.Panel{pn},
-	}, nil
+	return bs.Figure(rep), nil
 }
 
 func newPlotSweepCmd() *cobra.Command {

@@ -79,6 +79,9 @@ type policyOptions struct {
 	// when that is not its own flag (sweep's --intent sets the limit and
 	// window).
 	at map[string]spec.Source
+	// inherit are parameters another replay resolved (a report's, for
+	// its sweep), under the flags.
+	inherit spec.Params
 }
 
 func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
@@ -176,7 +179,7 @@ type policySpec struct {
 // interval given as interval ("" for the intent's window). Every problem
 // is a usage error, found before any replay.
 func (o *policyOptions) plan(algos []limiters.Algorithm, specs []limiterSpec, interval spec.Setting) (*spec.Plan, error) {
-	in := spec.Inputs{Flags: o.flagParams(), Algos: algos, Limiters: specs, Single: o.single, Interval: interval}
+	in := spec.Inputs{Flags: o.flagParams(), Algos: algos, Limiters: specs, Single: o.single, Interval: interval, Inherit: o.inherit}
 	if o.Config != "" {
 		pf, err := o.policyFile()
 		if err != nil {

@@ -77,6 +77,10 @@ type sweepOptions struct {
 	ByKey    int
 	Output   string
 	set      map[string]bool
+	// inherit, when not nil, is the intent of the replay the sweep is
+	// part of (a report's), which it takes unless its own flags say
+	// otherwise.
+	inherit *inheritedIntent
 }
 
 func newSweepCmd() *cobra.Command {
@@ -216,6 +220,9 @@ type sweepResult struct {
 	cons   sweep.Constraints
 	picked []*sweep.Candidate // the candidates that meet cons, best first
 	intent *sim.AlgoStats     // the intent's own sliding log
+	// intentFrom says where the intent came from: "--intent", or per
+	// parameter for an inherited one.
+	intentFrom string
 }
 
 // check checks the flags of a sweep that do not depend on the
@@ -241,12 +248,19 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
 	var err error
 	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	if o.Intent != "" {
+	intentFrom := "--intent"
+	switch {
+	case o.inherit != nil:
+		if intentFrom, err = o.takeIntent(po, g); err != nil {
+			return nil, err
+		}
+	case o.Intent != "":
 		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
 			return nil, err
 		}
 		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
-	} else {
+	default:
+		intentFrom = "--limit and --window"
 		for _, name := range []string{"limit", "window"} {
 			if len(g.Values(name)) > 1 {
 				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.Values(name)))
@@ -271,6 +285,9 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		return nil, err
 	}
 	rp.given = o.set // for the warnings about flags with no effect
+	if o.inherit != nil && o.inherit.interval > 0 {
+		rp.spec.Interval = o.inherit.interval
+	}
 	for _, name := range g.Unused(algos) {
 		warnf(s.err, "--%s has no effect: no swept algorithm or preset takes it", name)
 	}
@@ -287,7 +304,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 	}
 	picked := sweep.Pick(cands, cons)
 	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: picked, intent: &rep.Algos[len(cands)]}, nil
+		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
