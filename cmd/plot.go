@@ -213,12 +213,12 @@ func (rp *replay) frame() *report.Frame {
 		xLabel = "time (UTC)"
 	}
 	return &report.Frame{
-		Trace:    rp.trace.name,
-		Lines:    append(lines, "limiters: "+strings.Join(names, ", ")),
-		Clock:    sp.rfc3339,
-		Unit:     sp.Unit,
-		XLabel:   xLabel,
-		Duration: sp.duration,
+		Trace:       rp.trace.name,
+		Lines:       append(lines, "limiters: "+strings.Join(names, ", ")),
+		Clock:       sp.rfc3339,
+		Unit:        sp.Unit,
+		XLabel:      xLabel,
+		Duration:    sp.duration,
 		Intent:      sp.Intent,
 		IntentNamed: sp.IntentNamed,
 		Interval:    sp.Interval,

@@ -343,7 +343,6 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	return sec, nil
 }
 
-
 // reportStates keeps the requests of each limiter's worst key, from a
 // second pass over the trace that reads only those keys' records; nil
 // and the reason when the states are not drawn.
