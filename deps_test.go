@@ -27,6 +27,10 @@ func TestDependencyRules(t *testing.T) {
 		"internal/intmath": {"limiters", "sim", "traces", "report", "cmd"},
 		// Policy resolution: no renderer, report or command line.
 		"internal/spec": {"cmd", "report", "internal/render"},
+		// The renderer: no engine, limiters or command line.
+		"internal/render": {"sim", "limiters", "cmd", "report"},
+		// The sweep's grid and scoring: no renderer or command line.
+		"internal/sweep": {"cmd", "report", "internal/render"},
 	}
 	for pkg, banned := range rules {
 		if _, err := os.Stat(pkg); err != nil {

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,49 +109,49 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 }
 
 // clientSummaryColumns are the columns of compare --summary --clients.
-var clientSummaryColumns = []column{
-	{name: "algo"},
-	{name: "unique_requests", right: true, title: "unique"},
-	{name: "attempts", right: true},
-	{name: "amplification", right: true, title: "amplif."},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "goodput", right: true},
-	{name: "gave_up", right: true},
-	{name: "latency_p50", right: true, title: "p50 latency"},
-	{name: "latency_p99", right: true, title: "p99 latency"},
-	{name: "latency_max", right: true, title: "max latency"},
-	{name: "clients", machineOnly: true},
-	{name: "max_retries", machineOnly: true},
-	{name: "unit", machineOnly: true},
+var clientSummaryColumns = []render.Column{
+	{Name: "algo"},
+	{Name: "unique_requests", Right: true, Title: "unique"},
+	{Name: "attempts", Right: true},
+	{Name: "amplification", Right: true, Title: "amplif."},
+	{Name: "allowed", Right: true},
+	{Name: "rejected", Right: true},
+	{Name: "goodput", Right: true},
+	{Name: "gave_up", Right: true},
+	{Name: "latency_p50", Right: true, Title: "p50 latency"},
+	{Name: "latency_p99", Right: true, Title: "p99 latency"},
+	{Name: "latency_max", Right: true, Title: "max latency"},
+	{Name: "clients", MachineOnly: true},
+	{Name: "max_retries", MachineOnly: true},
+	{Name: "unit", MachineOnly: true},
 }
 
 // clientSummaryRows are the rows of the summary of a closed loop.
-func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]cell {
-	var rows [][]cell
+func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]render.Cell {
+	var rows [][]render.Cell
 	for i, st := range stats {
-		q := func(num, den int64) cell {
+		q := func(num, den int64) render.Cell {
 			w, ok := sim.Quantile(st.Latency, num, den)
 			if !ok {
-				return nullCell()
+				return render.Null()
 			}
-			return decCell(w, unit)
+			return render.Dec(w, unit)
 		}
-		rows = append(rows, []cell{
-			strCell(lanes[i].Name),
-			intCell(st.Unique),
-			intCell(st.Attempts),
-			numCell(ratio(st.Attempts, st.Unique)),
-			intCell(st.Allowed),
-			intCell(st.Rejected),
-			intCell(st.Goodput),
-			intCell(st.GaveUp),
+		rows = append(rows, []render.Cell{
+			render.Str(lanes[i].Name),
+			render.Int(st.Unique),
+			render.Int(st.Attempts),
+			render.Num(render.Ratio(st.Attempts, st.Unique)),
+			render.Int(st.Allowed),
+			render.Int(st.Rejected),
+			render.Int(st.Goodput),
+			render.Int(st.GaveUp),
 			q(50, 100),
 			q(99, 100),
 			q(1, 1),
-			strCell(c.Model.String()),
-			intCell(int64(c.MaxRetries)),
-			strCell(unitName(unit)),
+			render.Str(c.Model.String()),
+			render.Int(int64(c.MaxRetries)),
+			render.Str(unitName(unit)),
 		})
 	}
 	return rows
@@ -179,34 +181,34 @@ func runClients(rp *replay, src sim.Source, lanes []sim.Lane, with []string, c s
 }
 
 // runClientSummary replays rp in a closed loop and writes the summary.
-func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams) error {
 	stats, err := runClients(rp, rp.trace, rp.spec.Lanes, nil, c, s, func(*sim.Attempt) error { return nil })
 	if err != nil {
 		return err
 	}
 	rows := clientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
-	t, err := writeRecords(s.out, format, clientSummaryColumns, rows)
+	t, err := render.WriteRecords(s.out, format, clientSummaryColumns, rows)
 	if err != nil || t == nil {
 		if err != nil {
 			return err
 		}
 		return rp.trace.finish()
 	}
-	w := &textWriter{w: s.out, format: format}
+	w := render.NewTextWriter(s.out, format)
 	var unique int64
 	if len(stats) > 0 {
 		unique = stats[0].Unique
 	}
-	w.line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, plural(unique, "request")))
-	w.line("policy: " + rp.spec.describe(false))
+	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
+	w.Line("policy: " + rp.spec.describe(false))
 	for _, l := range rp.spec.laneLines() {
-		w.line(l)
+		w.Line(l)
 	}
-	w.line(clientLine(c, rp.spec.Lanes))
-	w.blank()
-	w.table(t)
-	if w.err != nil {
-		return w.err
+	w.Line(clientLine(c, rp.spec.Lanes))
+	w.Blank()
+	w.Table(t)
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }
@@ -246,23 +248,23 @@ func clientLine(c sim.Clients, lanes []sim.Lane) string {
 }
 
 // clientColumns are the columns run adds under --clients.
-var clientColumns = []column{
-	{name: "attempt", right: true},
-	{name: "original_line", right: true},
-	{name: "gave_up"},
+var clientColumns = []render.Column{
+	{Name: "attempt", Right: true},
+	{Name: "original_line", Right: true},
+	{Name: "gave_up"},
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
 // per attempt, in time order, with row's columns and clientColumns; with
 // keepAllowed or keepRejected false, the allowed or refused attempts are
 // left out.
-func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
+func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	rfc := rp.trace.RFC3339()
 	cols, err := row.allColumns(rfc, clientColumns...)
 	if err != nil {
 		return err
 	}
-	rw := newRecordWriter(s.out, format, cols)
+	rw := render.NewRecordWriter(s.out, format, cols)
 	var text []byte
 	lanes := rp.spec.Lanes[:1]
 	stats, err := runClients(rp, rp.trace, lanes, row.attrs, c, s, func(a *sim.Attempt) error {
@@ -274,29 +276,29 @@ func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepReje
 			text = rp.spec.times.Append(text[:0], a.Time)
 			row.time = text
 		}
-		e := &rw.enc
-		b := row.appendHead(e, rw.begin())
-		b = strconv.AppendInt(e.next(b), int64(a.Number), 10)
-		b = strconv.AppendInt(e.next(b), int64(a.Request.Line), 10)
-		b = strconv.AppendBool(e.next(b), a.GaveUp)
-		return rw.end(row.appendTail(e, b))
+		e := rw.Enc()
+		b := row.appendHead(e, rw.Begin())
+		b = strconv.AppendInt(e.Next(b), int64(a.Number), 10)
+		b = strconv.AppendInt(e.Next(b), int64(a.Request.Line), 10)
+		b = strconv.AppendBool(e.Next(b), a.GaveUp)
+		return rw.End(row.appendTail(e, b))
 	})
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
+	if rw.Textual() {
 		st := stats[0]
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
-		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.line(clientLine(c, lanes))
-		w.blank()
-		w.rows(rw, nil)
-		if w.err != nil {
-			return w.err
+		w := render.NewTextWriter(s.out, format)
+		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
+		w.Line(clientLine(c, lanes))
+		w.Blank()
+		w.Rows(rw, nil)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -24,8 +26,8 @@ to the limit, the false allows and false rejects against the oracle (a
 sliding log with the same limit and window: the exact rolling policy) and the
 time of the first rejection.
 
-` + wrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
-	"); --algos all adds "+joinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
+` + render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
+	"); --algos all adds "+render.JoinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
 	return slices.Contains(limiters.ClassicAlgorithms(), a)
 })), "and")+".", "", 78)
 
@@ -150,12 +152,12 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.ByKey > 0 {
 		return runByKey(o, rp, format, s)
 	}
-	var rw *recordWriter
+	var rw *render.RecordWriter
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: format == outTable || format == outMarkdown}
-		rw = newRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: !format.Machine()}
+		rw = render.NewRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
 		emit = func(b *sim.Batch) error {
 			return writeMatrix(rw, &row, b, o.Diff, &disagree)
 		}
@@ -165,57 +167,57 @@ func runCompare(o *compareOptions, s streams) error {
 		return err
 	}
 	if rw != nil {
-		if err := rw.close(); err != nil {
+		if err := rw.Close(); err != nil {
 			return err
 		}
 	}
 
-	if format != outTable && format != outMarkdown {
+	if format.Machine() {
 		if o.Summary {
-			if _, err := writeRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
+			if _, err := render.WriteRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
 		return rp.trace.finish()
 	}
 
-	w := &textWriter{w: s.out, format: format}
-	w.compareHeader(rp, rep, true)
+	w := render.NewTextWriter(s.out, format)
+	compareHeader(w, rp, rep, true)
 	if rw != nil {
-		w.blank()
+		w.Blank()
 		if o.Diff {
-			w.line(fmt.Sprintf("%s of %d decided differently", plural(disagree, "request"), rep.Requests))
+			w.Line(fmt.Sprintf("%s of %d decided differently", render.Plural(disagree, "request"), rep.Requests))
 		}
-		if len(rw.cells) > 0 || !o.Diff {
+		if rw.Kept() > 0 || !o.Diff {
 			if o.Diff {
-				w.blank()
+				w.Blank()
 			}
-			w.table(rw.table(nil))
+			w.Table(rw.Table(nil))
 		}
-		if rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+		if rw.Hidden() > 0 {
+			w.Blank()
+			w.Line(fmt.Sprintf("%s more not shown; -o csv lists every row", render.Plural(rw.Hidden(), "row")))
 		}
 	}
 	if !o.Diff {
-		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
-		w.blank()
-		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.Interval)))
-		w.line(rp.spec.againstLine())
+		t, _ := render.WriteRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
+		w.Blank()
+		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.Interval)))
+		w.Line(rp.spec.againstLine())
 		if note := queueNote(rp.spec.Algos()); note != "" {
-			w.line(note)
+			w.Line(note)
 		}
-		w.blank()
-		w.table(t)
+		w.Blank()
+		w.Table(t)
 		if len(rp.spec.Lanes) > 1 && rep.Agree != nil {
-			w.blank()
-			w.line("agreement: % of requests decided alike")
-			w.blank()
-			w.table(agreementTable(rep))
+			w.Blank()
+			w.Line("agreement: % of requests decided alike")
+			w.Blank()
+			w.Table(agreementTable(rep))
 		}
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }
@@ -235,33 +237,33 @@ type matrixRow struct {
 // columns are the columns of the decision matrix, in the order appendTo
 // writes them: user, timestamp, then one per lane, the key with --key and
 // the diff marker in tables.
-func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []column {
-	cols := []column{{name: "user"}, {name: "timestamp", right: !rfc3339}}
+func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []render.Column {
+	cols := []render.Column{{Name: "user"}, {Name: "timestamp", Right: !rfc3339}}
 	for _, l := range lanes {
-		cols = append(cols, column{name: l.Name})
+		cols = append(cols, render.Column{Name: l.Name})
 	}
 	if r.keyed {
-		cols = append(cols, column{name: "key"})
+		cols = append(cols, render.Column{Name: "key"})
 	}
 	if r.marked {
-		cols = append(cols, column{name: "diff"})
+		cols = append(cols, render.Column{Name: "diff"})
 	}
 	return cols
 }
 
 // appendTo appends the values of r's columns through e.
-func (r *matrixRow) appendTo(e *encoder, b []byte) []byte {
+func (r *matrixRow) appendTo(e *render.Encoder, b []byte) []byte {
 	req := &r.batch.Requests[r.i]
-	b = e.str(b, req.User)
-	b = e.time(e.next(b), req.TimeText)
+	b = e.Bytes(b, req.User)
+	b = e.Time(e.Next(b), req.TimeText)
 	for a := range r.nlanes {
-		b = strconv.AppendBool(e.next(b), r.batch.Allowed(r.i, a))
+		b = strconv.AppendBool(e.Next(b), r.batch.Allowed(r.i, a))
 	}
 	if r.keyed {
-		b = e.str(e.next(b), req.Key)
+		b = e.Bytes(e.Next(b), req.Key)
 	}
 	if r.marked {
-		b = e.next(b)
+		b = e.Next(b)
 		if r.differ {
 			b = append(b, '*')
 		}
@@ -272,7 +274,7 @@ func (r *matrixRow) appendTo(e *encoder, b []byte) []byte {
 // writeMatrix writes one batch of the decision matrix, counting the
 // requests the lanes decide differently; with onlyDiff it writes only
 // those.
-func writeMatrix(rw *recordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
+func writeMatrix(rw *render.RecordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
 	row.batch = b
 	for i := range b.Requests {
 		first := b.Allowed(i, 0)
@@ -289,7 +291,7 @@ func writeMatrix(rw *recordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, 
 			continue
 		}
 		row.i, row.differ = i, differ
-		if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
+		if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
 			return err
 		}
 	}
@@ -298,66 +300,66 @@ func writeMatrix(rw *recordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, 
 
 // summaryColumns are the columns of compare --summary; the table shows the
 // counts and leaves the parameters to the policy line above it.
-var summaryColumns = []column{
-	{name: "algo"},
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
-	{name: "max_in_interval", right: true},
-	{name: "ratio", right: true},
-	{name: "false_allows", right: true},
-	{name: "false_rejects", right: true},
-	{name: "first_rejection", right: true},
-	{name: "first_rejection_user", machineOnly: true},
-	{name: "burst_user", machineOnly: true},
-	{name: "burst_from", machineOnly: true},
-	{name: "burst_to", machineOnly: true},
-	{name: "limit", machineOnly: true},
-	{name: "window", machineOnly: true},
-	{name: "interval", machineOnly: true},
-	{name: "capacity", omitNull: true, machineOnly: true},
-	{name: "rate", omitNull: true, machineOnly: true},
-	{name: "clock", machineOnly: true},
-	{name: "unit", machineOnly: true},
-	{name: "clock_backwards", machineOnly: true},
-	{name: "intent_limit", machineOnly: true},
-	{name: "intent_window", machineOnly: true},
+var summaryColumns = []render.Column{
+	{Name: "algo"},
+	{Name: "requests", Right: true},
+	{Name: "allowed", Right: true},
+	{Name: "rejected", Right: true},
+	{Name: "allow_pct", Right: true, Title: "allow %", Suffix: "%"},
+	{Name: "max_in_interval", Right: true},
+	{Name: "ratio", Right: true},
+	{Name: "false_allows", Right: true},
+	{Name: "false_rejects", Right: true},
+	{Name: "first_rejection", Right: true},
+	{Name: "first_rejection_user", MachineOnly: true},
+	{Name: "burst_user", MachineOnly: true},
+	{Name: "burst_from", MachineOnly: true},
+	{Name: "burst_to", MachineOnly: true},
+	{Name: "limit", MachineOnly: true},
+	{Name: "window", MachineOnly: true},
+	{Name: "interval", MachineOnly: true},
+	{Name: "capacity", OmitNull: true, MachineOnly: true},
+	{Name: "rate", OmitNull: true, MachineOnly: true},
+	{Name: "clock", MachineOnly: true},
+	{Name: "unit", MachineOnly: true},
+	{Name: "clock_backwards", MachineOnly: true},
+	{Name: "intent_limit", MachineOnly: true},
+	{Name: "intent_window", MachineOnly: true},
 }
 
 // summaryRows builds one summary row per algorithm.
-func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
-	var rows [][]cell
+func summaryRows(rep *sim.Report, sp *policySpec) [][]render.Cell {
+	var rows [][]render.Cell
 	for _, st := range rep.Algos {
-		first, firstUser := nullCell(), nullCell()
+		first, firstUser := render.Null(), render.Null()
 		if fr := st.FirstRejection; fr != nil {
-			first, firstUser = timeCell(fr.TimeText), strCell(fr.Key)
+			first, firstUser = render.Time(fr.TimeText), render.Str(fr.Key)
 		}
 		bUser, bFrom, bTo := burstCells(st.Burst, sp)
 		lane := sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy}
 		limit, window, capacity, rate := sp.laneCells(lane)
 		intentLimit, intentWindow := sp.intentCells()
-		rows = append(rows, append([]cell{
-			strCell(st.Name),
-			intCell(st.Requests),
-			intCell(st.Allowed),
-			intCell(st.Rejected),
-			pctCell(st.Allowed, st.Requests),
-			intCell(st.Burst.Count),
+		rows = append(rows, append([]render.Cell{
+			render.Str(st.Name),
+			render.Int(st.Requests),
+			render.Int(st.Allowed),
+			render.Int(st.Rejected),
+			render.PctCell(st.Allowed, st.Requests),
+			render.Int(st.Burst.Count),
 			sp.ratioCell(st.Burst.Count),
-			sp.againstIntent(intCell(st.FalseAllows)),
-			sp.againstIntent(intCell(st.FalseRejects)),
+			sp.againstIntent(render.Int(st.FalseAllows)),
+			sp.againstIntent(render.Int(st.FalseRejects)),
 			first,
 			firstUser,
 			bUser, bFrom, bTo,
 			limit,
 			window,
-			decCell(sp.Interval, sp.Unit),
+			render.Dec(sp.Interval, sp.Unit),
 			capacity,
 			rate,
-			strCell(clockName(st.Policy.Clock)),
-			strCell(unitName(sp.Unit)),
-			intCell(rep.ClockBackwards),
+			render.Str(clockName(st.Policy.Clock)),
+			render.Str(unitName(sp.Unit)),
+			render.Int(rep.ClockBackwards),
 			intentLimit,
 			intentWindow,
 		}, sp.extraCells(lane)...))
@@ -367,21 +369,21 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 
 // burstCells are the user, from and to of a worst interval; null when
 // nothing was allowed.
-func burstCells(iv sim.Interval, sp *policySpec) (user, from, to cell) {
+func burstCells(iv sim.Interval, sp *policySpec) (user, from, to render.Cell) {
 	if iv.Count == 0 {
-		return nullCell(), nullCell(), nullCell()
+		return render.Null(), render.Null(), render.Null()
 	}
-	return strCell(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
+	return render.Str(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
 }
 
 // instantCell renders a time of the trace as the trace writes its times
 // (traces.TimeWriter): the one rule for times in every output.
-func instantCell(ns int64, sp *policySpec) cell {
+func instantCell(ns int64, sp *policySpec) render.Cell {
 	text := sp.times.Format(ns)
 	if sp.times.Numeric() {
-		return numCell(text)
+		return render.Num(text)
 	}
-	return strCell(text)
+	return render.Str(text)
 }
 
 func clockName(c limiters.Clock) string {
@@ -392,11 +394,11 @@ func clockName(c limiters.Clock) string {
 }
 
 // agreementTable is the pairwise agreement matrix.
-func agreementTable(rep *sim.Report) *table {
-	t := &table{header: []string{"agree %"}, right: []bool{false}}
+func agreementTable(rep *sim.Report) *render.Table {
+	t := &render.Table{Header: []string{"agree %"}, Right: []bool{false}}
 	for _, st := range rep.Algos {
-		t.header = append(t.header, st.Name)
-		t.right = append(t.right, true)
+		t.Header = append(t.Header, st.Name)
+		t.Right = append(t.Right, true)
 	}
 	for a, st := range rep.Algos {
 		row := []string{st.Name}
@@ -407,11 +409,11 @@ func agreementTable(rep *sim.Report) *table {
 			}
 			text := "-"
 			if rep.Requests > 0 {
-				text = pct(rep.Agree[a][b], rep.Requests)
+				text = render.Pct(rep.Agree[a][b], rep.Requests)
 			}
 			row = append(row, text)
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

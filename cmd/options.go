@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"context"
 	"errors"
 	"fmt"
@@ -320,32 +322,17 @@ func (t *trace) finish() error {
 	return nil
 }
 
-// outputFormat is the -o flag of run, compare and burst.
-type outputFormat int
-
-const (
-	outTable outputFormat = iota
-	outCSV
-	outJSON
-	outJSONL
-	outMarkdown
-)
-
-var outputNames = []string{"table", "csv", "json", "jsonl", "markdown"}
-
-func parseOutput(s string) (outputFormat, error) {
-	if s == "md" {
-		s = "markdown"
+// parseOutput parses -o.
+func parseOutput(s string) (render.Format, error) {
+	f, err := render.ParseFormat(s)
+	if err != nil {
+		return 0, usageErrorf("%s", err)
 	}
-	i := slices.Index(outputNames, s)
-	if i < 0 {
-		return 0, usageErrorf("invalid -o %q (valid: %s)", s, strings.Join(outputNames, ", "))
-	}
-	return outputFormat(i), nil
+	return f, nil
 }
 
 func addOutputFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVarP(p, "output", "o", "table", "output format: table, csv, json, jsonl or markdown")
+	fs.StringVarP(p, "output", "o", "table", "output format: "+render.JoinList(render.FormatNames(), "or"))
 }
 
 // parseAlgorithms parses --algos: a comma-separated list of names, or

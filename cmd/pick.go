@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"math/big"
 	"slices"
@@ -14,18 +16,18 @@ import (
 
 // sweepMetrics are the columns of a sweep's metrics, after the parameters,
 // in the order of sweep.Metrics.
-var sweepMetrics = []column{
-	{name: "requests", right: true, machineOnly: true}, // the header states them
-	{name: "allowed", right: true, machineOnly: true},  // allow % shows them
-	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
-	{name: "false_allows", right: true, title: "false allows"},
-	{name: "false_rejects", right: true, title: "false rejects"},
-	{name: "false_reject_pct", right: true, title: "false rej %", suffix: "%"},
-	{name: "keys_rejected", right: true, title: "keys rejected"},
-	{name: "max_in_interval", right: true},
-	{name: "ratio", right: true},
-	{name: "p99_retry_after", right: true, title: "p99 retry"},
-	{name: "state_bytes", right: true, title: "state bytes"},
+var sweepMetrics = []render.Column{
+	{Name: "requests", Right: true, MachineOnly: true}, // the header states them
+	{Name: "allowed", Right: true, MachineOnly: true},  // allow % shows them
+	{Name: "allow_pct", Right: true, Title: "allow %", Suffix: "%"},
+	{Name: "false_allows", Right: true, Title: "false allows"},
+	{Name: "false_rejects", Right: true, Title: "false rejects"},
+	{Name: "false_reject_pct", Right: true, Title: "false rej %", Suffix: "%"},
+	{Name: "keys_rejected", Right: true, Title: "keys rejected"},
+	{Name: "max_in_interval", Right: true},
+	{Name: "ratio", Right: true},
+	{Name: "p99_retry_after", Right: true, Title: "p99 retry"},
+	{Name: "state_bytes", Right: true, Title: "state bytes"},
 }
 
 // pickable lists the columns --pick compares: every numeric one.
@@ -34,24 +36,24 @@ func pickable() []string { return sweep.Pickable() }
 // sweepColumns are the columns of a sweep's rows: the parameters any
 // candidate takes (an algorithm's, a preset's given), the metrics, and
 // the marks.
-func sweepColumns(cands []*sweep.Candidate, picking bool) []column {
-	cols := []column{{name: "limiter", machineOnly: true}, {name: "algo"}}
+func sweepColumns(cands []*sweep.Candidate, picking bool) []render.Column {
+	cols := []render.Column{{Name: "limiter", MachineOnly: true}, {Name: "algo"}}
 	for _, name := range sweep.ParamNames() {
 		if slices.ContainsFunc(cands, func(c *sweep.Candidate) bool { return candidateTakes(c, name) }) {
 			prm, ok := limiterParam(name)
-			cols = append(cols, column{name: name, right: ok && prm.Kind != limiters.ParamRate, omitNull: true})
+			cols = append(cols, render.Column{Name: name, Right: ok && prm.Kind != limiters.ParamRate, OmitNull: true})
 		}
 	}
 	cols = append(cols, sweepMetrics...)
-	cols = append(cols, column{name: "frontier"})
+	cols = append(cols, render.Column{Name: "frontier"})
 	if picking {
-		cols = append(cols, column{name: "meets", machineOnly: true}, column{name: "best"})
+		cols = append(cols, render.Column{Name: "meets", MachineOnly: true}, render.Column{Name: "best"})
 	}
 	return append(cols,
-		column{name: "intent_limit", machineOnly: true},
-		column{name: "intent_window", machineOnly: true},
-		column{name: "clock", machineOnly: true},
-		column{name: "unit", machineOnly: true})
+		render.Column{Name: "intent_limit", MachineOnly: true},
+		render.Column{Name: "intent_window", MachineOnly: true},
+		render.Column{Name: "clock", MachineOnly: true},
+		render.Column{Name: "unit", MachineOnly: true})
 }
 
 // candidateTakes reports whether c has a value of parameter name: one of
@@ -65,72 +67,72 @@ func candidateTakes(c *sweep.Candidate, name string) bool {
 
 // sweepRows are the rows of cands under cols. Tables mark the frontier
 // and the best with a *.
-func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []column, table bool) [][]cell {
-	mark := func(v bool) cell {
+func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []render.Column, table bool) [][]render.Cell {
+	mark := func(v bool) render.Cell {
 		if !table {
-			return boolCell(v)
+			return render.Bool(v)
 		}
 		if v {
-			return strCell("*")
+			return render.Str("*")
 		}
-		return strCell("")
+		return render.Str("")
 	}
-	var rows [][]cell
+	var rows [][]render.Cell
 	for _, c := range cands {
 		st := c.Stats
-		var row []cell
+		var row []render.Cell
 		for _, col := range cols {
-			var v cell
-			switch col.name {
+			var v render.Cell
+			switch col.Name {
 			case "limiter":
-				v = strCell(c.Limiter.Name)
+				v = render.Str(c.Limiter.Name)
 			case "algo":
-				v = strCell(c.Algo.String())
+				v = render.Str(c.Algo.String())
 			case "requests":
-				v = intCell(st.Requests)
+				v = render.Int(st.Requests)
 			case "allowed":
-				v = intCell(st.Allowed)
+				v = render.Int(st.Allowed)
 			case "allow_pct":
-				v = pctCell(st.Allowed, st.Requests)
+				v = render.PctCell(st.Allowed, st.Requests)
 			case "false_allows":
-				v = intCell(st.FalseAllows)
+				v = render.Int(st.FalseAllows)
 			case "false_rejects":
-				v = intCell(st.FalseRejects)
+				v = render.Int(st.FalseRejects)
 			case "false_reject_pct":
-				v = pctCell(st.FalseRejects, st.Requests)
+				v = render.PctCell(st.FalseRejects, st.Requests)
 			case "keys_rejected":
-				v = intCell(st.KeysRejected)
+				v = render.Int(st.KeysRejected)
 			case "max_in_interval":
-				v = intCell(st.Burst.Count)
+				v = render.Int(st.Burst.Count)
 			case "ratio":
 				v = sp.ratioCell(st.Burst.Count)
 			case "p99_retry_after":
 				switch w, ok := sim.Quantile(st.Waits, 99, 100); {
 				case !ok:
-					v = nullCell()
+					v = render.Null()
 				case c.Never:
-					v = strCell("never")
+					v = render.Str("never")
 				default:
-					v = decCell(w, sp.Unit)
+					v = render.Dec(w, sp.Unit)
 				}
 			case "state_bytes":
-				v = intCell(c.Lane.Algorithm.StateBytes(c.Lane.Policy))
+				v = render.Int(c.Lane.Algorithm.StateBytes(c.Lane.Policy))
 			case "frontier":
 				v = mark(c.Front)
 			case "meets":
-				v = boolCell(c.Meets)
+				v = render.Bool(c.Meets)
 			case "best":
 				v = mark(c.Best)
 			case "intent_limit":
-				v = intCell(sp.Intent.Limit)
+				v = render.Int(sp.Intent.Limit)
 			case "intent_window":
-				v = decCell(sp.Intent.Window, sp.Unit)
+				v = render.Dec(sp.Intent.Window, sp.Unit)
 			case "clock":
-				v = strCell(clockName(c.Lane.Policy.Clock))
+				v = render.Str(clockName(c.Lane.Policy.Clock))
 			case "unit":
-				v = strCell(unitName(sp.Unit))
+				v = render.Str(unitName(sp.Unit))
 			default: // a parameter
-				v = paramCell(c, col.name, sp)
+				v = paramCell(c, col.Name, sp)
 			}
 			row = append(row, v)
 		}
@@ -141,23 +143,23 @@ func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []column, table bo
 
 // paramCell is candidate c's value of parameter name: a preset's as
 // given, an algorithm's from its policy, null when it has none.
-func paramCell(c *sweep.Candidate, name string, sp *policySpec) cell {
+func paramCell(c *sweep.Candidate, name string, sp *policySpec) render.Cell {
 	switch {
 	case !candidateTakes(c, name):
-		return nullCell()
+		return render.Null()
 	case c.Algo.Preset != nil:
 		if c.Num[name] != nil {
-			return numCell(c.Values[name])
+			return render.Num(c.Values[name])
 		}
-		return strCell(c.Values[name])
+		return render.Str(c.Values[name])
 	}
 	switch v := c.Lane.Policy.Field(name).(type) {
 	case *limiters.Rate:
-		return strCell(sp.paramText(c.Lane.Policy, name))
+		return render.Str(sp.paramText(c.Lane.Policy, name))
 	case *time.Duration:
-		return decCell(*v, sp.Unit)
+		return render.Dec(*v, sp.Unit)
 	}
-	return numCell(sp.paramText(c.Lane.Policy, name))
+	return render.Num(sp.paramText(c.Lane.Policy, name))
 }
 
 // ratText renders an exact value for a message: whole numbers as they
@@ -204,7 +206,7 @@ func unreachable(cands []*sweep.Candidate, cs sweep.Constraints, intent *sim.Alg
 	if b := why.Burst; b != nil {
 		iv := b.Interval
 		burst := fmt.Sprintf("the intent allows key %s %d within %s (from %s to %s)", iv.Key, iv.Count, sp.duration(b.Span),
-			instantCell(iv.From, sp).text, instantCell(iv.To, sp).text)
+			instantCell(iv.From, sp).Text, instantCell(iv.To, sp).Text)
 		if b.Short == len(cands) {
 			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than any candidate admits: %s, but the most any candidate admits in %s is %d (%s), so every candidate wrongly rejects at least %d of those requests",
 				burst, sp.duration(b.Span), b.MostBound, b.Most.Limiter.Name, iv.Count-b.MostBound))

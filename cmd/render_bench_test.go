@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"io"
 	"strconv"
 	"testing"
@@ -31,13 +33,13 @@ func BenchmarkRunRowCSV(b *testing.B) {
 		}
 	}
 	row := runRow{unit: time.Second}
-	rw := newRecordWriter(io.Discard, outCSV, row.columns(false))
+	rw := render.NewRecordWriter(io.Discard, render.FormatCSV, row.columns(false))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for k := 0; k < b.N; k++ {
 		i := k % n
 		row.req, row.d, row.exact = &reqs[i], &decisions[i], &exact[i]
-		if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
+		if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
 			b.Fatal(err)
 		}
 	}

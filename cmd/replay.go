@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"io"
 	"slices"
@@ -148,7 +150,7 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
 		}
 		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-			plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
+			render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 	}
 	return rep, err
 }
@@ -178,7 +180,7 @@ func backwardsLine(rep *sim.Report) string {
 	if rep.ClockBackwards == 0 {
 		return ""
 	}
-	return fmt.Sprintf("clock_backwards: %s earlier than their key's latest, the first at line %d", plural(rep.ClockBackwards, "request"), rep.FirstBackwards.Line)
+	return fmt.Sprintf("clock_backwards: %s earlier than their key's latest, the first at line %d", render.Plural(rep.ClockBackwards, "request"), rep.FirstBackwards.Line)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
@@ -262,7 +264,7 @@ func noEffect(flags []string) string {
 // warnf writes a warning line to w: the command goes on, and its exit
 // status is not changed.
 func warnf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "ratesim: warning: %s\n", terminalSafe(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(w, "ratesim: warning: %s\n", render.TerminalSafe(fmt.Sprintf(format, args...)))
 }
 
 // lane returns the lane named name.
@@ -279,36 +281,36 @@ func (sp *policySpec) lane(name string) sim.Lane {
 // report: a window lane's own limit and window; for a bucket the intent's
 // limit and window (null when no intent was given) beside its capacity
 // and rate.
-func (sp *policySpec) laneCells(l sim.Lane) (limit, window, capacity, rate cell) {
+func (sp *policySpec) laneCells(l sim.Lane) (limit, window, capacity, rate render.Cell) {
 	if l.Algorithm.Windowed() {
-		return intCell(l.Policy.Limit), decCell(l.Policy.Window, sp.Unit), nullCell(), nullCell()
+		return render.Int(l.Policy.Limit), render.Dec(l.Policy.Window, sp.Unit), render.Null(), render.Null()
 	}
 	limit, window = sp.intentCells()
-	return limit, window, intCell(l.Policy.Capacity), strCell(l.Policy.Rate.Format(sp.Unit))
+	return limit, window, render.Int(l.Policy.Capacity), render.Str(l.Policy.Rate.Format(sp.Unit))
 }
 
 // intentCells are the intent's limit and window, null when no intent was
 // given.
-func (sp *policySpec) intentCells() (limit, window cell) {
+func (sp *policySpec) intentCells() (limit, window render.Cell) {
 	if !sp.IntentNamed {
-		return nullCell(), nullCell()
+		return render.Null(), render.Null()
 	}
-	return intCell(sp.Intent.Limit), decCell(sp.Intent.Window, sp.Unit)
+	return render.Int(sp.Intent.Limit), render.Dec(sp.Intent.Window, sp.Unit)
 }
 
 // againstIntent is a cell counted against the intent: v, or null when no
 // intent was given.
-func (sp *policySpec) againstIntent(v cell) cell {
+func (sp *policySpec) againstIntent(v render.Cell) render.Cell {
 	if !sp.IntentNamed {
-		return nullCell()
+		return render.Null()
 	}
 	return v
 }
 
 // ratioCell is the ratio of a burst count to the intent's limit, null
 // when no intent was given.
-func (sp *policySpec) ratioCell(count int64) cell {
-	return sp.againstIntent(numCell(ratio(count, sp.Intent.Limit)))
+func (sp *policySpec) ratioCell(count int64) render.Cell {
+	return sp.againstIntent(render.Num(render.Ratio(count, sp.Intent.Limit)))
 }
 
 // againstLine says what false allows, false rejects and ratios are
@@ -358,35 +360,35 @@ func (sp *policySpec) describeLane(l sim.Lane, sep string) string {
 // lanes need them: algorithm when a lane has a name of its own (its
 // column shows the name), and each parameter beyond coreParams that a
 // lane takes (buckets), null for the lanes that do not.
-func (sp *policySpec) extraColumns() []column {
-	var cols []column
+func (sp *policySpec) extraColumns() []render.Column {
+	var cols []render.Column
 	if sp.named() {
-		cols = append(cols, column{name: "algorithm", machineOnly: true})
+		cols = append(cols, render.Column{Name: "algorithm", MachineOnly: true})
 	}
 	for _, prm := range sp.extraParamList() {
-		cols = append(cols, column{name: prm.Name, omitNull: true, machineOnly: true})
+		cols = append(cols, render.Column{Name: prm.Name, OmitNull: true, MachineOnly: true})
 	}
 	return cols
 }
 
 // extraCells are lane l's cells of extraColumns.
-func (sp *policySpec) extraCells(l sim.Lane) []cell {
-	var cells []cell
+func (sp *policySpec) extraCells(l sim.Lane) []render.Cell {
+	var cells []render.Cell
 	if sp.named() {
-		cells = append(cells, strCell(l.Algorithm.String()))
+		cells = append(cells, render.Str(l.Algorithm.String()))
 	}
 	for _, prm := range sp.extraParamList() {
 		if !slices.Contains(l.Algorithm.Params(), prm.Name) {
-			cells = append(cells, nullCell())
+			cells = append(cells, render.Null())
 			continue
 		}
 		switch v := l.Policy.Field(prm.Name).(type) {
 		case *int64:
-			cells = append(cells, intCell(*v))
+			cells = append(cells, render.Int(*v))
 		case *time.Duration:
-			cells = append(cells, decCell(*v, sp.Unit))
+			cells = append(cells, render.Dec(*v, sp.Unit))
 		default:
-			cells = append(cells, strCell(sp.paramText(l.Policy, prm.Name)))
+			cells = append(cells, render.Str(sp.paramText(l.Policy, prm.Name)))
 		}
 	}
 	return cells
@@ -492,53 +494,18 @@ func (sp *policySpec) describe(burst bool) string {
 	return strings.Join(parts, "; ")
 }
 
-// textWriter writes the text parts of a report and keeps the first error.
-type textWriter struct {
-	w      io.Writer
-	format outputFormat
-	err    error
-}
-
-func (tw *textWriter) line(s string) {
-	if tw.err == nil {
-		lines := strings.Split(s, "\n")
-		for i, l := range lines {
-			lines[i] = terminalSafe(l)
-		}
-		_, tw.err = io.WriteString(tw.w, strings.Join(lines, "\n")+"\n")
-	}
-}
-
-func (tw *textWriter) blank() { tw.line("") }
-
 // compareHeader writes the lines that open compare's reports: the trace
 // and its requests and keys, the policy (with the burst interval and the
 // oracle when burst is set), the lanes of their own and the requests that
 // went back in time.
-func (tw *textWriter) compareHeader(rp *replay, rep *sim.Report, burst bool) {
-	tw.line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	tw.line("policy: " + rp.spec.describe(burst))
+func compareHeader(tw *render.TextWriter, rp *replay, rep *sim.Report, burst bool) {
+	tw.Line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+	tw.Line("policy: " + rp.spec.describe(burst))
 	for _, l := range rp.spec.laneLines() {
-		tw.line(l)
+		tw.Line(l)
 	}
 	if line := backwardsLine(rep); line != "" {
-		tw.line(line)
-	}
-}
-
-// rows writes the table of rw's rows, with footer, and says how many more
-// rows it left out.
-func (tw *textWriter) rows(rw *recordWriter, footer map[string]string) {
-	tw.table(rw.table(footer))
-	if rw.hidden > 0 {
-		tw.blank()
-		tw.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
-	}
-}
-
-func (tw *textWriter) table(t *table) {
-	if tw.err == nil {
-		tw.err = t.render(tw.w, tw.format)
+		tw.Line(line)
 	}
 }
 

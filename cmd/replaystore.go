@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -295,7 +297,7 @@ func runReplay(o *replayOptions, s streams) error {
 		return err
 	}
 	if o.Verify && o.Route == "key" && r.out.differ > 0 && r.failureDecisions() == 0 {
-		return fmt.Errorf("%s of the store differ from the in-memory replay under --route key", plural(r.out.differ, "decision"))
+		return fmt.Errorf("%s of the store differ from the in-memory replay under --route key", render.Plural(r.out.differ, "decision"))
 	}
 	return nil
 }
@@ -659,7 +661,7 @@ func (r *storeRun) writeWindow(win *window) {
 	}
 	q := &win.reqs[stop]
 	r.stopErr = fmt.Errorf("the store failed: %s; %s decided and written in trace order, stopped at %s:%d (request %d)",
-		ErrorText(err), plural(r.written, "request"), r.rp.trace.name, q.line, r.written+1)
+		ErrorText(err), render.Plural(r.written, "request"), r.rp.trace.name, q.line, r.written+1)
 	r.out.flush()
 	r.stopped.Store(true)
 }

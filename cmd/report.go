@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"io"
 	"path/filepath"
@@ -90,8 +92,8 @@ func newReportCmd() *cobra.Command {
 }
 
 // htmlTable turns a rendered table into the report's.
-func htmlTable(t *table, class, caption string) report.Table {
-	return report.Table{Caption: caption, Header: t.header, Right: t.right, Rows: t.rows, Class: class}
+func htmlTable(t *render.Table, class, caption string) report.Table {
+	return report.Table{Caption: caption, Header: t.Header, Right: t.Right, Rows: t.Rows, Class: class}
 }
 
 func runReport(o *reportOptions, s streams) error {
@@ -144,21 +146,21 @@ func runReport(o *reportOptions, s streams) error {
 	if line := backwardsLine(rep); line != "" {
 		c.Lines = append(c.Lines, line)
 	}
-	summary, _ := writeRecords(nil, outTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
+	summary, _ := render.WriteRecords(nil, render.FormatTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
 	c.Summary = htmlTable(summary, "summary", "per limiter")
 	if n > 1 && rep.Agree != nil {
 		c.Agreement = htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike")
 	}
-	burstTable := func(ivs []sim.Interval) *table {
-		var rows [][]cell
+	burstTable := func(ivs []sim.Interval) *render.Table {
+		var rows [][]render.Cell
 		for _, iv := range ivs {
 			user, from, to := burstCells(iv, sp)
 			limit, _, _, _ := sp.laneCells(sp.lane(iv.Name))
 			intentLimit, _ := sp.intentCells()
-			rows = append(rows, []cell{strCell(iv.Name), limit, intentLimit, decCell(sp.Interval, sp.Unit),
-				intCell(iv.Count), sp.ratioCell(iv.Count), user, from, to})
+			rows = append(rows, []render.Cell{render.Str(iv.Name), limit, intentLimit, render.Dec(sp.Interval, sp.Unit),
+				render.Int(iv.Count), sp.ratioCell(iv.Count), user, from, to})
 		}
-		t, _ := writeRecords(nil, outTable, burstColumns[:9], rows)
+		t, _ := render.WriteRecords(nil, render.FormatTable, burstColumns[:9], rows)
 		return t
 	}
 	var worst []sim.Interval
@@ -167,7 +169,7 @@ func runReport(o *reportOptions, s streams) error {
 	}
 	c.Bursts = htmlTable(burstTable(worst), "bursts", "per limiter")
 	c.TopBursts = htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))
-	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep, sp))
+	keys, _ := render.WriteRecords(nil, render.FormatTable, byKeyColumns, byKeyRows(rep, sp))
 	c.Keys = htmlTable(keys, "keys", "")
 	if rep.IntervalsOutOfOrder > 0 {
 		c.TimelineNote = ErrorText(outOfOrder(rep.IntervalsOutOfOrder))
@@ -320,7 +322,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	defer res.rp.trace.Close()
 	sp := res.rp.spec
 	sec.Text = []string{
-		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
+		fmt.Sprintf("%s%s.", render.Plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
 		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s, clock %s (%s): false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
 			sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), res.intentFrom, sp.duration(sp.Interval), frontierAmong(cons)),
 	}
@@ -336,7 +338,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	}
 	cols := sweepColumns(res.cands, cons != nil)
 	if cons == nil || len(res.picked) > 0 {
-		t, _ := writeRecords(nil, outTable, cols, sweepRows(rows, sp, cols, true))
+		t, _ := render.WriteRecords(nil, render.FormatTable, cols, sweepRows(rows, sp, cols, true))
 		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
 	}
 	sec.Figures = []*report.Figure{sweepFigure(res, false)}

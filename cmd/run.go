@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -158,7 +160,7 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	rw := newRecordWriter(s.out, format, cols)
+	rw := render.NewRecordWriter(s.out, format, cols)
 	var totalCost costSum
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
@@ -175,7 +177,7 @@ func runRun(o *runOptions, s streams) error {
 			if o.Explain {
 				row.state = b.State(i, 0)
 			}
-			if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
+			if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
 				return err
 			}
 		}
@@ -189,17 +191,17 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
+	if rw.Textual() {
 		st := rep.Algos[0]
 		var footer map[string]string
 		if rep.Requests > 0 {
 			// The footer counts the whole trace; when the table lists fewer
-			// rows (--only, or past maxTableRows) it says how many it shows.
-			requests := plural(rep.Requests, "request")
-			if shown := int64(len(rw.cells)); shown != rep.Requests {
+			// rows (--only, or past render.MaxTableRows) it says how many it shows.
+			requests := render.Plural(rep.Requests, "request")
+			if shown := int64(rw.Kept()); shown != rep.Requests {
 				which := ""
 				if o.Only != "" {
 					which = o.Only + " "
@@ -214,19 +216,19 @@ func runRun(o *runOptions, s streams) error {
 				"reason":    formatInt(st.Rejected) + " rejected",
 			}
 		}
-		w := &textWriter{w: s.out, format: format}
+		w := render.NewTextWriter(s.out, format)
 		name := lane.Algorithm.String()
 		if lane.Name != name {
 			name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
 		}
-		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describeLane(rp.spec.Lanes[0], "; ")))
-		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+		w.Line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describeLane(rp.spec.Lanes[0], "; ")))
+		w.Line(fmt.Sprintf("%s, %s", render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
 		if line := backwardsLine(rep); line != "" {
-			w.line(line)
+			w.Line(line)
 		}
-		w.blank()
-		w.rows(rw, footer)
-		if err := w.err; err != nil {
+		w.Blank()
+		w.Rows(rw, footer)
+		if err := w.Err(); err != nil {
 			return err
 		}
 	}
@@ -284,32 +286,32 @@ func onlyFlag(only string) (allowed, rejected bool, err error) {
 // decisionColumns are the first columns of a row per decision: user,
 // timestamp (right-aligned when numeric), cost, allowed, remaining,
 // retry_after, reset_after and reason.
-func decisionColumns(rfc3339 bool) []column {
-	return []column{
-		{name: "user"},
-		{name: "timestamp", right: !rfc3339},
-		{name: "cost", right: true},
-		{name: "allowed"},
-		{name: "remaining", right: true},
-		{name: "retry_after", right: true, nullText: "never"},
-		{name: "reset_after", right: true, nullText: "never"},
-		{name: "reason"},
+func decisionColumns(rfc3339 bool) []render.Column {
+	return []render.Column{
+		{Name: "user"},
+		{Name: "timestamp", Right: !rfc3339},
+		{Name: "cost", Right: true},
+		{Name: "allowed"},
+		{Name: "remaining", Right: true},
+		{Name: "retry_after", Right: true, NullText: "never"},
+		{Name: "reset_after", Right: true, NullText: "never"},
+		{Name: "reason"},
 	}
 }
 
 // appendFields appends, through e, the values of the rate-limit fields
 // for decisions ds of the policies with quotas: null where the response
 // has no such field.
-func appendFields(e *encoder, b []byte, fields []headers.Field, quotas []headers.Quota, ds []limiters.Decision) []byte {
+func appendFields(e *render.Encoder, b []byte, fields []headers.Field, quotas []headers.Quota, ds []limiters.Decision) []byte {
 	for _, f := range fields {
-		b = e.next(b)
+		b = e.Next(b)
 		start := len(b)
 		v, ok := f.Append(b, quotas, ds)
 		switch {
 		case !ok:
-			b = e.null(v[:start])
+			b = e.Null(v[:start])
 		case f == headers.RateLimitPolicy || f == headers.RateLimit:
-			b = e.text(v[:start], string(v[start:]))
+			b = e.Text(v[:start], string(v[start:]))
 		default:
 			b = v // a whole number, the same in every format
 		}
@@ -334,15 +336,6 @@ func (s costSum) String() string {
 	n := big.NewInt(s.hi)
 	n.Lsh(n, 64)
 	return n.Add(n, new(big.Int).SetUint64(s.lo)).String()
-}
-
-// plural writes "1 request", "2 requests".
-func plural(n int64, noun string) string {
-	s := strconv.FormatInt(n, 10) + " " + noun
-	if n != 1 {
-		s += "s"
-	}
-	return s
 }
 
 // checkKeys checks the --key attribute names.
@@ -414,16 +407,16 @@ type runRow struct {
 // them: user, timestamp (right-aligned when numeric), cost, allowed,
 // remaining, retry_after, reset_after and reason, then delay for the
 // leaky queue, key with --key and state with --explain.
-func (r *runRow) columns(rfc3339 bool) []column {
+func (r *runRow) columns(rfc3339 bool) []render.Column {
 	cols := decisionColumns(rfc3339)
 	if r.queue {
-		cols = append(cols, column{name: "delay", right: true})
+		cols = append(cols, render.Column{Name: "delay", Right: true})
 	}
 	if r.keyed {
-		cols = append(cols, column{name: "key"})
+		cols = append(cols, render.Column{Name: "key"})
 	}
 	if r.explain {
-		cols = append(cols, column{name: "state", width: maxStateWidth})
+		cols = append(cols, render.Column{Name: "state", Width: render.MaxStateWidth})
 	}
 	return cols
 }
@@ -431,19 +424,19 @@ func (r *runRow) columns(rfc3339 bool) []column {
 // allColumns are every column of r's rows: columns, then extra (the
 // replay's own), then those of the rate-limit fields and of --with. A
 // --with column named as another is an error.
-func (r *runRow) allColumns(rfc3339 bool, extra ...column) ([]column, error) {
+func (r *runRow) allColumns(rfc3339 bool, extra ...render.Column) ([]render.Column, error) {
 	cols := append(r.columns(rfc3339), extra...)
 	for _, f := range r.fields {
-		cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
+		cols = append(cols, render.Column{Name: f.String(), Right: f != headers.RateLimitPolicy && f != headers.RateLimit})
 	}
 	for _, w := range r.with {
 		if w == "" {
 			return nil, usageErrorf("--with has an empty name")
 		}
-		if slices.ContainsFunc(cols, func(c column) bool { return c.name == w }) {
+		if slices.ContainsFunc(cols, func(c render.Column) bool { return c.Name == w }) {
 			return nil, usageErrorf("--with %s: run already has a %s column", w, w)
 		}
-		cols = append(cols, column{name: w, right: w == "line"})
+		cols = append(cols, render.Column{Name: w, Right: w == "line"})
 	}
 	return cols, nil
 }
@@ -472,50 +465,50 @@ func (r *runRow) setFields(style headers.Style, quotas []headers.Quota) {
 
 // appendTo appends the values of r's columns through e, for every format:
 // appendHead then appendTail.
-func (r *runRow) appendTo(e *encoder, b []byte) []byte {
+func (r *runRow) appendTo(e *render.Encoder, b []byte) []byte {
 	return r.appendTail(e, r.appendHead(e, b))
 }
 
 // appendHead appends the values of r.columns. It is straight-line code
 // on purpose: it runs for every row of run -o csv, which a function call
 // per column slowed by about a tenth.
-func (r *runRow) appendHead(e *encoder, b []byte) []byte {
+func (r *runRow) appendHead(e *render.Encoder, b []byte) []byte {
 	d, x := r.d, r.exact
-	b = e.str(b, r.req.User)
+	b = e.Bytes(b, r.req.User)
 	if r.time != nil {
-		b = e.time(e.next(b), r.time)
+		b = e.Time(e.Next(b), r.time)
 	} else {
-		b = e.time(e.next(b), r.req.TimeText)
+		b = e.Time(e.Next(b), r.req.TimeText)
 	}
-	b = strconv.AppendInt(e.next(b), r.req.Cost, 10)
-	b = strconv.AppendBool(e.next(b), d.Allowed)
-	b = strconv.AppendInt(e.next(b), d.Remaining, 10)
+	b = strconv.AppendInt(e.Next(b), r.req.Cost, 10)
+	b = strconv.AppendBool(e.Next(b), d.Allowed)
+	b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
 	if d.Reason == limiters.ReasonCost || x.RetryAfter.Never() {
-		b = e.null(e.next(b))
+		b = e.Null(e.Next(b))
 	} else {
-		b = appendWait(e.next(b), d.RetryAfter, x.RetryAfter, r.unit)
+		b = appendWait(e.Next(b), d.RetryAfter, x.RetryAfter, r.unit)
 	}
-	b = appendWait(e.next(b), d.ResetAfter, x.ResetAfter, r.unit)
+	b = appendWait(e.Next(b), d.ResetAfter, x.ResetAfter, r.unit)
 	if r.refusedBy != "" {
-		b = e.text(e.next(b), r.refusedBy+": "+string(d.Reason))
+		b = e.Text(e.Next(b), r.refusedBy+": "+string(d.Reason))
 	} else {
-		b = e.text(e.next(b), string(d.Reason))
+		b = e.Text(e.Next(b), string(d.Reason))
 	}
 	if r.queue {
-		b = appendWait(e.next(b), d.Delay, x.Delay, r.unit)
+		b = appendWait(e.Next(b), d.Delay, x.Delay, r.unit)
 	}
 	if r.keyed {
-		b = e.str(e.next(b), r.req.Key)
+		b = e.Bytes(e.Next(b), r.req.Key)
 	}
 	if r.explain {
-		b = e.str(e.next(b), r.state)
+		b = e.Bytes(e.Next(b), r.state)
 	}
 	return b
 }
 
 // appendTail appends the values of the rate-limit fields and the --with
 // columns, each after next.
-func (r *runRow) appendTail(e *encoder, b []byte) []byte {
+func (r *runRow) appendTail(e *render.Encoder, b []byte) []byte {
 	if len(r.fields) > 0 {
 		ds := r.fieldDs
 		if ds == nil {
@@ -530,10 +523,10 @@ func (r *runRow) appendTail(e *encoder, b []byte) []byte {
 	j := 0
 	for _, w := range r.with {
 		if w == "line" {
-			b = strconv.AppendInt(e.next(b), int64(r.req.Line), 10)
+			b = strconv.AppendInt(e.Next(b), int64(r.req.Line), 10)
 			continue
 		}
-		b = e.str(e.next(b), r.req.With(j))
+		b = e.Bytes(e.Next(b), r.req.With(j))
 		j++
 	}
 	return b

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"strings"
 
@@ -108,30 +110,30 @@ func stackKey(p sim.StackPolicy) string {
 }
 
 // stackSummaryColumns are the columns of compare --summary on a stack.
-var stackSummaryColumns = []column{
-	{name: "policy"},
-	{name: "algo"},
-	{name: "key"},
-	{name: "shadow"},
-	{name: "requests", right: true},
-	{name: "refused", right: true},
-	{name: "refused_alone", right: true, title: "alone"},
-	{name: "would_reject", right: true, title: "would reject"},
-	{name: "allowed", right: true, title: "stack allowed"},
-	{name: "stack", machineOnly: true},
+var stackSummaryColumns = []render.Column{
+	{Name: "policy"},
+	{Name: "algo"},
+	{Name: "key"},
+	{Name: "shadow"},
+	{Name: "requests", Right: true},
+	{Name: "refused", Right: true},
+	{Name: "refused_alone", Right: true, Title: "alone"},
+	{Name: "would_reject", Right: true, Title: "would reject"},
+	{Name: "allowed", Right: true, Title: "stack allowed"},
+	{Name: "stack", MachineOnly: true},
 }
 
-func stackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]cell {
-	var rows [][]cell
+func stackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]render.Cell {
+	var rows [][]render.Cell
 	for i, p := range policies {
 		st := rep.Policies[i]
-		refused, would := intCell(st.Refused), intCell(0)
+		refused, would := render.Int(st.Refused), render.Int(0)
 		if p.Shadow {
-			refused, would = intCell(0), intCell(st.Refused)
+			refused, would = render.Int(0), render.Int(st.Refused)
 		}
-		rows = append(rows, []cell{
-			strCell(p.Name), strCell(p.Algorithm.String()), strCell(stackKey(p)), boolCell(p.Shadow),
-			intCell(rep.Requests), refused, intCell(st.Alone), would, intCell(rep.Allowed), strCell(stackModeName(mode)),
+		rows = append(rows, []render.Cell{
+			render.Str(p.Name), render.Str(p.Algorithm.String()), render.Str(stackKey(p)), render.Bool(p.Shadow),
+			render.Int(rep.Requests), refused, render.Int(st.Alone), would, render.Int(rep.Allowed), render.Str(stackModeName(mode)),
 		})
 	}
 	return rows
@@ -158,30 +160,30 @@ func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, wit
 }
 
 // stackHeader writes the lines that open a stack's reports.
-func (tw *textWriter) stackHeader(rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	tw.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(rep.Requests, "request"), rep.Allowed, stackModeName(mode)))
+func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
+	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, stackModeName(mode)))
 	for _, l := range stackLines(rp, policies) {
-		tw.line(l)
+		tw.Line(l)
 	}
 }
 
 // runStackSummary replays a stack and writes a row per policy.
-func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format outputFormat, s streams) error {
+func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format render.Format, s streams) error {
 	rep, err := replayStack(rp, policies, mode, nil, s, func(*sim.StackDecision) error { return nil })
 	if err != nil {
 		return err
 	}
-	t, err := writeRecords(s.out, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+	t, err := render.WriteRecords(s.out, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
 	if err != nil {
 		return err
 	}
 	if t != nil {
-		w := &textWriter{w: s.out, format: format}
-		w.stackHeader(rp, policies, rep, mode)
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+		w := render.NewTextWriter(s.out, format)
+		stackHeader(w, rp, policies, rep, mode)
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()
@@ -209,9 +211,9 @@ func stackLines(rp *replay, policies []sim.StackPolicy) []string {
 
 // stackColumns are the columns run adds on a stack: the policy that
 // refused, and the shadow policies that would have.
-var stackColumns = []column{
-	{name: "policy"},
-	{name: "would_reject"},
+var stackColumns = []render.Column{
+	{Name: "policy"},
+	{Name: "would_reject"},
 }
 
 // runStackRows replays a stack and writes a row per request, with run's
@@ -220,7 +222,7 @@ var stackColumns = []column{
 // rate-limit fields list every enforcing policy, and Retry-After is the
 // stack's wait. With keepAllowed or keepRejected false, the allowed or
 // refused requests are left out.
-func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format outputFormat, s streams) error {
+func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	var enforcing []int
 	row := runRow{unit: rp.spec.Unit}
 	for i, p := range policies {
@@ -247,7 +249,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 	if err != nil {
 		return err
 	}
-	rw := newRecordWriter(s.out, format, cols)
+	rw := render.NewRecordWriter(s.out, format, cols)
 	var would []string
 	rep, err := replayStack(rp, policies, mode, row.attrs, s, func(d *sim.StackDecision) error {
 		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
@@ -265,34 +267,34 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		if d.Refused >= 0 {
 			row.refusedBy = policies[d.Refused].Name
 		}
-		e := &rw.enc
-		b := row.appendHead(e, rw.begin())
-		b = e.text(e.next(b), row.refusedBy)
+		e := rw.Enc()
+		b := row.appendHead(e, rw.Begin())
+		b = e.Text(e.Next(b), row.refusedBy)
 		would = would[:0]
 		for i, p := range policies {
 			if p.Shadow && !d.Decisions[i].Allowed {
 				would = append(would, p.Name)
 			}
 		}
-		b = e.text(e.next(b), strings.Join(would, ","))
-		return rw.end(row.appendTail(e, b))
+		b = e.Text(e.Next(b), strings.Join(would, ","))
+		return rw.End(row.appendTail(e, b))
 	})
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
-		w := &textWriter{w: s.out, format: format}
-		w.stackHeader(rp, policies, rep, mode)
-		w.blank()
-		w.rows(rw, nil)
-		t, _ := writeRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+	if rw.Textual() {
+		w := render.NewTextWriter(s.out, format)
+		stackHeader(w, rp, policies, rep, mode)
+		w.Blank()
+		w.Rows(rw, nil)
+		t, _ := render.WriteRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

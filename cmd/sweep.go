@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -336,7 +338,7 @@ func runSweep(o *sweepOptions, s streams) error {
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
-	case o.ByKey > 0 && format != outTable && format != outMarkdown:
+	case o.ByKey > 0 && format.Machine():
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
 	g, algos, cons, err := o.check()
@@ -359,35 +361,35 @@ func runSweep(o *sweepOptions, s streams) error {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
 	cols := sweepColumns(cands, cons != nil)
-	machine := format != outTable && format != outMarkdown
+	machine := format.Machine()
 	if machine {
-		if _, err := writeRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {
+		if _, err := render.WriteRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
 		return rp.trace.finish()
 	}
 
-	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line(fmt.Sprintf("grid: %s: %s", plural(int64(len(cands)), "candidate"), g.Describe(algos)))
-	w.line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
+	w := render.NewTextWriter(s.out, format)
+	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(cands)), "candidate"), g.Describe(algos)))
+	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
 		sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), sp.duration(sp.Interval)))
 	if line := backwardsLine(rep); line != "" {
-		w.line(line)
+		w.Line(line)
 	}
-	w.blank()
+	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
 			for _, l := range unreachable(cands, cons, intent, sp) {
-				w.line(l)
+				w.Line(l)
 			}
 		} else {
 			verb := "meet"
 			if len(picked) == 1 {
 				verb = "meets"
 			}
-			w.line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
-			w.blank()
+			w.Line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", render.Plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
+			w.Blank()
 			rows = picked
 			if o.Frontier {
 				rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
@@ -395,11 +397,11 @@ func runSweep(o *sweepOptions, s streams) error {
 		}
 	}
 	if cons == nil || len(picked) > 0 {
-		t, _ := writeRecords(nil, format, cols, sweepRows(rows, sp, cols, true))
-		w.table(t)
+		t, _ := render.WriteRecords(nil, format, cols, sweepRows(rows, sp, cols, true))
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
@@ -423,18 +425,18 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s str
 	if err != nil {
 		return err
 	}
-	t, _ := writeRecords(nil, format, byKeyColumns, rows)
-	w := &textWriter{w: s.out, format: format}
-	w.blank()
-	w.line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))
-	w.blank()
+	t, _ := render.WriteRecords(nil, format, byKeyColumns, rows)
+	w := render.NewTextWriter(s.out, format)
+	w.Blank()
+	w.Line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))
+	w.Blank()
 	if len(rows) == 0 {
-		w.line("it rejected no request")
+		w.Line("it rejected no request")
 	} else {
-		w.table(t)
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }

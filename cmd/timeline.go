@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"strings"
 	"time"
@@ -11,15 +13,15 @@ import (
 
 // timelineColumns are the columns of compare --timeline: a row per
 // interval and limiter.
-var timelineColumns = []column{
-	{name: "interval_start", right: true},
-	{name: "limiter"},
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "false_allows", right: true},
-	{name: "false_rejects", right: true},
-	{name: "keys_active", right: true},
+var timelineColumns = []render.Column{
+	{Name: "interval_start", Right: true},
+	{Name: "limiter"},
+	{Name: "requests", Right: true},
+	{Name: "allowed", Right: true},
+	{Name: "rejected", Right: true},
+	{Name: "false_allows", Right: true},
+	{Name: "false_rejects", Right: true},
+	{Name: "keys_active", Right: true},
 }
 
 // laneCounts are one limiter's counts in one interval.
@@ -37,7 +39,7 @@ type laneCounts struct {
 type timeline struct {
 	every    int64
 	sp       *policySpec
-	rw       *recordWriter
+	rw       *render.RecordWriter
 	cur      int64 // the open interval's index
 	open     bool
 	requests int64
@@ -51,7 +53,7 @@ type timeline struct {
 }
 
 // newTimeline returns a timeline of intervals of every writing to rw.
-func newTimeline(every time.Duration, sp *policySpec, rw *recordWriter) *timeline {
+func newTimeline(every time.Duration, sp *policySpec, rw *render.RecordWriter) *timeline {
 	return &timeline{every: int64(every), sp: sp, rw: rw, lanes: make([]laneCounts, len(sp.Lanes)),
 		keys: map[string]struct{}{}, strips: make([][]int, len(sp.Lanes))}
 }
@@ -107,17 +109,17 @@ func (tl *timeline) flush() error {
 	start := instantCell(tl.cur*tl.every, tl.sp)
 	for l, lane := range tl.sp.Lanes {
 		c := tl.lanes[l]
-		e := &tl.rw.enc
-		b := tl.rw.begin()
-		for j, v := range []cell{start, strCell(lane.Name), intCell(tl.requests), intCell(c.allowed),
-			intCell(tl.requests - c.allowed), tl.sp.againstIntent(intCell(c.falseAllows)), tl.sp.againstIntent(intCell(c.falseRejects)),
-			intCell(int64(len(tl.keys)))} {
+		e := tl.rw.Enc()
+		b := tl.rw.Begin()
+		for j, v := range []render.Cell{start, render.Str(lane.Name), render.Int(tl.requests), render.Int(c.allowed),
+			render.Int(tl.requests - c.allowed), tl.sp.againstIntent(render.Int(c.falseAllows)), tl.sp.againstIntent(render.Int(c.falseRejects)),
+			render.Int(int64(len(tl.keys)))} {
 			if j > 0 {
-				b = e.next(b)
+				b = e.Next(b)
 			}
-			b = e.cell(b, v)
+			b = e.Cell(b, v)
 		}
-		if err := tl.rw.end(b); err != nil {
+		if err := tl.rw.End(b); err != nil {
 			return err
 		}
 		rejected := tl.requests - c.allowed
@@ -181,12 +183,12 @@ func parseTimeline(s, flag string, unit time.Duration) (time.Duration, error) {
 }
 
 // runTimeline replays the trace of rp and writes compare --timeline.
-func runTimeline(o *compareOptions, rp *replay, format outputFormat, s streams) error {
+func runTimeline(o *compareOptions, rp *replay, format render.Format, s streams) error {
 	every, err := parseTimeline(o.Timeline, "--timeline", rp.spec.Unit)
 	if err != nil {
 		return err
 	}
-	rw := newRecordWriter(s.out, format, timelineColumns)
+	rw := render.NewRecordWriter(s.out, format, timelineColumns)
 	tl := newTimeline(every, rp.spec, rw)
 	rep, err := rp.run(rp.config(true, false), s, tl.add)
 	if err != nil {
@@ -195,28 +197,28 @@ func runTimeline(o *compareOptions, rp *replay, format outputFormat, s streams) 
 	if err := tl.flush(); err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if !rw.textual() {
+	if !rw.Textual() {
 		return rp.trace.finish()
 	}
-	w := &textWriter{w: s.out, format: format}
-	w.compareHeader(rp, rep, false)
-	w.blank()
-	w.line(fmt.Sprintf("timeline: %s of %s, the share of requests each limiter rejected, from none to all (%s)",
-		plural(tl.intervals, "interval"), rp.spec.duration(every), string(stripLevels[1:])))
+	w := render.NewTextWriter(s.out, format)
+	compareHeader(w, rp, rep, false)
+	w.Blank()
+	w.Line(fmt.Sprintf("timeline: %s of %s, the share of requests each limiter rejected, from none to all (%s)",
+		render.Plural(tl.intervals, "interval"), rp.spec.duration(every), string(stripLevels[1:])))
 	if per := (tl.intervals + stripWidth - 1) / stripWidth; per > 1 {
-		w.line(fmt.Sprintf("a character stands for %d intervals, and shows the worst of them", per))
+		w.Line(fmt.Sprintf("a character stands for %d intervals, and shows the worst of them", per))
 	}
-	w.blank()
+	w.Blank()
 	for _, l := range tl.stripLines() {
-		w.line(l)
+		w.Line(l)
 	}
-	w.blank()
-	w.rows(rw, nil)
-	if w.err != nil {
-		return w.err
+	w.Blank()
+	w.Rows(rw, nil)
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }
