@@ -200,8 +200,8 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 		unique = stats[0].Unique
 	}
 	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
-	w.Line("policy: " + rp.spec.describe(false))
-	for _, l := range rp.spec.laneLines() {
+	w.Line("policy: " + rp.spec.Describe(false))
+	for _, l := range rp.spec.LaneLines() {
 		w.Line(l)
 	}
 	w.Line(clientLine(c, rp.spec.Lanes))
@@ -273,7 +273,7 @@ func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepReje
 		}
 		row.req, row.d, row.exact, row.time = &a.Request, &a.Decision, &a.Exact, nil
 		if a.Number > 0 {
-			text = rp.spec.times.Append(text[:0], a.Time)
+			text = rp.spec.Times.Append(text[:0], a.Time)
 			row.time = text
 		}
 		e := rw.Enc()
@@ -292,7 +292,7 @@ func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepReje
 	if rw.Textual() {
 		st := stats[0]
 		w := render.NewTextWriter(s.out, format)
-		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
 		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
 		w.Line(clientLine(c, lanes))
 		w.Blank()

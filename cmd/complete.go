@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/traces"
@@ -39,7 +40,7 @@ func completePick(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		done = toComplete[:i+1]
 	}
 	var out []cobra.Completion
-	for _, name := range pickable() {
+	for _, name := range tables.Pickable() {
 		out = append(out, cobra.CompletionWithDesc(done+name, "then <, <=, > or >= and a number"))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

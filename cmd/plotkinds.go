@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 
 	"cmp"
 	"fmt"
@@ -286,7 +287,7 @@ func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	var title []string
 	title = append(title, fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, render.Plural(res.rep.Requests, "request"), render.Plural(int64(res.rep.Keys), "key")))
 	title = append(title, fmt.Sprintf("grid: %s%s", render.Plural(int64(len(res.cands)), "candidate"), ": "+res.g.Describe(res.algos)))
-	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock)))
+	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock)))
 	if res.cons != nil {
 		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons.String(), render.Plural(int64(len(res.picked)), "candidate"), len(res.cands))
 		if best != nil {

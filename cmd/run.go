@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"math/big"
@@ -221,9 +222,9 @@ func runRun(o *runOptions, s streams) error {
 		if lane.Name != name {
 			name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
 		}
-		w.Line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describeLane(rp.spec.Lanes[0], "; ")))
+		w.Line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.DescribeLane(rp.spec.Lanes[0], "; ")))
 		w.Line(fmt.Sprintf("%s, %s", render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-		if line := backwardsLine(rep); line != "" {
+		if line := tables.BackwardsLine(rep); line != "" {
 			w.Line(line)
 		}
 		w.Blank()

@@ -200,11 +200,11 @@ func stackLines(rp *replay, policies []sim.StackPolicy) []string {
 		}
 		text += "): "
 		if p.Algorithm.Windowed() {
-			text += fmt.Sprintf("limit %d per %s", pol.Limit, rp.spec.duration(pol.Window))
+			text += fmt.Sprintf("limit %d per %s", pol.Limit, rp.spec.Duration(pol.Window))
 		} else {
 			text += fmt.Sprintf("capacity %d, rate %s per %s", pol.Capacity, pol.Rate.Format(rp.spec.Unit), unitName(rp.spec.Unit))
 		}
-		lines = append(lines, text+rp.spec.extraParams([]limiters.Algorithm{p.Algorithm}, pol))
+		lines = append(lines, text+rp.spec.ExtraParams([]limiters.Algorithm{p.Algorithm}, pol))
 	}
 	return lines
 }

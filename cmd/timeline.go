@@ -106,13 +106,13 @@ func (tl *timeline) flush() error {
 	if !tl.open || tl.requests == 0 {
 		return nil
 	}
-	start := instantCell(tl.cur*tl.every, tl.sp)
+	start := tl.sp.InstantCell(tl.cur * tl.every)
 	for l, lane := range tl.sp.Lanes {
 		c := tl.lanes[l]
 		e := tl.rw.Enc()
 		b := tl.rw.Begin()
 		for j, v := range []render.Cell{start, render.Str(lane.Name), render.Int(tl.requests), render.Int(c.allowed),
-			render.Int(tl.requests - c.allowed), tl.sp.againstIntent(render.Int(c.falseAllows)), tl.sp.againstIntent(render.Int(c.falseRejects)),
+			render.Int(tl.requests - c.allowed), tl.sp.AgainstIntent(render.Int(c.falseAllows)), tl.sp.AgainstIntent(render.Int(c.falseRejects)),
 			render.Int(int64(len(tl.keys)))} {
 			if j > 0 {
 				b = e.Next(b)
@@ -207,7 +207,7 @@ func runTimeline(o *compareOptions, rp *replay, format render.Format, s streams)
 	compareHeader(w, rp, rep, false)
 	w.Blank()
 	w.Line(fmt.Sprintf("timeline: %s of %s, the share of requests each limiter rejected, from none to all (%s)",
-		render.Plural(tl.intervals, "interval"), rp.spec.duration(every), string(stripLevels[1:])))
+		render.Plural(tl.intervals, "interval"), rp.spec.Duration(every), string(stripLevels[1:])))
 	if per := (tl.intervals + stripWidth - 1) / stripWidth; per > 1 {
 		w.Line(fmt.Sprintf("a character stands for %d intervals, and shows the worst of them", per))
 	}

@@ -36,6 +36,11 @@ func ParamNames() []string {
 	return append(names, "clock")
 }
 
+// CoreParams are the parameters every report states in columns and
+// flags of their own; the others (buckets, tick, ...) come from
+// limiters.Params as extra columns.
+var CoreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+
 // Clocks are the names of the clock rules, in the order of limiters'
 // Clock constants.
 var Clocks = []string{"reject", "clamp"}
