@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"strconv"
@@ -258,30 +259,30 @@ var clientColumns = []render.Column{
 // per attempt, in time order, with row's columns and clientColumns; with
 // keepAllowed or keepRejected false, the allowed or refused attempts are
 // left out.
-func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
+func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	rfc := rp.trace.RFC3339()
-	cols, err := row.allColumns(rfc, clientColumns...)
+	cols, err := row.AllColumns(rfc, clientColumns...)
 	if err != nil {
 		return err
 	}
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var text []byte
 	lanes := rp.spec.Lanes[:1]
-	stats, err := runClients(rp, rp.trace, lanes, row.attrs, c, s, func(a *sim.Attempt) error {
+	stats, err := runClients(rp, rp.trace, lanes, row.Attrs, c, s, func(a *sim.Attempt) error {
 		if a.Decision.Allowed && !keepAllowed || !a.Decision.Allowed && !keepRejected {
 			return nil
 		}
-		row.req, row.d, row.exact, row.time = &a.Request, &a.Decision, &a.Exact, nil
+		row.Req, row.D, row.Exact, row.Time = &a.Request, &a.Decision, &a.Exact, nil
 		if a.Number > 0 {
 			text = rp.spec.Times.Append(text[:0], a.Time)
-			row.time = text
+			row.Time = text
 		}
 		e := rw.Enc()
-		b := row.appendHead(e, rw.Begin())
+		b := row.AppendHead(e, rw.Begin())
 		b = strconv.AppendInt(e.Next(b), int64(a.Number), 10)
 		b = strconv.AppendInt(e.Next(b), int64(a.Request.Line), 10)
 		b = strconv.AppendBool(e.Next(b), a.GaveUp)
-		return rw.End(row.appendTail(e, b))
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err

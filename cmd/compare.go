@@ -6,7 +6,6 @@ import (
 
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -157,10 +156,10 @@ func runCompare(o *compareOptions, s streams) error {
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: !format.Machine()}
-		rw = render.NewRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		row := tables.MatrixRow{Lanes: len(rp.spec.Lanes), Keyed: len(o.trace.Key) > 0, Marked: !format.Machine()}
+		rw = render.NewRecordWriter(s.out, format, row.Columns(rp.spec.Lanes, rp.trace.RFC3339()))
 		emit = func(b *sim.Batch) error {
-			return writeMatrix(rw, &row, b, o.Diff, &disagree)
+			return tables.WriteMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
 	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
@@ -221,80 +220,4 @@ func runCompare(o *compareOptions, s streams) error {
 		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// matrixRow is one request of the decision matrix, and which of the
-// optional columns it has.
-type matrixRow struct {
-	batch  *sim.Batch
-	i      int  // the request's index in batch
-	differ bool // the algorithms decided it differently
-
-	nlanes int
-	keyed  bool // the key column
-	marked bool // the diff column, which only tables have
-}
-
-// columns are the columns of the decision matrix, in the order appendTo
-// writes them: user, timestamp, then one per lane, the key with --key and
-// the diff marker in tables.
-func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []render.Column {
-	cols := []render.Column{{Name: "user"}, {Name: "timestamp", Right: !rfc3339}}
-	for _, l := range lanes {
-		cols = append(cols, render.Column{Name: l.Name})
-	}
-	if r.keyed {
-		cols = append(cols, render.Column{Name: "key"})
-	}
-	if r.marked {
-		cols = append(cols, render.Column{Name: "diff"})
-	}
-	return cols
-}
-
-// appendTo appends the values of r's columns through e.
-func (r *matrixRow) appendTo(e *render.Encoder, b []byte) []byte {
-	req := &r.batch.Requests[r.i]
-	b = e.Bytes(b, req.User)
-	b = e.Time(e.Next(b), req.TimeText)
-	for a := range r.nlanes {
-		b = strconv.AppendBool(e.Next(b), r.batch.Allowed(r.i, a))
-	}
-	if r.keyed {
-		b = e.Bytes(e.Next(b), req.Key)
-	}
-	if r.marked {
-		b = e.Next(b)
-		if r.differ {
-			b = append(b, '*')
-		}
-	}
-	return b
-}
-
-// writeMatrix writes one batch of the decision matrix, counting the
-// requests the lanes decide differently; with onlyDiff it writes only
-// those.
-func writeMatrix(rw *render.RecordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
-	row.batch = b
-	for i := range b.Requests {
-		first := b.Allowed(i, 0)
-		differ := false
-		for a := 1; a < row.nlanes; a++ {
-			if b.Allowed(i, a) != first {
-				differ = true
-				break
-			}
-		}
-		if differ {
-			*disagree++
-		} else if onlyDiff {
-			continue
-		}
-		row.i, row.differ = i, differ
-		if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -71,11 +71,11 @@ func (so *storeOutput) columns() []render.Column {
 		return cols
 	}
 	if so.r.nlanes == 1 {
-		row := runRow{queue: so.queue, keyed: so.keyed}
-		return row.columns(rfc)
+		row := tables.RunRow{Queue: so.queue, Keyed: so.keyed}
+		return row.Columns(rfc)
 	}
-	row := matrixRow{nlanes: so.r.nlanes, keyed: so.keyed}
-	cols := row.columns(so.r.lanes, rfc)
+	row := tables.MatrixRow{Lanes: so.r.nlanes, Keyed: so.keyed}
+	cols := row.Columns(so.r.lanes, rfc)
 	return cols
 }
 
@@ -121,7 +121,7 @@ func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.De
 		b = strconv.AppendInt(e.Next(b), q.cost, 10)
 		b = so.appendDecision(e, b, d)
 		if so.queue {
-			b = appendDuration(e.Next(b), int64(d.Delay), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
 		}
 	} else {
 		for l := range dec {
@@ -142,9 +142,9 @@ func (so *storeOutput) appendDecision(e *render.Encoder, b []byte, d *limiters.D
 	if d.Reason == limiters.ReasonCost {
 		b = e.Null(e.Next(b))
 	} else {
-		b = appendDuration(e.Next(b), int64(d.RetryAfter), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.RetryAfter), so.unit)
 	}
-	b = appendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
 	return e.Text(e.Next(b), string(d.Reason))
 }
 
@@ -167,16 +167,16 @@ func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limite
 		if x.Reason == limiters.ReasonCost {
 			b = e.Null(e.Next(b))
 		} else {
-			b = appendDuration(e.Next(b), int64(x.RetryAfter), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(x.RetryAfter), so.unit)
 		}
 	}
-	b = appendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
-	b = appendDuration(e.Next(b), int64(m.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(m.ResetAfter), so.unit)
 	b = e.Text(e.Next(b), string(d.Reason))
 	b = e.Text(e.Next(b), string(m.Reason))
 	if so.queue {
-		b = appendDuration(e.Next(b), int64(d.Delay), so.unit)
-		b = appendDuration(e.Next(b), int64(m.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(m.Delay), so.unit)
 	}
 	return b
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"strings"
@@ -224,14 +225,14 @@ var stackColumns = []render.Column{
 // refused requests are left out.
 func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	var enforcing []int
-	row := runRow{unit: rp.spec.Unit}
+	row := tables.RunRow{Unit: rp.spec.Unit}
 	for i, p := range policies {
 		if !p.Shadow {
 			enforcing = append(enforcing, i)
-			row.queue = row.queue || p.Algorithm.Delays()
+			row.Queue = row.Queue || p.Algorithm.Delays()
 		}
 	}
-	row.setWith(with)
+	row.SetWith(with)
 	ds := make([]limiters.Decision, len(enforcing))
 	if style != headers.StyleNone {
 		var quotas []headers.Quota
@@ -242,16 +243,16 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 			quotas = append(quotas, q)
 		}
-		row.setFields(style, quotas)
-		row.fieldDs = ds
+		row.SetFields(style, quotas)
+		row.FieldDs = ds
 	}
-	cols, err := row.allColumns(rp.trace.RFC3339(), stackColumns...)
+	cols, err := row.AllColumns(rp.trace.RFC3339(), stackColumns...)
 	if err != nil {
 		return err
 	}
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var would []string
-	rep, err := replayStack(rp, policies, mode, row.attrs, s, func(d *sim.StackDecision) error {
+	rep, err := replayStack(rp, policies, mode, row.Attrs, s, func(d *sim.StackDecision) error {
 		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
 			return nil
 		}
@@ -263,13 +264,13 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 				ds[k].RetryAfter = d.Decision.RetryAfter
 			}
 		}
-		row.req, row.d, row.exact, row.refusedBy = &d.Request, &d.Decision, &d.Exact, ""
+		row.Req, row.D, row.Exact, row.RefusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {
-			row.refusedBy = policies[d.Refused].Name
+			row.RefusedBy = policies[d.Refused].Name
 		}
 		e := rw.Enc()
-		b := row.appendHead(e, rw.Begin())
-		b = e.Text(e.Next(b), row.refusedBy)
+		b := row.AppendHead(e, rw.Begin())
+		b = e.Text(e.Next(b), row.RefusedBy)
 		would = would[:0]
 		for i, p := range policies {
 			if p.Shadow && !d.Decisions[i].Allowed {
@@ -277,7 +278,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 		}
 		b = e.Text(e.Next(b), strings.Join(would, ","))
-		return rw.End(row.appendTail(e, b))
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err
