@@ -3,6 +3,7 @@ package cmd
 import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"cmp"
 	"fmt"
@@ -70,7 +71,7 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 		return nil, err
 	}
 	if rep.IntervalsOutOfOrder > 0 {
-		return nil, outOfOrder(rep.IntervalsOutOfOrder)
+		return nil, tables.OutOfOrder(rep.IntervalsOutOfOrder)
 	}
 	return report.TimelineFigure(rp.frame(), every, rep), nil
 }

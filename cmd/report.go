@@ -173,7 +173,7 @@ func runReport(o *reportOptions, s streams) error {
 	keys, _ := render.WriteRecords(nil, render.FormatTable, tables.ByKeyColumns, tables.ByKeyRows(rep, sp))
 	c.Keys = htmlTable(keys, "keys", "")
 	if rep.IntervalsOutOfOrder > 0 {
-		c.TimelineNote = ErrorText(outOfOrder(rep.IntervalsOutOfOrder))
+		c.TimelineNote = ErrorText(tables.OutOfOrder(rep.IntervalsOutOfOrder))
 	}
 	if c.States, c.StatesNote, err = reportStates(o, rp, algos, specs, rep, s); err != nil {
 		return err
