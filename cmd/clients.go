@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
@@ -109,55 +110,6 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	return c, nil
 }
 
-// clientSummaryColumns are the columns of compare --summary --clients.
-var clientSummaryColumns = []render.Column{
-	{Name: "algo"},
-	{Name: "unique_requests", Right: true, Title: "unique"},
-	{Name: "attempts", Right: true},
-	{Name: "amplification", Right: true, Title: "amplif."},
-	{Name: "allowed", Right: true},
-	{Name: "rejected", Right: true},
-	{Name: "goodput", Right: true},
-	{Name: "gave_up", Right: true},
-	{Name: "latency_p50", Right: true, Title: "p50 latency"},
-	{Name: "latency_p99", Right: true, Title: "p99 latency"},
-	{Name: "latency_max", Right: true, Title: "max latency"},
-	{Name: "clients", MachineOnly: true},
-	{Name: "max_retries", MachineOnly: true},
-	{Name: "unit", MachineOnly: true},
-}
-
-// clientSummaryRows are the rows of the summary of a closed loop.
-func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]render.Cell {
-	var rows [][]render.Cell
-	for i, st := range stats {
-		q := func(num, den int64) render.Cell {
-			w, ok := sim.Quantile(st.Latency, num, den)
-			if !ok {
-				return render.Null()
-			}
-			return render.Dec(w, unit)
-		}
-		rows = append(rows, []render.Cell{
-			render.Str(lanes[i].Name),
-			render.Int(st.Unique),
-			render.Int(st.Attempts),
-			render.Num(render.Ratio(st.Attempts, st.Unique)),
-			render.Int(st.Allowed),
-			render.Int(st.Rejected),
-			render.Int(st.Goodput),
-			render.Int(st.GaveUp),
-			q(50, 100),
-			q(99, 100),
-			q(1, 1),
-			render.Str(c.Model.String()),
-			render.Int(int64(c.MaxRetries)),
-			render.Str(unitName(unit)),
-		})
-	}
-	return rows
-}
-
 // runClients replays rp in a closed loop under lanes, each request
 // carrying the attributes with, and calls emit for every attempt. On a
 // terminal it shows the requests read and the attempts made as it goes:
@@ -165,13 +117,9 @@ func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients,
 func runClients(rp *replay, src sim.Source, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
 	if s.progress {
 		attempts := new(atomic.Int64)
-		name := ""
-		if n, ok := src.(interface{ Name() string }); ok {
-			name = n.Name()
-		}
-		p := startProgressOf(src, name, s.err, attempts)
-		defer p.stop()
-		src = p
+		m := rp.meter(s, src, progress.Counter{Noun: "attempts", N: attempts})
+		defer m.Stop()
+		src = m.Count(src)
 		inner := emit
 		emit = func(a *sim.Attempt) error {
 			attempts.Add(1)
@@ -187,8 +135,8 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 	if err != nil {
 		return err
 	}
-	rows := clientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
-	t, err := render.WriteRecords(s.out, format, clientSummaryColumns, rows)
+	rows := tables.ClientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
+	t, err := render.WriteRecords(s.out, format, tables.ClientSummaryColumns, rows)
 	if err != nil || t == nil {
 		if err != nil {
 			return err
@@ -248,20 +196,13 @@ func clientLine(c sim.Clients, lanes []sim.Lane) string {
 	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
-// clientColumns are the columns run adds under --clients.
-var clientColumns = []render.Column{
-	{Name: "attempt", Right: true},
-	{Name: "original_line", Right: true},
-	{Name: "gave_up"},
-}
-
 // runClientRows replays rp's one limiter in a closed loop and writes a row
-// per attempt, in time order, with row's columns and clientColumns; with
+// per attempt, in time order, with row's columns and tables.ClientColumns; with
 // keepAllowed or keepRejected false, the allowed or refused attempts are
 // left out.
 func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	rfc := rp.trace.RFC3339()
-	cols, err := row.AllColumns(rfc, clientColumns...)
+	cols, err := row.AllColumns(rfc, tables.ClientColumns...)
 	if err != nil {
 		return err
 	}

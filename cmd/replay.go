@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
@@ -8,14 +9,11 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // replay is a trace opened and a policy resolved, ready for sim.Run.
@@ -131,10 +129,10 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 // runFrom replays src, the trace or a part of it, as run does.
 func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
 	rp.warnUnused(cfg, s.err)
-	if s.progress {
-		p := startProgress(src, rp.trace.name, s.err)
-		defer p.stop()
-		src = p
+	if s.progress || s.meter != nil {
+		m := rp.meter(s, src)
+		defer m.Stop()
+		src = m.Count(src)
 	}
 	if emit == nil {
 		emit = func(*sim.Batch) error { return nil }
@@ -254,69 +252,21 @@ func compareHeader(tw *render.TextWriter, rp *replay, rep *sim.Report, burst boo
 	}
 }
 
-// progress counts the events read and, after a moment, shows the count on
-// a terminal. time.Now is used here and, as the live clock of an HTTP
-// server, in limiters/httplimit; nowhere else in ratesim.
-type progress struct {
-	src      sim.Source
-	name     string
-	n        atomic.Int64
-	attempts *atomic.Int64 // a closed loop's attempts, or nil
-	quit     chan struct{}
-	wg       sync.WaitGroup
-}
-
-// progressDelay is how long a replay runs before progress is shown.
-const progressDelay = time.Second
-
-func startProgress(src sim.Source, name string, w io.Writer) *progress {
-	return startProgressOf(src, name, w, nil)
-}
-
-// startProgressOf is startProgress that also shows the count of attempts,
-// unless it is nil.
-func startProgressOf(src sim.Source, name string, w io.Writer, attempts *atomic.Int64) *progress {
-	p := &progress{src: src, name: name, attempts: attempts, quit: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		start := time.Now()
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		shown := false
-		for {
-			select {
-			case <-p.quit:
-				if shown {
-					fmt.Fprint(w, "\r\033[K")
-				}
-				return
-			case <-tick.C:
-				el := time.Since(start)
-				if el < progressDelay {
-					continue
-				}
-				shown = true
-				if attempts != nil {
-					fmt.Fprintf(w, "\rratesim: %s: %d requests, %d attempts (%.0fs)\033[K", name, p.n.Load(), attempts.Load(), el.Seconds())
-					continue
-				}
-				fmt.Fprintf(w, "\rratesim: %s: %d requests (%.0fs)\033[K", name, p.n.Load(), el.Seconds())
-			}
-		}
-	}()
-	return p
-}
-
-func (p *progress) Next() (*traces.Event, error) {
-	p.n.Add(1)
-	return p.src.Next()
-}
-
-// Name is the trace's name, which sim puts in its errors.
-func (p *progress) Name() string { return p.name }
-
-func (p *progress) stop() {
-	close(p.quit)
-	p.wg.Wait()
+// meter starts showing the progress of a replay of src on a terminal:
+// the trace's bytes read of its total, and the requests.
+func (rp *replay) meter(s streams, src sim.Source, counts ...progress.Counter) *progress.Meter {
+	opts := progress.Options{Counts: counts}
+	if n, ok := src.(interface{ Name() string }); ok {
+		opts.Name = n.Name()
+	}
+	if rp.trace != nil {
+		opts.Bytes = rp.trace.set.Progress
+	}
+	w := s.err
+	if s.meter != nil {
+		w = s.meter
+	}
+	m := progress.Start(w, opts)
+	m.Stage(s.stage)
+	return m
 }

@@ -316,7 +316,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	res, err := sweepReplay(so, g, algos, cons, s.quiet())
+	res, err := sweepReplay(so, g, algos, cons, s.again("the sweep"))
 	if err != nil {
 		return sec, err
 	}
@@ -358,7 +358,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	if len(users) == 0 {
 		return nil, "No limiter allowed a request.", nil
 	}
-	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.quiet())
+	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -366,7 +366,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
 	again.trace.skipOtherUsers(users)
-	states, _, err := keyStates(again, users, s.quiet())
+	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
 	}

@@ -102,68 +102,23 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	return rp, policies, nil
 }
 
-// stackKey describes a policy's key: "user", "user,path", "global".
-func stackKey(p sim.StackPolicy) string {
-	if len(p.KeyFields) == 0 {
-		return "global"
-	}
-	return strings.Join(p.KeyFields, ",")
-}
-
-// stackSummaryColumns are the columns of compare --summary on a stack.
-var stackSummaryColumns = []render.Column{
-	{Name: "policy"},
-	{Name: "algo"},
-	{Name: "key"},
-	{Name: "shadow"},
-	{Name: "requests", Right: true},
-	{Name: "refused", Right: true},
-	{Name: "refused_alone", Right: true, Title: "alone"},
-	{Name: "would_reject", Right: true, Title: "would reject"},
-	{Name: "allowed", Right: true, Title: "stack allowed"},
-	{Name: "stack", MachineOnly: true},
-}
-
-func stackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]render.Cell {
-	var rows [][]render.Cell
-	for i, p := range policies {
-		st := rep.Policies[i]
-		refused, would := render.Int(st.Refused), render.Int(0)
-		if p.Shadow {
-			refused, would = render.Int(0), render.Int(st.Refused)
-		}
-		rows = append(rows, []render.Cell{
-			render.Str(p.Name), render.Str(p.Algorithm.String()), render.Str(stackKey(p)), render.Bool(p.Shadow),
-			render.Int(rep.Requests), refused, render.Int(st.Alone), would, render.Int(rep.Allowed), render.Str(stackModeName(mode)),
-		})
-	}
-	return rows
-}
-
-func stackModeName(m sim.StackMode) string {
-	if m == sim.StackRefund {
-		return "refund"
-	}
-	return "consume"
-}
-
 // replayStack replays rp through a stack of policies, each request
 // carrying the attributes with, and calls emit for every request; on a
 // terminal it shows progress.
 func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, with []string, s streams, emit func(*sim.StackDecision) error) (*sim.StackReport, error) {
 	var src sim.Source = rp.trace
 	if s.progress {
-		p := startProgress(src, rp.trace.name, s.err)
-		defer p.stop()
-		src = p
+		m := rp.meter(s, src)
+		defer m.Stop()
+		src = m.Count(src)
 	}
 	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
 // stackHeader writes the lines that open a stack's reports.
 func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, stackModeName(mode)))
-	for _, l := range stackLines(rp, policies) {
+	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode)))
+	for _, l := range tables.StackLines(rp.spec, policies) {
 		tw.Line(l)
 	}
 }
@@ -174,7 +129,7 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	if err != nil {
 		return err
 	}
-	t, err := render.WriteRecords(s.out, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+	t, err := render.WriteRecords(s.out, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
 	if err != nil {
 		return err
 	}
@@ -190,35 +145,8 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	return rp.trace.finish()
 }
 
-// stackLines describe the policies, a line each.
-func stackLines(rp *replay, policies []sim.StackPolicy) []string {
-	var lines []string
-	for _, p := range policies {
-		pol := p.Policy
-		text := fmt.Sprintf("policy %s (%s, key %s", p.Name, p.Algorithm, stackKey(p))
-		if p.Shadow {
-			text += ", shadow"
-		}
-		text += "): "
-		if p.Algorithm.Windowed() {
-			text += fmt.Sprintf("limit %d per %s", pol.Limit, rp.spec.Duration(pol.Window))
-		} else {
-			text += fmt.Sprintf("capacity %d, rate %s per %s", pol.Capacity, pol.Rate.Format(rp.spec.Unit), unitName(rp.spec.Unit))
-		}
-		lines = append(lines, text+rp.spec.ExtraParams([]limiters.Algorithm{p.Algorithm}, pol))
-	}
-	return lines
-}
-
-// stackColumns are the columns run adds on a stack: the policy that
-// refused, and the shadow policies that would have.
-var stackColumns = []render.Column{
-	{Name: "policy"},
-	{Name: "would_reject"},
-}
-
 // runStackRows replays a stack and writes a row per request, with run's
-// columns and stackColumns, then, in tables, the summary per policy. The
+// columns and tables.StackColumns, then, in tables, the summary per policy. The
 // decision is the stack's answer (sim.StackDecision.Decision); the
 // rate-limit fields list every enforcing policy, and Retry-After is the
 // stack's wait. With keepAllowed or keepRejected false, the allowed or
@@ -246,7 +174,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		row.SetFields(style, quotas)
 		row.FieldDs = ds
 	}
-	cols, err := row.AllColumns(rp.trace.RFC3339(), stackColumns...)
+	cols, err := row.AllColumns(rp.trace.RFC3339(), tables.StackColumns...)
 	if err != nil {
 		return err
 	}
@@ -291,7 +219,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		stackHeader(w, rp, policies, rep, mode)
 		w.Blank()
 		w.Rows(rw, nil)
-		t, _ := render.WriteRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+		t, _ := render.WriteRecords(nil, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
 		w.Blank()
 		w.Table(t)
 		if w.Err() != nil {

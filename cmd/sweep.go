@@ -416,7 +416,7 @@ func runSweep(o *sweepOptions, s streams) error {
 // sweepByKey replays the trace again through the best candidate alone and
 // writes its most rejected keys.
 func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s streams) error {
-	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s)
+	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s.again("second read: the best candidate's keys"))
 	if err != nil {
 		return err
 	}
