@@ -70,7 +70,7 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	}
 	m, err := sim.ParseClientModel(model)
 	if err != nil {
-		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: none, honour, immediate, backoff)", o.Model)
+		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: %s)", o.Model, sim.ClientModels)
 	}
 	c := sim.Clients{Model: m, MaxRetries: o.MaxRetries, RetryAfterExact: o.Exact, Jitter: o.Jitter, Seed: o.Seed}
 	if m == sim.ClientsNone {

@@ -174,7 +174,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 func parseUnit(s string) (time.Duration, error) {
 	u, err := traces.ParseUnit(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+		return 0, usageErrorf("invalid --unit %q (valid: %s)", s, traces.Units)
 	}
 	return u, nil
 }
@@ -188,7 +188,7 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	}
 	f, err := traces.ParseFormat(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl, combined, common)", s)
+		return 0, usageErrorf("invalid --format %q (valid: %s)", s, traces.ReadFormats)
 	}
 	return f, nil
 }

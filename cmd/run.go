@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
@@ -119,7 +120,7 @@ func runRun(o *runOptions, s streams) error {
 		style, err = headers.ParseStyle(o.Headers)
 	}
 	if err != nil {
-		return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+		return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 	}
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
@@ -253,7 +254,7 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	style := headers.StyleNone
 	if o.Headers != "" {
 		if style, err = headers.ParseStyle(o.Headers); err != nil {
-			return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+			return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 		}
 	}
 	rp, policies, err := prepareStack(&o.trace, &o.policy, stack, s)
@@ -267,15 +268,17 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 // onlyFlag parses --only: whether to show the allowed requests, and the
 // rejected ones.
 func onlyFlag(only string) (allowed, rejected bool, err error) {
-	switch only {
-	case "":
+	if only == "" {
 		return true, true, nil
-	case "allowed":
-		return true, false, nil
-	case "rejected":
-		return false, true, nil
 	}
-	return false, false, usageErrorf("invalid --only %q (valid: allowed, rejected)", only)
+	i, err := choose("--only", only, onlyChoices)
+	return i == 0, i == 1, err
+}
+
+// onlyChoices are the choices of --only.
+var onlyChoices = choice.List{
+	{Name: "allowed", Description: "only allowed requests"},
+	{Name: "rejected", Description: "only rejected requests"},
 }
 
 // checkKeys checks the --key attribute names.

@@ -68,13 +68,11 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 
 // stackMode parses --stack.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
-	switch o.Stack {
-	case "", "consume":
+	if o.Stack == "" {
 		return sim.StackConsume, nil
-	case "refund":
-		return sim.StackRefund, nil
 	}
-	return 0, usageErrorf("invalid --stack %q (valid: consume, refund)", o.Stack)
+	m, err := choose("--stack", o.Stack, sim.StackModes)
+	return sim.StackMode(m), err
 }
 
 // prepareStack resolves a stack's policies and opens the trace.
