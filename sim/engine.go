@@ -49,6 +49,7 @@ const inflight = 8
 type batch struct {
 	Batch
 	seq0  int64     // Seq of the first request
+	seqs  []int64   // of a shard's replay, each request's Seq; else nil
 	rows  []row     // what the workers need of each request
 	texts []rowText // what only reports need
 	arena []byte    // user, key and timestamp texts of all requests
@@ -82,7 +83,7 @@ func (b *batch) slice(s span) []byte { return b.arena[s.off:s.end:s.end] }
 func (b *batch) request(i int) Request {
 	r, t := &b.rows[i], &b.texts[i]
 	return Request{
-		Seq:      b.seq0 + int64(i),
+		Seq:      b.seqOf(i),
 		Line:     t.line,
 		User:     b.slice(t.user),
 		Key:      b.slice(r.key),
@@ -138,6 +139,9 @@ func (c *Config) normalize() error {
 			return fmt.Errorf("%s: %w", l.Name, err)
 		}
 	}
+	if c.Shard.Count < 0 || c.Shard.Sharded() && (c.Shard.Index < 0 || c.Shard.Index >= c.Shard.Count) {
+		return errBadShard
+	}
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
@@ -179,6 +183,11 @@ func (c *Config) normalize() error {
 func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
+	}
+	var shard *shardSource
+	if cfg.Shard.Sharded() {
+		shard = newShardSource(src, &cfg)
+		src = shard
 	}
 	e := newEngine(src, cfg)
 	for w := 0; w < cfg.Workers; w++ {
@@ -235,6 +244,10 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 				ivs[w] = wk.iv
 			}
 			r.Intervals = mergeIntervals(ivs, int64(cfg.Every), e.nalg)
+		}
+		if shard != nil && shard.order.line != 0 {
+			// The whole trace's order, not the shard's alone.
+			r.IntervalsOutOfOrder, r.Intervals = shard.order.line, nil
 		}
 	}
 	return r, nil
@@ -351,6 +364,10 @@ func (e *engine) fill(b *batch, src Source) error {
 	b.arena = b.arena[:0]
 	b.withs, b.nwith = b.withs[:0], len(e.cfg.With)
 	b.keys = b.keys[:0]
+	shard, _ := src.(*shardSource)
+	if shard != nil {
+		b.seqs = b.seqs[:0]
+	}
 	defer func() { b.rows, b.texts = rows, texts }()
 	for len(rows) < batchSize && len(b.arena) < maxBatchBytes {
 		ev, err := src.Next()
@@ -377,6 +394,9 @@ func (e *engine) fill(b *batch, src Source) error {
 		r, t := &rows[n], &texts[n]
 		r.time, r.cost, r.key = ev.Time, ev.Cost, key
 		t.line, t.user, t.time = ev.Line, user, e.appendText(b, ev.TimeText)
+		if shard != nil {
+			b.seqs = append(b.seqs, shard.position())
+		}
 	}
 	return nil
 }
@@ -540,6 +560,9 @@ func (e *engine) report(requests int64) *Report {
 	for a := range bestSeq {
 		bestSeq[a] = -1
 	}
+	if e.cfg.Shard.Sharded() {
+		r.Positions = &Positions{Burst: bestSeq}
+	}
 	var top []scoredInterval
 	for _, wk := range e.workers {
 		r.ClockBackwards += wk.backwards
@@ -643,7 +666,13 @@ func (e *engine) report(requests int64) *Report {
 		// of its lives: topIntervals keeps the worse-ranked ones out.
 		top = topIntervals(top, e.cfg.Top)
 		r.Top = make([]Interval, len(top))
+		if r.Positions != nil {
+			r.Positions.Top = make([]int64, len(top))
+		}
 		for i, t := range top {
+			if r.Positions != nil {
+				r.Positions.Top[i] = t.seq
+			}
 			r.Top[i] = t.Interval
 			r.Top[i].Algorithm, r.Top[i].Name = e.cfg.Lanes[t.algo].Algorithm, e.cfg.Lanes[t.algo].Name
 		}

@@ -89,6 +89,12 @@ type Config struct {
 	// key come back at a time for which that is not sure (the trace goes
 	// back in time too far), Run stops with an error.
 	KeepKeys bool
+	// Shard, when its Count is positive, replays only the keys of one
+	// shard (see ShardOf), each request keeping its position in the
+	// whole trace as its Seq; the Report then holds its Positions, and
+	// its IntervalsOutOfOrder is the whole trace's. Merge joins the
+	// reports of a trace's shards into the report of the whole.
+	Shard Shard
 	// keySets are more keys to build for each request, beside KeyFields',
 	// for the replays that key several limiters differently (RunStack).
 	keySets []keySet
@@ -262,6 +268,9 @@ type Report struct {
 	// Top lists the worst intervals overall (at most one per algorithm and
 	// key), worst first, at most Config.Top of them.
 	Top []Interval
+	// Positions are, for a replay of a shard (Config.Shard), the trace
+	// positions a merge orders its findings by; nil otherwise.
+	Positions *Positions
 }
 
 // Run replays src through cfg.Lanes (or cfg.Algorithms). With cfg.Rows it calls emit for

@@ -432,7 +432,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
 	mask &^= wk.sharing[word]
 	if bk := wk.burst.bankOf(word); bk != nil {
-		if m := mask & bk.lanes; m != 0 && !wk.burst.recordBank(bk, id, m, r.time, r.cost, b.seq0+int64(i)) {
+		if m := mask & bk.lanes; m != 0 && !wk.burst.recordBank(bk, id, m, r.time, r.cost, b.seqOf(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[bk.base+bits.TrailingZeros64(m)].Name, int64(math.MaxInt64))
 			return
 		}
@@ -457,7 +457,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		if !wk.burst.tracks(wk.burst.ringOf[l]) {
 			continue
 		}
-		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
+		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seqOf(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
