@@ -38,6 +38,7 @@ type burstOptions struct {
 	Interval string
 	Top      int
 	Output   string
+	Shard    string
 }
 
 func newBurstCmd() *cobra.Command {
@@ -53,7 +54,14 @@ func newBurstCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
-			return runBurst(o, streamsOf(c))
+			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
+			if err != nil {
+				return err
+			}
+			if s.part != nil {
+				o.Output = "json" // the output is the partial; the command's is not written
+			}
+			return runBurst(o, s)
 		},
 	}
 	fs := c.Flags()
@@ -61,6 +69,7 @@ func newBurstCmd() *cobra.Command {
 	fs.StringVar(&o.Interval, "interval", "", "interval length: a number in the trace unit or a Go duration (default: the window)")
 	fs.IntVar(&o.Top, "top", 0, "list the N worst intervals overall instead")
 	addOutputFlag(fs, &o.Output)
+	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	registerCompletions(c)

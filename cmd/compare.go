@@ -49,6 +49,7 @@ type compareOptions struct {
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
 	ByKey   int
 	clients clientOptions
+	Shard   string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -64,7 +65,14 @@ func newCompareCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
-			return runCompare(o, streamsOf(c))
+			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
+			if err != nil {
+				return err
+			}
+			if s.part != nil {
+				o.Output = "json" // the output is the partial; the command's is not written
+			}
+			return runCompare(o, s)
 		},
 	}
 	fs := c.Flags()
@@ -75,6 +83,7 @@ func newCompareCmd() *cobra.Command {
 	fs.IntVar(&o.ByKey, "by-key", 0, "print, per limiter, the N keys it rejected most, with their requests, rejections, false rejects and first rejection, instead of the requests")
 	fs.StringVar(&o.Timeline, "timeline", "", "print, per interval of this length, each limiter's requests, allowed, rejected, false allows and rejects, and the keys active, instead of the requests")
 	addOutputFlag(fs, &o.Output)
+	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	addClientFlags(fs, &o.clients)
@@ -114,6 +123,9 @@ func runCompare(o *compareOptions, s streams) error {
 		return err
 	}
 	if stack != nil {
+		if err := refuseStackShard(s, stack, o.trace.Key); err != nil {
+			return err
+		}
 		switch {
 		case !o.Summary || o.Timeline != "" || o.ByKey > 0 || clients.Model != sim.ClientsNone:
 			return usageErrorf("%s stacks policies: compare gives their --summary (run lists the requests)", o.policy.Config)
@@ -130,6 +142,11 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 		defer rp.trace.Close()
 		return runStackSummary(rp, policies, mode, format, s)
+	}
+	if clients.Model != sim.ClientsNone {
+		if err := refuseShard(s, "--clients replays each limiter's retries in a loop of its own"); err != nil {
+			return err
+		}
 	}
 	if clients.Model != sim.ClientsNone && (!o.Summary || o.Timeline != "" || o.ByKey > 0) {
 		return usageErrorf("--clients needs --summary: each limiter sees its own retries, so the requests are not one list to set side by side")

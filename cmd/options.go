@@ -27,6 +27,12 @@ import (
 // streams are where a command reads and writes, and the context that an
 // interrupt cancels.
 type streams struct {
+	// part, when set, is the partial result the command's replays write
+	// (--shard, -o partial); merge, when set, holds the merged results of
+	// the shards that stand in for them (ratesim merge).
+	part  *partialRun
+	merge *mergeRun
+
 	in       io.Reader
 	out      io.Writer
 	err      io.Writer
@@ -204,6 +210,10 @@ type trace struct {
 	err   error         // from reading the first event
 	shown int           // skipped rows reported one by one
 	out   io.Writer     // where the count of the others goes
+	msgs  []string      // the messages of the rows reported one by one
+	// merged, when set, stands in for the traces: their shards' results
+	// are merged from partials.
+	merged *mergeRun
 }
 
 // moreTraces are the traces named after the first.
@@ -218,6 +228,10 @@ func moreTraces(args []string) []string {
 // into one, and reads its first event. Skipped rows are reported on
 // stderr as they happen.
 func openTrace(o *traceOptions, s streams) (*trace, error) {
+	if s.merge != nil {
+		h := s.merge.header
+		return &trace{name: h.Trace.Name, out: s.err, merged: s.merge}, nil
+	}
 	unit, err := parseUnit(o.Unit)
 	if err != nil {
 		return nil, err
@@ -257,7 +271,9 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 			OnSkip: func(err error) {
 				if t.shown < o.MaxErrors {
 					t.shown++
-					fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
+					msg := ErrorText(err)
+					t.msgs = append(t.msgs, msg)
+					fmt.Fprintf(s.err, "ratesim: skipped %s\n", msg)
 				}
 			},
 		},
@@ -306,29 +322,78 @@ func parseSize(s string) (int64, error) {
 }
 
 // Next yields the first event, then the rest of the trace.
-func (t *trace) Next() (*traces.Event, error) { return t.set.Next() }
+func (t *trace) Next() (*traces.Event, error) {
+	if t.merged != nil {
+		return nil, io.EOF
+	}
+	return t.set.Next()
+}
 
 // RFC3339 reports whether the trace's timestamps are RFC 3339 times: as
 // the first of its files whose kind of times is known says.
-func (t *trace) RFC3339() bool { return t.set.RFC3339() }
+func (t *trace) RFC3339() bool {
+	if t.merged != nil {
+		return t.merged.header.Trace.RFC3339
+	}
+	return t.set.RFC3339()
+}
 
 // timeWriter writes instants as the trace writes its times.
-func (t *trace) timeWriter() traces.TimeWriter { return t.set.TimeWriter() }
+func (t *trace) timeWriter() traces.TimeWriter {
+	if t.merged != nil {
+		return t.merged.header.Trace.Times
+	}
+	return t.set.TimeWriter()
+}
+
+// sorted reports whether the traces are replayed sorted (--sort).
+func (t *trace) sorted() bool {
+	if t.merged != nil {
+		return t.merged.header.Trace.Sorted
+	}
+	return t.set.Sorted()
+}
+
+// skips returns how many records a lenient read has skipped so far, and
+// the messages given of those reported one by one.
+func (t *trace) skips() (int, []string) {
+	if t.merged != nil {
+		return t.merged.m.Skipped()
+	}
+	return t.set.Skipped(), t.msgs
+}
 
 // skipOtherUsers has the readers pass over the plain records of other
 // users than users without reading them: for a second read of a trace the
 // first read checked whole.
-func (t *trace) skipOtherUsers(users []string) { t.set.SkipOtherUsers(users) }
+func (t *trace) skipOtherUsers(users []string) {
+	if t.merged == nil {
+		t.set.SkipOtherUsers(users)
+	}
+}
 
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }
 
 // Close closes the traces' files and removes the sort's temporary files.
-func (t *trace) Close() error { return t.set.Close() }
+func (t *trace) Close() error {
+	if t.merged != nil {
+		return nil
+	}
+	return t.set.Close()
+}
 
 // finish turns rows skipped by a lenient read into a partial error.
 func (t *trace) finish() error {
-	n := t.set.Skipped()
+	n, msgs := t.skips()
+	if t.merged != nil && t.shown == 0 {
+		// The shards reported these as they read them; the merge reports
+		// them once, for the whole.
+		for _, m := range msgs {
+			fmt.Fprintf(t.out, "ratesim: skipped %s\n", m)
+		}
+		t.shown = len(msgs)
+	}
 	if more := n - t.shown; more > 0 {
 		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
 	}

@@ -129,19 +129,41 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 // runFrom replays src, the trace or a part of it, as run does.
 func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
 	rp.warnUnused(cfg, s.err)
+	if s.merge != nil {
+		rep, err := s.merge.next(rp, cfg, emit)
+		if err != nil {
+			return nil, err
+		}
+		rp.warnAfter(rep, s)
+		return rep, nil
+	}
 	if s.progress || s.meter != nil {
 		m := rp.meter(s, src)
 		defer m.Stop()
 		src = m.Count(src)
 	}
+	if s.part != nil {
+		// The shard's warnings would be about the shard alone: the merge
+		// gives them for the whole.
+		return s.part.run(rp, src, cfg)
+	}
 	if emit == nil {
 		emit = func(*sim.Batch) error { return nil }
 	}
 	rep, err := sim.Run(src, cfg, emit)
-	if err == nil && rep.Requests == 0 {
+	if err == nil {
+		rp.warnAfter(rep, s)
+	}
+	return rep, err
+}
+
+// warnAfter gives the warnings about a replay's trace that its report
+// tells: that it holds no request, or that some go back in time.
+func (rp *replay) warnAfter(rep *sim.Report, s streams) {
+	if rep.Requests == 0 {
 		warnf(s.err, "%s holds no request: every count is 0 and every share is empty", rp.trace.name)
 	}
-	if err == nil && rep.ClockBackwards > 0 {
+	if rep.ClockBackwards > 0 {
 		f := rep.FirstBackwards
 		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
 		if rp.spec.Intent.Clock == limiters.ClockClamp {
@@ -150,7 +172,6 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
 			render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 	}
-	return rep, err
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
@@ -203,7 +224,7 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
 		}
 	}
-	if rp.given["sort-mem"] && !rp.trace.set.Sorted() {
+	if rp.given["sort-mem"] && !rp.trace.sorted() {
 		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
 	}
 	if rp.trace.RFC3339() && rp.given["unit"] {

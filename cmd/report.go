@@ -61,6 +61,7 @@ type reportOptions struct {
 	Output   string
 	// Sweep holds the flags of a sweep to add, "" for none.
 	Sweep string
+	Shard string
 }
 
 func newReportCmd() *cobra.Command {
@@ -76,7 +77,14 @@ func newReportCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
-			return runReport(o, streamsOf(c))
+			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
+			if err != nil {
+				return err
+			}
+			if s.part != nil {
+				o.Output = "shard.html" // the output is the partial; no file is written
+			}
+			return runReport(o, s)
 		},
 	}
 	fs := c.Flags()
@@ -85,6 +93,7 @@ func newReportCmd() *cobra.Command {
 	fs.StringVar(&o.Every, "every", "", "the timeline's intervals: a number in the trace unit or a Go duration (default: the window)")
 	fs.IntVar(&o.Top, "top", 5, "how many keys per limiter, and worst intervals, to list")
 	fs.StringVarP(&o.Output, "output", "o", "", "the HTML file to write")
+	addShardFlag(fs, &o.Shard)
 	fs.StringVar(&o.Sweep, "sweep", "", "add a sweep: the flags of ratesim sweep in one argument, such as '--capacity 5..40:5 --pick false_reject_pct<=1'")
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
@@ -186,6 +195,9 @@ func runReport(o *reportOptions, s streams) error {
 		}
 		c.Sweep = &sweepSec
 	}
+	if s.part != nil {
+		return nil // the partial is the output
+	}
 	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) })
 }
 
@@ -225,12 +237,13 @@ type inheritedIntent struct {
 	text     map[string]string // limit, window and clock, as written
 	from     map[string]string // where each came from: "--limit", "policy.yaml:3", "default"
 	config   string
+	file     *spec.File // the config file as the replay read it, nil when none was
 }
 
 // intentOf returns the intent of a replay resolved from o as sp, for a
 // sweep to inherit.
 func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
-	in := &inheritedIntent{policy: sp.Intent, config: o.Config,
+	in := &inheritedIntent{policy: sp.Intent, config: o.Config, file: o.file,
 		text: map[string]string{"limit": strconv.FormatInt(sp.Intent.Limit, 10), "window": sp.Duration(sp.Intent.Window), "clock": spec.ClockName(sp.Intent.Clock)},
 		from: map[string]string{}}
 	if sp.IntervalGiven {
@@ -263,7 +276,7 @@ func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
 // --clock or the replay's; and the replay's --config.
 func (o *sweepOptions) takeIntent(po *policyOptions, g *sweep.Grid) (string, error) {
 	in := o.inherit
-	po.Config, po.set, po.inherit = in.config, map[string]bool{}, spec.Params{}
+	po.Config, po.file, po.set, po.inherit = in.config, in.file, map[string]bool{}, spec.Params{}
 	var from []string
 	inherit := func(name string, v any) {
 		po.inherit[name] = spec.Setting{Value: in.text[name], At: spec.Source("the report's " + in.from[name]), Resolved: v}

@@ -160,6 +160,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newAlgosCmd(),
 		newPresetsCmd(),
 		newGenCmd(),
+		newMergeCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	addCompletionCmd(root)

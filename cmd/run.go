@@ -49,6 +49,7 @@ type runOptions struct {
 	// Headers names the style of the rate-limit fields to add.
 	Headers string
 	clients clientOptions
+	Shard   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -64,7 +65,14 @@ func newRunCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.policy.markSet(c.Flags())
-			return runRun(o, streamsOf(c))
+			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
+			if err != nil {
+				return err
+			}
+			if s.part != nil {
+				o.Output = "json" // the output is the partial; the command's is not written
+			}
+			return runRun(o, s)
 		},
 	}
 	fs := c.Flags()
@@ -74,6 +82,7 @@ func newRunCmd() *cobra.Command {
 	fs.StringVar(&o.Headers, "headers", "none", "add the rate-limit fields a server would send with each decision: ietf (RateLimit-Policy, RateLimit, Retry-After), x-ratelimit (X-RateLimit-Limit, -Remaining, -Reset, Retry-After), both, or none")
 	fs.StringSliceVar(&o.With, "with", nil, "extra columns, comma-separated: line (the trace line) or any field of the trace (ip,path,status), to join decisions back to the log")
 	addOutputFlag(fs, &o.Output)
+	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	addClientFlags(fs, &o.clients)
@@ -92,6 +101,9 @@ func runRun(o *runOptions, s streams) error {
 		return err
 	}
 	if stack != nil {
+		if err := refuseStackShard(s, stack, o.trace.Key); err != nil {
+			return err
+		}
 		return runStack(o, stack, s)
 	}
 	var algos []limiters.Algorithm
@@ -125,6 +137,11 @@ func runRun(o *runOptions, s streams) error {
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
 		return err
+	}
+	if clients.Model != sim.ClientsNone {
+		if err := refuseShard(s, "--clients replays the retries in a loop of its own"); err != nil {
+			return err
+		}
 	}
 	if clients.Model != sim.ClientsNone && o.Explain {
 		return usageErrorf("--clients shows no state texts: it excludes --explain")

@@ -79,6 +79,7 @@ type sweepOptions struct {
 	Frontier bool
 	ByKey    int
 	Output   string
+	Shard    string
 	set      map[string]bool
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
@@ -100,11 +101,19 @@ func newSweepCmd() *cobra.Command {
 			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
 			o.set = map[string]bool{}
 			c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
-			return runSweep(o, streamsOf(c))
+			s, err := shardStreams(c, args, nil, o.Output, o.Shard, streamsOf(c))
+			if err != nil {
+				return err
+			}
+			if s.part != nil {
+				o.Output = "json" // the output is the partial; the command's is not written
+			}
+			return runSweep(o, s)
 		},
 	}
 	addSweepFlags(c.Flags(), o)
 	addOutputFlag(c.Flags(), &o.Output)
+	addShardFlag(c.Flags(), &o.Shard)
 	addTraceFlags(c.Flags(), &o.trace)
 	registerCompletions(c)
 	return c
@@ -337,6 +346,8 @@ func runSweep(o *sweepOptions, s streams) error {
 	switch {
 	case o.ByKey < 0 || o.ByKey == 0 && o.set["by-key"]:
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
+	case o.ByKey > 0 && (s.part != nil || s.merge != nil):
+		return refuseShard(s, "--by-key lists the keys of the best candidate, which only the merge of every shard knows; merge the sweep, then run compare --by-key N --limiter BEST --shard I/N")
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
 	case o.ByKey > 0 && format.Machine():

@@ -250,6 +250,9 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 			r.IntervalsOutOfOrder, r.Intervals = shard.order.line, nil
 		}
 	}
+	if shard != nil {
+		r.Positions.Events, r.Positions.Sum = shard.next, shard.sum
+	}
 	return r, nil
 }
 

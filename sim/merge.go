@@ -40,6 +40,11 @@ type Part struct {
 	Top            []Position
 	// TopN and MostRejectedN are Config.Top and Config.MostRejected.
 	TopN, MostRejectedN int
+	// Events and Sum are Positions.Events and Sum: the parts of one
+	// trace agree on them. Zero Events means not known, and is not
+	// checked.
+	Events int64
+	Sum    uint64
 }
 
 // PartOf returns the part of rep, the report of a replay of a shard
@@ -48,7 +53,7 @@ func PartOf(rep *Report, cfg *Config) (*Part, error) {
 	if rep.Positions == nil {
 		return nil, errors.New("sim: the report is not of a shard's replay")
 	}
-	p := &Part{Report: rep, TopN: cfg.Top, MostRejectedN: cfg.MostRejected}
+	p := &Part{Report: rep, TopN: cfg.Top, MostRejectedN: cfg.MostRejected, Events: rep.Positions.Events, Sum: rep.Positions.Sum}
 	if cfg.DecisionsOnly {
 		p.TopN = 0
 	}
@@ -91,6 +96,8 @@ func Merge(parts []*Part) (*Part, error) {
 			return nil, fmt.Errorf("sim: part %d has %d lanes, part 1 %d", i+1, len(r.Algos), n)
 		case r.Interval != first.Report.Interval:
 			return nil, fmt.Errorf("sim: part %d has a burst interval of %v, part 1 of %v", i+1, r.Interval, first.Report.Interval)
+		case p.Events != 0 && first.Events != 0 && (p.Events != first.Events || p.Sum != first.Sum):
+			return nil, fmt.Errorf("sim: part %d read a trace of %d events, part 1 one of %d (or their keys and times differ): the shards read different traces", i+1, p.Events, first.Events)
 		case p.TopN != first.TopN || p.MostRejectedN != first.MostRejectedN:
 			return nil, fmt.Errorf("sim: part %d lists %d and %d, part 1 %d and %d", i+1, p.TopN, p.MostRejectedN, first.TopN, first.MostRejectedN)
 		}
@@ -100,7 +107,7 @@ func Merge(parts []*Part) (*Part, error) {
 			}
 		}
 	}
-	out := &Part{TopN: first.TopN, MostRejectedN: first.MostRejectedN,
+	out := &Part{TopN: first.TopN, MostRejectedN: first.MostRejectedN, Events: first.Events, Sum: first.Sum,
 		First: make([]Position, n), Burst: make([]Position, n)}
 	r := &Report{Interval: first.Report.Interval, Algos: make([]AlgoStats, n)}
 	out.Report = r

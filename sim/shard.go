@@ -36,12 +36,17 @@ const (
 // trace into the same shards; ShardOf of a key is the same for every
 // replay with the same n.
 func ShardOf(key []byte, n int) int {
+	return int(fnv64(key) % uint64(n))
+}
+
+// fnv64 is FNV-1a, 64 bits, of b.
+func fnv64(b []byte) uint64 {
 	h := uint64(fnvOffset)
-	for _, c := range key {
+	for _, c := range b {
 		h ^= uint64(c)
 		h *= fnvPrime
 	}
-	return int(h % uint64(n))
+	return h
 }
 
 // AppendKey appends the limiter key of ev under fields (as
@@ -68,6 +73,12 @@ func quote(s string) string { return `"` + s + `"` }
 type Positions struct {
 	Burst []int64 // per lane; -1 when nothing passed
 	Top   []int64 // per Report.Top entry
+	// Events counts every event the shard's replay read, its own and the
+	// other shards', and Sum is a checksum of their keys, times and costs
+	// that does not depend on their order: the shards of one trace agree
+	// on both.
+	Events int64
+	Sum    uint64
 }
 
 // shardSource passes on the events of one shard of src, each with its
@@ -81,6 +92,7 @@ type shardSource struct {
 	key    []byte
 	pos    int64 // the position of the event returned last
 	next   int64 // the position of the next event read
+	sum    uint64
 	order  intervalOrder
 }
 
@@ -110,6 +122,7 @@ func (s *shardSource) Next() (*traces.Event, error) {
 		}
 		pos := s.next
 		s.next++
+		s.sum += mixEvent(ev)
 		if s.order.every > 0 {
 			s.order.checkTime(ev.Time, ev.Line)
 		}
@@ -120,6 +133,7 @@ func (s *shardSource) Next() (*traces.Event, error) {
 		} else {
 			s.key, missing = appendKeyOf(s.key, ev, s.fields)
 		}
+		s.sum += keySum(s.key)
 		if missing != "" || ShardOf(s.key, s.sh.Count) == s.sh.Index {
 			s.pos = pos
 			return ev, nil
@@ -149,4 +163,21 @@ func (b *batch) seqOf(i int) int64 {
 		return b.seqs[i]
 	}
 	return b.seq0 + int64(i)
+}
+
+// mixEvent mixes an event's time and cost into a checksum term.
+func mixEvent(ev *traces.Event) uint64 {
+	return mix64(uint64(ev.Time)*0x9e3779b97f4a7c15 ^ uint64(ev.Cost))
+}
+
+// keySum is a key's checksum term.
+func keySum(key []byte) uint64 {
+	return mix64(fnv64(key) ^ 0x5bd1e995)
+}
+
+// mix64 is a 64-bit finalizer (splitmix64's).
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }

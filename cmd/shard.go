@@ -1,0 +1,334 @@
+package cmd
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/internal/partial"
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/sim"
+)
+
+// partialFormat is the -o of a shard's partial result.
+const partialFormat = "partial"
+
+const shardUsage = "replay only the keys of shard I of N (0 <= I < N; a key's shard is the FNV-1a 64-bit hash of its bytes modulo N) and write, with -o partial, its partial result; ratesim merge joins the partials of every shard into the output of the whole"
+
+// addShardFlag adds --shard to a replay command.
+func addShardFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "shard", "", shardUsage)
+}
+
+// parseShard parses --shard I/N.
+func parseShard(s string) (sim.Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	index, err1 := strconv.Atoi(strings.TrimSpace(i))
+	count, err2 := strconv.Atoi(strings.TrimSpace(n))
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return sim.Shard{}, usageErrorf("invalid --shard %q: want I/N, shard I of N, such as 0/4 (I from 0 to N-1)", s)
+	case count <= 0:
+		return sim.Shard{}, usageErrorf("invalid --shard %q: the number of shards must be positive", s)
+	case index < 0 || index >= count:
+		return sim.Shard{}, usageErrorf("invalid --shard %q: shards are numbered from 0 to %d", s, count-1)
+	}
+	return sim.Shard{Index: index, Count: count}, nil
+}
+
+// partialRun writes the partial result of a command's replays of a
+// shard: its header once the trace is open, then for each replay its
+// rows and its report.
+type partialRun struct {
+	shard   sim.Shard
+	out     io.Writer
+	header  partial.Header
+	w       *partial.Writer
+	streams int
+}
+
+// mergeRun stands in for a command's replays when ratesim merge runs the
+// command on the partials of its shards.
+type mergeRun struct {
+	m      *partial.Merger
+	header *partial.Header
+}
+
+type mergeKey struct{}
+
+// shardStreams turns s into the streams of a replay command run on one
+// shard (--shard, -o partial), whose output is its partial result, or run
+// by ratesim merge on the partials of its shards; otherwise it returns s.
+// output is the command's -o, shard its --shard.
+func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, shard string, s streams) (streams, error) {
+	if mr, ok := s.context().Value(mergeKey{}).(*mergeRun); ok {
+		s.merge, s.progress = mr, false
+		if cfg := mr.header.Config; cfg != nil && po != nil {
+			pf, err := spec.ParseFile(cfg.Path, []byte(cfg.Data))
+			if err != nil {
+				return s, err
+			}
+			po.file = pf
+		}
+		return s, nil
+	}
+	if output != partialFormat && shard == "" {
+		return s, nil
+	}
+	if output != partialFormat {
+		return s, usageErrorf("--shard writes a shard's partial result: give -o partial, and join the shards' partials with ratesim merge")
+	}
+	sh := sim.Shard{Index: 0, Count: 1}
+	if shard != "" {
+		var err error
+		if sh, err = parseShard(shard); err != nil {
+			return s, err
+		}
+	}
+	pr := &partialRun{shard: sh, out: s.out}
+	h := &pr.header
+	h.Ratesim, h.Command, h.Args = c.Root().Version, c.Name(), canonicalArgs(c.Flags(), args)
+	h.Shard, h.Order = partial.Shard{Index: sh.Index, Count: sh.Count}, partial.OrderTrace
+	if po != nil && po.Config != "" {
+		pf, data, err := spec.ReadFileData(po.Config)
+		if err != nil {
+			return s, err
+		}
+		po.file = pf
+		h.Config = &partial.ConfigFile{Path: po.Config, Data: string(data)}
+	}
+	h.Fingerprint = partial.Fingerprint(h.Ratesim, h.Command, h.Args, h.Config)
+	s.part, s.out = pr, io.Discard
+	return s, nil
+}
+
+// canonicalArgs are the flags given on the command line, but --shard and
+// -o, in the order of their names, each as --name=value, then "--" and
+// the traces: the arguments that shape the command's output, in one
+// form however they were written.
+func canonicalArgs(fs *pflag.FlagSet, args []string) []string {
+	var out []string
+	fs.Visit(func(f *pflag.Flag) {
+		if f.Name == "shard" || f.Name == "output" {
+			return
+		}
+		sv, ok := f.Value.(pflag.SliceValue)
+		switch {
+		case ok && f.Value.Type() == "stringArray":
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+		case ok:
+			var b strings.Builder
+			w := csv.NewWriter(&b)
+			_ = w.Write(sv.GetSlice())
+			w.Flush()
+			out = append(out, "--"+f.Name+"="+strings.TrimSuffix(b.String(), "\n"))
+		default:
+			out = append(out, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return append(append(out, "--"), args...)
+}
+
+// refuseShard returns the usage error of a replay that does not split
+// into shards exactly, naming what does not, when the command runs on a
+// shard or is merged; nil otherwise.
+func refuseShard(s streams, what string) error {
+	if s.part == nil && s.merge == nil {
+		return nil
+	}
+	return usageErrorf("--shard: %s, so the shards' results would not merge exactly; replay the whole trace in one process", what)
+}
+
+// refuseStackShard refuses a stack under --shard, naming the first policy
+// keyed otherwise than the replay, whose decisions depend on requests of
+// other shards.
+func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
+	if s.part == nil && s.merge == nil {
+		return nil
+	}
+	replayKey := keys
+	if replayKey == nil {
+		replayKey = []string{"user"}
+	}
+	for _, p := range stack {
+		k := p.Key
+		if k == nil {
+			k = replayKey
+		}
+		if !slices.Equal(k, replayKey) {
+			keyed := "one key for every request (a global limit)"
+			if len(k) > 0 {
+				keyed = strings.Join(k, ",")
+			}
+			return usageErrorf("--shard splits the trace by its key (%s), and policy %s is keyed by %s: its decisions depend on requests of other shards, so the shards' results would not merge exactly", strings.Join(replayKey, ","), p.LaneName(), keyed)
+		}
+	}
+	return refuseShard(s, "a stack of policies replays in one pass of its own, which does not split into shards yet")
+}
+
+// startPartial writes the partial's header, now that the trace is open.
+func (pr *partialRun) start(rp *replay) error {
+	if pr.w != nil {
+		return nil
+	}
+	t := rp.trace
+	pr.header.Trace = partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.timeWriter(), Sorted: t.sorted()}
+	w, err := partial.NewWriter(pr.out, &pr.header)
+	pr.w = w
+	return err
+}
+
+// run replays src, the shard's events of the trace, as cfg says, and
+// writes the replay's rows and its report to the partial.
+func (pr *partialRun) run(rp *replay, src sim.Source, cfg sim.Config) (*sim.Report, error) {
+	if err := pr.start(rp); err != nil {
+		return nil, err
+	}
+	stream := pr.streams
+	pr.streams++
+	cfg.Shard = pr.shard
+	emit := func(b *sim.Batch) error {
+		for i := range b.Requests {
+			r := b.Row(i)
+			if err := pr.w.Row(stream, sim.SeqPosition(r.Seq), &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rep, err := sim.Run(src, cfg, emit)
+	if err != nil {
+		return nil, err
+	}
+	p, err := sim.PartOf(rep, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if stream > 0 {
+		// A later read may read some users' records only: only the
+		// first is of the whole trace.
+		p.Events, p.Sum = 0, 0
+	}
+	skipped, shown := rp.trace.skips()
+	if err := pr.w.Part(stream, p, skipped, shown); err != nil {
+		return nil, err
+	}
+	return rep, pr.w.Flush()
+}
+
+// next is the report of the command's next replay, merged from the
+// shards' partials, whose rows it hands to emit in trace order.
+func (mr *mergeRun) next(rp *replay, cfg sim.Config, emit func(*sim.Batch) error) (*sim.Report, error) {
+	lanes := len(cfg.Lanes)
+	if emit == nil {
+		emit = func(*sim.Batch) error { return nil }
+	}
+	p, err := mr.m.Next(lanes, len(cfg.With), emit)
+	if err != nil {
+		return nil, err
+	}
+	if err := partial.Bind(p.Report, cfg.Lanes); err != nil {
+		return nil, fmt.Errorf("partial: %w", err)
+	}
+	return p.Report, nil
+}
+
+// newMergeCmd is "ratesim merge".
+func newMergeCmd() *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:   "merge [-o FORMAT] PARTIAL...",
+		Short: "Join the partial results of a trace's shards into the output of the whole",
+		Long: `Join the partial results of the shards of one replay (written by run,
+compare, burst, sweep or report with --shard I/N -o partial) into the output
+the replay of the whole trace gives, byte for byte, in any -o format (for
+report, -o is the HTML file to write).
+
+A shard replays the keys whose FNV-1a 64-bit hash, modulo N, is I: every
+limiter keyed by the replay's key (--key) then decides exactly as in a replay
+of the whole trace, and counts, bursts, lists of keys, per-interval counts and
+waits merge exactly. A partial records the command and flags that shape its
+output and the version that wrote it: partials of different replays, of
+another version of ratesim, of a split into another number of shards, or
+with a shard missing or given twice, are refused.
+
+  for i in 0 1 2 3; do ratesim compare --summary --shard $i/4 -o partial trace.csv > s$i.partial; done
+  ratesim merge -o json s0.partial s1.partial s2.partial s3.partial`,
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{exitStatusKey: replayExitStatus},
+		RunE: func(c *cobra.Command, args []string) error {
+			return runMerge(c, output, args)
+		},
+	}
+	c.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(append([]string{}, outputChoices()...), ", ")+" (default table); for report, the HTML file")
+	return c
+}
+
+// outputChoices are the output formats merge takes.
+func outputChoices() []string {
+	return render.FormatNames()
+}
+
+// runMerge reads the partials at paths and runs the command they are of
+// on them.
+func runMerge(c *cobra.Command, output string, paths []string) error {
+	s := streamsOf(c)
+	var readers []*partial.Reader
+	for _, p := range paths {
+		f, err := openPartial(p, s)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, err := partial.NewReader(p, f)
+		if err != nil {
+			return err
+		}
+		readers = append(readers, r)
+	}
+	version := c.Root().Version
+	m, err := partial.NewMerger(version, readers)
+	if err != nil {
+		return err
+	}
+	h := m.Header()
+	args := []string{h.Command}
+	switch {
+	case h.Command == "report" && output == "":
+		return usageErrorf("the partials are of report: merge needs -o FILE.html")
+	case output == partialFormat:
+		return usageErrorf("merge writes the output of the whole replay; -o partial is for one shard's")
+	case output != "":
+		args = append(args, "--output="+output)
+	}
+	args = append(args, h.Args...)
+	root := NewRootCmd(version)
+	root.SetArgs(args)
+	root.SetIn(s.in)
+	root.SetOut(c.OutOrStdout())
+	root.SetErr(c.ErrOrStderr())
+	ctx := context.WithValue(s.context(), mergeKey{}, &mergeRun{m: m, header: h})
+	if err := root.ExecuteContext(ctx); err != nil {
+		return err
+	}
+	return m.Done()
+}
+
+// openPartial opens the partial at path, "-" for standard input.
+func openPartial(path string, s streams) (io.ReadCloser, error) {
+	if path == "-" {
+		return io.NopCloser(s.in), nil
+	}
+	return os.Open(path)
+}
