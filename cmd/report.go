@@ -147,9 +147,9 @@ func runReport(o *reportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if err := rp.trace.finish(); err != nil {
-		return err
-	}
+	// Rows a lenient read skipped make the exit status partial once the
+	// report is written, with what the read kept.
+	skipped := rp.trace.finish()
 
 	c := &report.Contents{Frame: rp.frame(), Report: rep, Top: o.Top, Every: every}
 	c.Lines = append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
@@ -196,9 +196,12 @@ func runReport(o *reportOptions, s streams) error {
 		c.Sweep = &sweepSec
 	}
 	if s.part != nil {
-		return nil // the partial is the output
+		return skipped // the partial is the output
 	}
-	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) })
+	if err := writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) }); err != nil {
+		return err
+	}
+	return skipped
 }
 
 // sweepOptions parses --sweep into the options of a sweep of the same
@@ -368,9 +371,13 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 		return nil, "Not drawn with --key: the state plots are of users.", nil
 	}
 	users := report.WorstUsers(rep)
-	if len(users) == 0 {
+	sharded := s.part != nil || s.merge != nil
+	if len(users) == 0 && !sharded {
 		return nil, "No limiter allowed a request.", nil
 	}
+	// A shard reads its own worst users' requests again even when it has
+	// none, so that every shard's partial holds the same replays and the
+	// merge, whose worst users are among the shards', finds them.
 	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
@@ -382,6 +389,13 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
+	}
+	switch {
+	case s.part != nil:
+		// The rows went to the partial: the merge draws the states.
+		return nil, "", nil
+	case len(users) == 0:
+		return nil, "No limiter allowed a request.", nil
 	}
 	for _, u := range users {
 		if !states.Has(u) {
