@@ -214,6 +214,9 @@ type trace struct {
 	// merged, when set, stands in for the traces: their shards' results
 	// are merged from partials.
 	merged *mergeRun
+	// split, when set, is the shard of a trace another program split
+	// that the trace holds.
+	split *splitRun
 }
 
 // moreTraces are the traces named after the first.
@@ -293,6 +296,12 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 		return nil, err
 	}
 	t.set, t.name = set, set.Name()
+	if sp := splitOf(s); sp != nil {
+		if err := sp.open(o, t); err != nil {
+			set.Close()
+			return nil, err
+		}
+	}
 	t.first, t.err = set.Peek()
 	return t, nil
 }
@@ -325,6 +334,9 @@ func parseSize(s string) (int64, error) {
 func (t *trace) Next() (*traces.Event, error) {
 	if t.merged != nil {
 		return nil, io.EOF
+	}
+	if t.split != nil {
+		return t.split.place(t.set.Next())
 	}
 	return t.set.Next()
 }

@@ -81,14 +81,20 @@ func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, sh
 		}
 		return s, nil
 	}
-	if output != partialFormat && shard == "" {
+	split := splitOf(s)
+	if output != partialFormat && shard == "" && split == nil {
 		return s, nil
 	}
 	if output != partialFormat {
 		return s, usageErrorf("--shard writes a shard's partial result: give -o partial, and join the shards' partials with ratesim merge")
 	}
 	sh := sim.Shard{Index: 0, Count: 1}
-	if shard != "" {
+	switch {
+	case split != nil && shard != "":
+		return s, usageErrorf("a split shard takes its shard from the program that split the trace, not --shard")
+	case split != nil:
+		sh = split.shard
+	case shard != "":
 		var err error
 		if sh, err = parseShard(shard); err != nil {
 			return s, err

@@ -142,6 +142,9 @@ func (c *Config) normalize() error {
 	if c.Shard.Count < 0 || c.Shard.Sharded() && (c.Shard.Index < 0 || c.Shard.Index >= c.Shard.Count) {
 		return errBadShard
 	}
+	if c.Shard.Split && c.Every > 0 {
+		return errors.New("sim: per-interval counts need the whole trace's order, which a shard split by another tool does not know")
+	}
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
@@ -251,7 +254,9 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		}
 	}
 	if shard != nil {
-		r.Positions.Events, r.Positions.Sum = shard.next, shard.sum
+		if !shard.sh.Split {
+			r.Positions.Events, r.Positions.Sum = shard.next, shard.sum
+		}
 	}
 	return r, nil
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/ratesim/ratesim/traces"
@@ -13,6 +14,12 @@ import (
 // trace replay independently and their reports merge exactly (Merge).
 type Shard struct {
 	Index, Count int
+	// Split says that the source holds only this shard's events, split
+	// from the trace by another tool (with ShardOf), each event's Line its
+	// line in the whole trace, which is one file: a request's position is
+	// its line, and the whole trace's count and checksum of events are not
+	// known. An event of another shard is an error.
+	Split bool
 }
 
 // Sharded reports whether sh selects a shard: Count is positive.
@@ -122,6 +129,9 @@ func (s *shardSource) Next() (*traces.Event, error) {
 		}
 		pos := s.next
 		s.next++
+		if s.sh.Split {
+			pos = int64(ev.Line)
+		}
 		s.sum += mixEvent(ev)
 		if s.order.every > 0 {
 			s.order.checkTime(ev.Time, ev.Line)
@@ -137,6 +147,9 @@ func (s *shardSource) Next() (*traces.Event, error) {
 		if missing != "" || ShardOf(s.key, s.sh.Count) == s.sh.Index {
 			s.pos = pos
 			return ev, nil
+		}
+		if s.sh.Split {
+			return nil, &traces.ParseError{File: ev.File, Line: ev.Line, Msg: fmt.Sprintf("key %q is of shard %d of %d, not %d: the trace was split otherwise than by its key's FNV-1a hash", s.key, ShardOf(s.key, s.sh.Count), s.sh.Count, s.sh.Index)}
 		}
 	}
 }
