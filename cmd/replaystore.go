@@ -336,8 +336,10 @@ func (r *storeRun) connect() error {
 	for i := range r.o.Workers {
 		w := &storeWorker{id: i, jobs: make(chan *window, 4)}
 		r.workers = append(r.workers, w)
-		w.client = r.addr.NewClient(r.o.ConnectTimeout)
 		var err error
+		if w.client, err = r.addr.NewClient(r.o.ConnectTimeout); err != nil {
+			return err
+		}
 		if w.store, err = redisstore.New(w.client, ls, opts); err != nil {
 			return usageErrorf("%s", ErrorText(err))
 		}
@@ -679,7 +681,10 @@ func (r *storeRun) failureDecisions() int64 {
 func (r *storeRun) cleanUp() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := r.addr.NewClient(r.o.ConnectTimeout)
+	c, err := r.addr.NewClient(r.o.ConnectTimeout)
+	if err != nil {
+		return err
+	}
 	defer c.Close()
 	match := globEscape(r.prefix) + "*"
 	clean := func(ctx context.Context, c redis.Cmdable) error {

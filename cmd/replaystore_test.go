@@ -361,7 +361,7 @@ func TestReplayOutOfMemory(t *testing.T) {
 func TestReplayCleanUp(t *testing.T) {
 	store := storeURL(t, "RATESIM_REDIS_ADDR")
 	addr, _ := redisstore.ParseURL(store)
-	c := addr.NewClient(time.Second)
+	c, _ := addr.NewClient(time.Second)
 	defer c.Close()
 	ctx := context.Background()
 	prefix := fmt.Sprintf("ratesim:test:%d:", time.Now().UnixNano())

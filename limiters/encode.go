@@ -19,6 +19,16 @@ func (r *Rule) StepEncoded(state []byte, now, cost int64, dst []byte) ([]byte, D
 	return r.k.ops.stepEncoded(r, state, now, cost, dst)
 }
 
+// DecidedAtEncoded returns the time at which a key's state held as bytes
+// (as StepEncoded takes it) takes a request at now, as Table.DecidedAt
+// does: now, unless the clock went backwards for the key.
+func (r *Rule) DecidedAtEncoded(state []byte, now int64) (int64, error) {
+	if r == nil || r.k == nil {
+		return now, nil
+	}
+	return r.k.ops.decidedAtEncoded(r, state, now)
+}
+
 // errState is the error of StepEncoded for bytes that are no state.
 var errState = errors.New("limiters: StepEncoded: bytes are no state of the rule")
 
@@ -37,6 +47,14 @@ func (ops[S, P]) stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte)
 	}
 	d := apply(P(&s), r, now, cost)
 	return c.appendBinary(dst), d, nil
+}
+
+func (ops[S, P]) decidedAtEncoded(r *Rule, state []byte, now int64) (int64, error) {
+	var s S
+	if len(state) > 0 && !any(P(&s)).(codec).readBinary(r, state) {
+		return now, errState
+	}
+	return decidedAt(P(&s), r, now), nil
 }
 
 // words reads n little-endian 64-bit words from b, which must hold

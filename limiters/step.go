@@ -58,6 +58,8 @@ type kindOps interface {
 	reset(p unsafe.Pointer)
 	// stepEncoded is Rule.StepEncoded.
 	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte) ([]byte, Decision, error)
+	// decidedAtEncoded is Rule.DecidedAtEncoded.
+	decidedAtEncoded(r *Rule, state []byte, now int64) (int64, error)
 }
 
 // fastDecide is a state type's decide as a plain function of a pointer to

@@ -220,7 +220,7 @@ func countKeys(reqs []request) int {
 // loopback port, for tests that stop it or starve it of memory, and
 // returns its address and a function that stops it. The test's cleanup
 // stops it too.
-func scratchServer(t *testing.T) (addr string, stop func()) {
+func scratchServer(t *testing.T, args ...string) (addr string, stop func()) {
 	t.Helper()
 	serverAddrs(t, "RATESIM_REDIS_ADDR") // the Redis tests are on
 	bin, err := exec.LookPath("redis-server")
@@ -237,7 +237,7 @@ func scratchServer(t *testing.T) (addr string, stop func()) {
 	addr = l.Addr().String()
 	l.Close()
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func scratchServer(t *testing.T) (addr string, stop func()) {
 	c := NewClient([]string{addr}, time.Second)
 	defer c.Close()
 	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
+		if err := c.Ping(context.Background()).Err(); err == nil || strings.Contains(err.Error(), "NOAUTH") {
 			return addr, stop
 		}
 		if i == 100 {
