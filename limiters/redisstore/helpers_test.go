@@ -16,23 +16,17 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratesim/ratesim/internal/redistest"
 	"github.com/ratesim/ratesim/limiters"
 )
 
 // serverAddrs returns the addresses in the environment variable env:
 // one server's for RATESIM_REDIS_ADDR, a cluster's nodes for
-// RATESIM_REDIS_CLUSTER. Without them the test is skipped, except under
-// CI=true, where a skip would hide that nothing was tested.
+// RATESIM_REDIS_CLUSTER (redistest.Env: skipped without them, failed
+// under CI=true).
 func serverAddrs(t testing.TB, env string) []string {
 	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set; under CI=true the Redis tests must run", env)
-		}
-		t.Skipf("%s not set: no Redis server to test against", env)
-	}
-	return strings.Split(v, ",")
+	return strings.Split(redistest.Env(t, env), ",")
 }
 
 // testClient connects to the server of RATESIM_REDIS_ADDR.

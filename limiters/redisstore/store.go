@@ -44,6 +44,19 @@ const (
 	FailClosed
 )
 
+// String returns the policy's name: "error", "open" or "closed".
+func (f Failure) String() string {
+	switch f {
+	case FailError:
+		return "error"
+	case FailOpen:
+		return "open"
+	case FailClosed:
+		return "closed"
+	}
+	return "Failure(" + strconv.Itoa(int(f)) + ")"
+}
+
 // ReasonUnavailable is the reason of a refusal made by FailClosed.
 const ReasonUnavailable limiters.Reason = "store unavailable"
 
