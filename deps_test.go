@@ -9,7 +9,8 @@ import (
 
 // TestDependencyRules keeps the layering of DESIGN.md: limiters imports
 // none of sim, traces, report or cmd; traces neither limiters nor sim; sim
-// no cmd or report; report no cmd.
+// no cmd or report; report no cmd; redisstore no sim or traces; the replay
+// against a store (internal/storereplay) no cmd, report or renderer.
 func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/ratesim/ratesim/"
 	rules := map[string][]string{
@@ -17,6 +18,10 @@ func TestDependencyRules(t *testing.T) {
 		"traces":   {"limiters", "sim", "report", "cmd"},
 		"sim":      {"cmd", "report"},
 		"report":   {"cmd"},
+		// The store is a library of its own: no engine, no trace.
+		"limiters/redisstore": {"sim", "traces", "report", "cmd"},
+		// An engine: values in, values out, nothing rendered.
+		"internal/storereplay": {"cmd", "report", "internal/render"},
 	}
 	for pkg, banned := range rules {
 		if _, err := os.Stat(pkg); err != nil {

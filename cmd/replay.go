@@ -146,16 +146,48 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 		emit = func(*sim.Batch) error { return nil }
 	}
 	rep, err := sim.Run(src, cfg, emit)
-	if err == nil && rep.ClockBackwards > 0 {
-		f := rep.FirstBackwards
-		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-		if rp.spec.Oracle.Clock == limiters.ClockClamp {
-			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
-		}
-		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-			plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
+	if err == nil {
+		rp.warnBackwards(rep, s.err)
 	}
 	return rep, err
+}
+
+// traceSource is the trace as an engine of its own reads it (the replay
+// against a store): counted for the progress shown on a terminal.
+type traceSource struct {
+	src sim.Source
+	p   *progress
+}
+
+// source returns the trace to read, showing progress on a terminal until
+// stop.
+func (rp *replay) source(s streams) traceSource {
+	if s.progress {
+		p := startProgress(rp.trace, rp.trace.name, s.err)
+		return traceSource{src: p, p: p}
+	}
+	return traceSource{src: rp.trace}
+}
+
+func (t traceSource) stop() {
+	if t.p != nil {
+		t.p.stop()
+	}
+}
+
+// warnBackwards warns on w, when the replay found requests earlier than
+// their key's latest, that the trace is not in time order.
+func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
+	if rep.ClockBackwards == 0 {
+		return
+	}
+	f := rep.FirstBackwards
+	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
+	if rp.spec.Oracle.Clock == limiters.ClockClamp {
+		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
+	}
+	fmt.Fprintf(w, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
+		plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 }
 
 // queueNote says how the report measures the bursts of the queue forms
