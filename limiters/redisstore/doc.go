@@ -63,9 +63,10 @@
 // keeps limiters of one name but different algorithms, in different
 // processes, from reading each other's state. Any string is a key.
 //
-// Each write sets the key to expire when the state is fresh again
-// (PEXPIREAT, from the script's one reading of the server's clock), as
-// limiters.Keyed forgets a key, so expiry changes no decision. Under
+// Each write sets the key to expire when the state is fresh again, as
+// limiters.Keyed forgets a key, so expiry changes no decision: under
+// ServerClock at the instant the script's one reading of the server's
+// clock says (PEXPIREAT), under CallerClock that long after the write. Under
 // CallerClock that assumes the caller's time runs no slower than the
 // server's, which holds for live callers and for replays at or above real
 // speed; Options.ExpiryMargin covers the pauses of others.

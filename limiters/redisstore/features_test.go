@@ -242,6 +242,7 @@ func TestSlidingLogBoundedCost(t *testing.T) {
 	}
 	p := limiters.Policy{Limit: 1_000_000, Window: time.Hour}
 	st := newStore(t, c, limiters.SlidingLog, p, Options{ExpiryMargin: replayMargin})
+	t.Cleanup(func() { st.Reset(context.Background(), "u") })
 	k, _ := limiters.NewKeyed(limiters.SlidingLog, p)
 	const per = 5000 // requests per script call: one call per batch, for the one key
 	reqs := make([]Request, per)

@@ -78,7 +78,7 @@ function alg.saves()
 end
 
 function alg.save()
-  redis.call('HSET', KEYS[1], 'a', str(ls), 'b', str(ln), 'v', str(lv), 'r', str(per))
+  redis.call('HSET', KEYS[1], 'a', ls, 'b', ln, 'v', lv, 'r', per)
 end
 
 return run(alg, 4, false)

@@ -63,7 +63,7 @@ function alg.saves(ok)
 end
 
 function alg.save()
-  redis.call('HSET', KEYS[1], 'a', str(ss), 'b', str(sn), 'c', str(sc))
+  redis.call('HSET', KEYS[1], 'a', ss, 'b', sn, 'c', sc)
 end
 
 return run(alg, 4, true)

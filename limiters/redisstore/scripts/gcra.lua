@@ -81,7 +81,7 @@ function alg.saves()
 end
 
 function alg.save()
-  redis.call('HSET', KEYS[1], 'a', str(ls), 'b', str(ln), 'd', str(debt), 'r', str(n))
+  redis.call('HSET', KEYS[1], 'a', ls, 'b', ln, 'd', debt, 'r', n)
 end
 
 return run(alg, 5, false)

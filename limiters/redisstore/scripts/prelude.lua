@@ -19,7 +19,8 @@
 -- time on the caller's host.
 --
 -- The requests are judged in order against the key's state, read once
--- and written once. The reply is the server's time (s, n), then for each
+-- and written once. The reply is the server's time (s, n) under the server's
+-- clock (0 0 under the caller's), then for each
 -- request {allowed, reason, remaining, retry, reset, delay, off,
 -- granted}: reason 0 none, 1 the algorithm's refusal, 2 cost above the
 -- limit (retry -1: never), 3 clock went backwards. retry, reset and delay
@@ -71,7 +72,8 @@ local function cdiv(a, b)
   return q
 end
 
--- str writes an integer in full; Lua's own conversion keeps only 14 digits.
+-- str writes an integer in full; Lua's own conversion keeps only 14
+-- digits. (redis.call writes a number's integers in full itself.)
 local function str(x)
   return string.format('%d', x)
 end
@@ -161,9 +163,14 @@ if clock ~= 'c' and clock ~= 's' then
 end
 local clamp = arg(2, 'clamp', 0, 1)
 local margin = arg(3, 'margin', 0, MAXV)
-local now = redis.call('TIME')
-local Ts, Tn = tonumber(now[1]), tonumber(now[2]) * 1000
-local Tms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- The server's time, read once, under ServerClock: the time of every
+-- request, and the base of the keys' expiry.
+local Ts, Tn, Tms = 0, 0, 0
+if clock == 's' then
+  local now = redis.call('TIME')
+  Ts, Tn = tonumber(now[1]), tonumber(now[2]) * 1000
+  Tms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+end
 
 -- The aligned span of a request's judged time, for the algorithms that
 -- cut time into spans of length L (a window, a sub-window, a tick): its
@@ -211,12 +218,20 @@ end
 -- rules around the algorithm's decide. alg.boundary(t) returns whether t
 -- is earlier than the state accepts, and the earliest time it does.
 -- alg.decide(cost, commit) judges a request at the time align last set
--- (T) and returns allowed, remaining, retry, reset and delay (each a
--- pair), keeping the new state only when commit is true. It returns the
--- reply's fields and whether the state changed.
+-- (Js) and returns allowed, remaining, retry, reset and delay (each a
+-- pair), keeping the new state only when commit is true. judge appends
+-- the request's eight fields of the reply to out, and returns whether the
+-- state changed and, when it did, how long after the request's own time
+-- it is fresh again; nil when the time cannot be aligned.
 local Js, Jn = 0, 0 -- the judged time
 
-local function judge(alg, op, cost, ts, tn, as, an)
+local function put(out, allowed, code, rem, retry, reset, delay, off, granted)
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = allowed, code, rem, retry
+  out[n + 5], out[n + 6], out[n + 7], out[n + 8] = reset, delay, off, granted
+end
+
+local function judge(alg, out, op, cost, ts, tn, as, an)
   local back, bs, bn = alg.boundary(ts, tn)
   local offs, offn = 0, 0
   Js, Jn = ts, tn
@@ -235,7 +250,8 @@ local function judge(alg, op, cost, ts, tn, as, an)
       -- A grant of what remains always passes.
       local g = math.min(cost, rem0)
       local ok, rem, _, _, ys, yn, ds, dn = alg.decide(g, true)
-      return {1, 0, rem, 0, rep(ys, yn), rep(ds, dn), off, g}, alg.saves(ok), ys, yn, offs, offn
+      put(out, 1, 0, rem, 0, rep(ys, yn), rep(ds, dn), off, g)
+      return alg.saves(ok), padd(ys, yn, offs, offn)
     end
     if op == 'p' or back and clamp == 0 then
       local ok, _, rs, rn, _, _, ds, dn = alg.decide(1, false)
@@ -248,15 +264,18 @@ local function judge(alg, op, cost, ts, tn, as, an)
         ok = false
       end
       if ok then
-        return {1, 0, rem0, 0, rep(xs, xn), rep(ds, dn), off, 0}, false
+        put(out, 1, 0, rem0, 0, rep(xs, xn), rep(ds, dn), off, 0)
+      else
+        put(out, 0, code, rem0, rep(rs, rn), rep(xs, xn), 0, off, 0)
       end
-      return {0, code, rem0, rep(rs, rn), rep(xs, xn), 0, off, 0}, false
+      return false
     end
     cost = 1 -- nothing remains: judged as a request of cost 1
   end
   if cost > alg.limit then
     local _, rem, _, _, xs, xn = alg.decide(0, false)
-    return {0, 2, rem, -1, rep(xs, xn), 0, off, 0}, false
+    put(out, 0, 2, rem, -1, rep(xs, xn), 0, off, 0)
+    return false
   end
   if back and clamp == 0 then
     local ok, _, rs, rn = alg.decide(cost, false)
@@ -264,20 +283,23 @@ local function judge(alg, op, cost, ts, tn, as, an)
       rs, rn = 0, 0
     end
     local _, rem, _, _, xs, xn = alg.decide(0, false)
-    return {0, 3, rem, rep(rs, rn), rep(xs, xn), 0, off, 0}, false
+    put(out, 0, 3, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
+    return false
   end
   local ok, rem, rs, rn, xs, xn, ds, dn = alg.decide(cost, true)
   if ok then
-    return {1, 0, rem, 0, rep(xs, xn), rep(ds, dn), off, cost}, alg.saves(ok), xs, xn, offs, offn
+    put(out, 1, 0, rem, 0, rep(xs, xn), rep(ds, dn), off, cost)
+  else
+    put(out, 0, 1, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
   end
-  return {0, 1, rem, rep(rs, rn), rep(xs, xn), 0, off, 0}, alg.saves(ok), xs, xn, offs, offn
+  return alg.saves(ok), padd(xs, xn, offs, offn)
 end
 
 -- run reads the requests after the algorithm's np parameters, judges
--- them, and writes the state once: alg.save() writes it, and the keys
--- expire when it is fresh again, a margin later (the latest time any
--- request's decision says, from the server's one reading of its clock).
--- With aligned, each request carries an anchor.
+-- them, and writes the state once: alg.save() writes it, and the key
+-- expires when it is fresh again, a margin later (the latest time any
+-- request's decision says). With aligned, each request carries an
+-- anchor.
 local function run(alg, np, aligned)
   local base = 4 + np
   local count = arg(base, 'requests', 1, 1000000)
@@ -291,45 +313,42 @@ local function run(alg, np, aligned)
   if bad then
     return redis.error_reply('ERR redisstore: bad argument ' .. bad)
   end
-  local reqs = {}
+  -- Every argument checked before the first request is judged.
+  local q = {}
   for i = 1, count do
     local at = base + (i - 1) * width
     local op = ARGV[at + 1]
-    local cost = arg(at + 2, 'cost', 1, MAXV)
-    local ts, tn = Ts, Tn
-    local ats, atn = 0, 0
-    if clock == 'c' then
-      ts, tn = arg(at + 3, 'time', -MAXS, MAXS), arg(at + 4, 'time', 0, E9 - 1)
-    end
-    if aligned then
-      ats, atn = arg(at + 5, 'anchor', -2 * MAXS, MAXS), arg(at + 6, 'anchor', 0, E9 - 1)
-    end
     if op ~= 'a' and op ~= 'p' and op ~= 'm' then
       bad = 'operation'
     end
-    reqs[i] = {op, cost, ts, tn, ats, atn}
+    local k = (i - 1) * 6
+    q[k + 1], q[k + 2] = op, arg(at + 2, 'cost', 1, MAXV)
+    if clock == 'c' then
+      q[k + 3], q[k + 4] = arg(at + 3, 'time', -MAXS, MAXS), arg(at + 4, 'time', 0, E9 - 1)
+    else
+      q[k + 3], q[k + 4] = Ts, Tn
+    end
+    if aligned then
+      q[k + 5], q[k + 6] = arg(at + 5, 'anchor', -2 * MAXS, MAXS), arg(at + 6, 'anchor', 0, E9 - 1)
+    end
   end
   if bad then
     return redis.error_reply('ERR redisstore: bad argument ' .. bad)
   end
-  local out = {str(Ts), str(Tn)}
+  local out = {Ts, Tn}
   local dirty = false
   local fs, fn = 0, 0 -- how long after its own time the state is fresh
   for i = 1, count do
-    local q = reqs[i]
-    local r, saved, xs, xn, offs, offn = judge(alg, q[1], q[2], q[3], q[4], q[5], q[6])
-    if r == nil then
+    local k = (i - 1) * 6
+    local saved, es, en = judge(alg, out, q[k + 1], q[k + 2], q[k + 3], q[k + 4], q[k + 5], q[k + 6])
+    if saved == nil then
       return redis.error_reply('ERR redisstore: time out of range: the time is more than 52 days from its anchor (the server clock from the caller\'s)')
     end
     if saved then
       dirty = true
-      local es, en = padd(xs, xn, offs, offn)
       if plt(fs, fn, es, en) then
         fs, fn = es, en
       end
-    end
-    for j = 1, 8 do
-      out[#out + 1] = r[j]
     end
   end
   if dirty then
@@ -337,8 +356,16 @@ local function run(alg, np, aligned)
     -- Rounded up to whole ms, so that expiry never comes before.
     if fs > 0 or fn > 0 then
       local ms = fs * 1000 + cdiv(fn, 1000000) + margin
-      for i = 1, #KEYS do
-        redis.call('PEXPIREAT', KEYS[i], str(Tms + ms))
+      if clock == 's' then
+        -- From the server's reading of its clock that judged the
+        -- requests: exactly when the state is fresh again.
+        for i = 1, #KEYS do
+          redis.call('PEXPIREAT', KEYS[i], Tms + ms)
+        end
+      else
+        for i = 1, #KEYS do
+          redis.call('PEXPIRE', KEYS[i], ms)
+        end
       end
     else
       for i = 1, #KEYS do

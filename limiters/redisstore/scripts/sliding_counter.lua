@@ -133,7 +133,7 @@ function alg.saves()
 end
 
 function alg.save()
-  redis.call('HSET', KEYS[1], 'a', str(ss), 'b', str(sn), 'p', str(sp), 'c', str(sc))
+  redis.call('HSET', KEYS[1], 'a', ss, 'b', sn, 'p', sp, 'c', sc)
 end
 
 return run(alg, 4, true)

@@ -118,7 +118,7 @@ function alg.saves(ok)
 end
 
 function alg.save()
-  redis.call('HSET', KEYS[1], 'a', str(ls), 'b', str(ln), 'l', str(lv), 'q', str(parts))
+  redis.call('HSET', KEYS[1], 'a', ls, 'b', ln, 'l', lv, 'q', parts)
 end
 
 return run(alg, 8, true)
