@@ -74,8 +74,7 @@ const replayExample = `  ratesim replay --store redis://127.0.0.1:6379/0 --algos
 
 // replayStoreExitStatus is the EXIT STATUS of "ratesim replay".
 const replayStoreExitStatus = `  0  success
-  1  error: the trace could not be read, the store failed (what was decided is written), --verify differs under --route key
-     or state was lost, or the atomic store broke a bound
+  1  error: the trace could not be read, the store failed (what was decided is written), --verify differs under --route key or state was lost, or the atomic store broke a bound
   2  usage error: a bad flag or argument, a bad store URL, a bad parameter, a --prefix that holds keys without --resume
   3  partial: --lenient skipped bad rows (each is reported on standard error)`
 
@@ -232,7 +231,7 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 		Failure: failure, ConnectTimeout: o.ConnectTimeout,
 	})
 	if err != nil {
-		return openError(err, rp.spec.Lanes)
+		return openError(err, rp.spec.Lanes, o.ConnectTimeout)
 	}
 	out := newStoreOutput(rp, o, addr, format, s)
 	before, statErr := run.Before()
@@ -274,7 +273,7 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 // openError turns the errors of storereplay.Open into the CLI's: a policy
 // the store cannot keep and a prefix in use are usage errors, naming the
 // flags.
-func openError(err error, lanes []storereplay.Lane) error {
+func openError(err error, lanes []storereplay.Lane, timeout time.Duration) error {
 	var pe *redisstore.ParamError
 	if errors.As(err, &pe) {
 		for _, l := range lanes {
@@ -293,7 +292,7 @@ func openError(err error, lanes []storereplay.Lane) error {
 	}
 	var ce *redisstore.ConnectError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("cannot reach redis at %s (%s): %w", strings.Join(ce.Addr.Addrs, ","), ce.Addr, ce.Err)
+		return fmt.Errorf("cannot reach redis at %s (%s) within %s: %w", strings.Join(ce.Addr.Addrs, ","), ce.Addr, timeout, ce.Err)
 	}
 	return errors.New(ErrorText(err))
 }

@@ -155,7 +155,8 @@ func (e *PrefixInUseError) Error() string {
 // Open checks cfg, makes the workers' stores and connects them, refuses
 // a Prefix that already holds keys (unless Resume), and reads the server's
 // figures. A policy the store cannot keep is a *redisstore.ParamError, a
-// store that does not answer a *redisstore.ConnectError.
+// store that does not answer a PING within ConnectTimeout a
+// *redisstore.ConnectError.
 func Open(ctx context.Context, cfg Config) (*Run, error) {
 	switch {
 	case cfg.Workers < 1 || cfg.Workers > MaxWorkers:
@@ -204,7 +205,7 @@ func Open(ctx context.Context, cfg Config) (*Run, error) {
 		cancel()
 		if err != nil {
 			r.closeClients()
-			return nil, &redisstore.ConnectError{Addr: cfg.Addr, Err: fmt.Errorf("no answer within %v: %w", cfg.ConnectTimeout, err)}
+			return nil, &redisstore.ConnectError{Addr: cfg.Addr, Err: err}
 		}
 		w.client.AddHook(&w.trips)
 	}
