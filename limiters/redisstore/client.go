@@ -234,6 +234,9 @@ func ParseURL(s string) (Address, error) {
 		if host == "" {
 			return bad("host %q has no name", h)
 		}
+		if strings.ContainsAny(host, "[]") {
+			return bad("host %q: want HOST:PORT, or [IPv6]:PORT", h)
+		}
 		a.Addrs = append(a.Addrs, net.JoinHostPort(host, port))
 	}
 	if form == "redis" && len(a.Addrs) > 1 {
