@@ -168,7 +168,7 @@ func TestReplayHidesThePassword(t *testing.T) {
 func TestReplayStateLost(t *testing.T) {
 	// Evictions: a server whose maxmemory holds a fraction of the keys.
 	addr, _ := scratchServer(t, "--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")
-	trace := genTrace(t, "--pattern", "steady", "--users", "40000", "--requests", "80000", "--seed", "9", "--unit", "ms", "--uniform")
+	trace := genTrace(t, "--pattern", "steady", "--users", "40000", "--requests", strconv.Itoa(80000/min(replayScale, 2)), "--seed", "9", "--unit", "ms", "--uniform")
 	r := ratesim(t, "", append([]string{"replay", "--store", "redis://" + addr + "/0", "--algos", "sliding-log", "--workers", "2", "--verify", "--summary", "-o", "json", trace}, storePolicy...)...)
 	if r.code != 1 || !strings.Contains(r.stderr, "evicts keys at its maxmemory") || !strings.Contains(r.stderr, "allkeys-lru") ||
 		!strings.Contains(r.stderr, "keys during the replay") || !strings.Contains(r.stderr, "state was lost") {
@@ -183,7 +183,7 @@ func TestReplayStateLost(t *testing.T) {
 	addr, _ = scratchServer(t)
 	c := redisstore.NewClient([]string{addr}, time.Second)
 	defer c.Close()
-	trace = genTrace(t, "--pattern", "bursty", "--users", "500", "--requests", "100000", "--seed", "10", "--unit", "ms")
+	trace = genTrace(t, "--pattern", "bursty", "--users", "500", "--requests", strconv.Itoa(100000/replayScale), "--seed", "10", "--unit", "ms")
 	for _, verify := range []bool{true, false} {
 		done := make(chan result)
 		go func() {
@@ -216,7 +216,7 @@ func TestReplayStateLost(t *testing.T) {
 // runs.)
 func TestReplayAtomicBoundsUnderClampAndSpread(t *testing.T) {
 	store := storeURL(t, "RATESIM_REDIS_ADDR")
-	trace := genTrace(t, "--pattern", "bursty", "--users", "50", "--requests", "20000", "--seed", "1")
+	trace := genTrace(t, "--pattern", "bursty", "--users", "50", "--requests", strconv.Itoa(20000/replayScale), "--seed", "1")
 	for run := range 3 {
 		rows := replaySummary(t, "--store", store, "--workers", "8", "--route", "spread", "--pipeline", "1", "--clock", "clamp", "--algos", "all", trace)
 		for _, row := range rows {

@@ -93,7 +93,7 @@ func TestReplayEqualsCompare(t *testing.T) {
 	for _, env := range []string{"RATESIM_REDIS_ADDR", "RATESIM_REDIS_CLUSTER"} {
 		t.Run(env, func(t *testing.T) {
 			store := storeURL(t, env)
-			trace := genTrace(t, "--pattern", "bursty", "--users", "1000", "--requests", "30000", "--seed", "5", "--unit", "ms")
+			trace := genTrace(t, "--pattern", "bursty", "--users", "1000", "--requests", strconv.Itoa(30000/replayScale), "--seed", "5", "--unit", "ms")
 			args := append([]string{"--algos", storeAlgos(), "-o", "csv"}, storePolicy...)
 			want := ratesim(t, "", append(append([]string{"compare"}, args...), trace)...)
 			if want.code != 0 {
@@ -131,7 +131,7 @@ func TestReplayEqualsCompare(t *testing.T) {
 // token bucket at most capacity + rate x elapsed.
 func TestReplayNaiveRace(t *testing.T) {
 	store := storeURL(t, "RATESIM_REDIS_ADDR")
-	trace := genTrace(t, "--pattern", "bursty", "--users", "50", "--requests", "20000", "--seed", "1")
+	trace := genTrace(t, "--pattern", "bursty", "--users", "50", "--requests", strconv.Itoa(20000/replayScale), "--seed", "1")
 	args := []string{"--store", store, "--workers", "8", "--route", "spread", "--algos", "sliding-log,token-bucket,fixed-window", trace}
 	atomic := replaySummary(t, append([]string{"--pipeline", "1"}, args...)...)
 	naive := replaySummary(t, append([]string{"--naive"}, args...)...)
@@ -259,7 +259,7 @@ func TestReplayServerKilled(t *testing.T) {
 // changes no decision: the store loads its scripts again.
 func TestReplayScriptFlush(t *testing.T) {
 	addr, _ := scratchServer(t)
-	trace := genTrace(t, "--pattern", "bursty", "--users", "300", "--requests", "60000", "--seed", "4", "--unit", "ms")
+	trace := genTrace(t, "--pattern", "bursty", "--users", "300", "--requests", strconv.Itoa(60000/replayScale), "--seed", "4", "--unit", "ms")
 	c := redisstore.NewClient([]string{addr}, time.Second)
 	defer c.Close()
 	stop := make(chan struct{})

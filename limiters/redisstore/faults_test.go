@@ -146,6 +146,8 @@ func TestTransient(t *testing.T) {
 		{redis.ErrClosed, false},
 		{ErrTimeRange, false},
 		{&ParamError{Limiter: "x", Param: "limit"}, false},
+		{storeErrorf("no limiter %d", 3), false},
+		{storeErrorf("script for %s replied %v", "x", []any{int64(1)}), false},
 	} {
 		if got := Transient(tc.err); got != tc.want {
 			t.Errorf("Transient(%v) = %v, want %v", tc.err, got, tc.want)

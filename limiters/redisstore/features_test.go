@@ -72,7 +72,8 @@ func TestNoScriptRecovery(t *testing.T) {
 }
 
 // TestTTLIsFreshTime: after each write, the key's state expires when it
-// is fresh again: ResetAfter, rounded up to a millisecond.
+// is fresh again: ResetAfter, rounded up to a millisecond (less the time
+// the test took to ask, measured).
 func TestTTLIsFreshTime(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
@@ -84,6 +85,7 @@ func TestTTLIsFreshTime(t *testing.T) {
 		now := int64(1_234_567_891)
 		for i, cost := range []int64{1, 2, 1} {
 			now += int64(i) * 333_333_333
+			began := time.Now()
 			d, err := st.Allow(ctx, "u", now, cost)
 			if err != nil || !d.Allowed {
 				t.Fatalf("%v: %+v %v", a, d, err)
@@ -94,9 +96,10 @@ func TestTTLIsFreshTime(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// PTTL counts down from the write; allow for the round trip.
-				if got := ttl / time.Millisecond; got > want || got < want-100 {
-					t.Errorf("%v: %s: PTTL %dms after a decision with ResetAfter %v: want %dms", a, key, got, d.ResetAfter, want)
+				// PTTL counts down from the write, which came after began.
+				took := time.Since(began)/time.Millisecond + 1
+				if got := ttl / time.Millisecond; got > want || got < want-took {
+					t.Errorf("%v: %s: PTTL %dms after a decision with ResetAfter %v, %dms before: want %dms", a, key, got, d.ResetAfter, took, want)
 				}
 			}
 		}
@@ -123,7 +126,9 @@ func TestStateIsOneKeyWithOneDeadline(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
 	for _, a := range limiters.AllAlgorithms() {
-		st := newStore(t, c, a, policyFor(a), Options{Clock: ServerClock})
+		// States that stay for an hour: none expires during the test.
+		p := limiters.Policy{Limit: 8, Window: time.Hour, Capacity: 8, Rate: limiters.Rate{N: 1, Per: time.Hour}}
+		st := newStore(t, c, a, p, Options{Clock: ServerClock})
 		for i := range 5 {
 			var out [1]Result
 			if err := st.Decide(ctx, []Request{{Key: "u", Cost: 1 + int64(i%2)}}, out[:]); err != nil {
@@ -144,7 +149,7 @@ func TestStateIsOneKeyWithOneDeadline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := r.At/1e6 + int64((r.ResetAfter+time.Millisecond-1)/time.Millisecond)
+			want := (r.At + int64(r.ResetAfter) + 1e6 - 1) / 1e6 // rounded up
 			if at != want {
 				t.Errorf("%v: request %d judged at %d with ResetAfter %v: the key expires at %d ms, want %d", a, i, r.At, r.ResetAfter, at, want)
 			}
@@ -165,24 +170,43 @@ func globEscape(s string) string {
 }
 
 // TestTTLExpiresWhenFresh: under ServerClock, a key is gone from Redis
-// once ResetAfter has passed, and still there just before.
+// once ResetAfter has passed on the server's clock, and still there just
+// before.
 func TestTTLExpiresWhenFresh(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
 	st := newStore(t, c, limiters.TokenBucket, limiters.Policy{Capacity: 2, Rate: limiters.Rate{N: 1, Per: 100 * time.Millisecond}},
 		Options{Clock: ServerClock})
-	d, err := st.Allow(ctx, "u", 0, 2)
-	if err != nil || !d.Allowed || d.ResetAfter > 200*time.Millisecond || d.ResetAfter < 190*time.Millisecond {
-		t.Fatalf("%+v %v", d, err)
+	var out [1]Result
+	if err := st.Decide(ctx, []Request{{Key: "u", Cost: 2}}, out[:]); err != nil {
+		t.Fatal(err)
 	}
+	d := out[0]
+	if !d.Allowed || d.ResetAfter > 200*time.Millisecond || d.ResetAfter < 190*time.Millisecond {
+		t.Fatalf("%+v", d)
+	}
+	fresh := d.At + int64(d.ResetAfter)
 	key := st.Keys("u")[0]
-	time.Sleep(d.ResetAfter - 60*time.Millisecond)
-	if n, _ := c.Exists(ctx, key).Result(); n != 1 {
-		t.Errorf("key gone before the bucket was full again")
-	}
-	time.Sleep(80 * time.Millisecond)
-	if n, _ := c.Exists(ctx, key).Result(); n != 0 {
-		t.Errorf("key still there after the bucket was full again")
+	// Exists, asked before the fresh time on the server's clock; gone,
+	// asked after it.
+	for {
+		before, err1 := c.Time(ctx).Result()
+		n, err2 := c.Exists(ctx, key).Result()
+		after, err3 := c.Time(ctx).Result()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case after.UnixNano() < fresh && n != 1:
+			t.Fatalf("key gone %v before the bucket was full again", time.Duration(fresh-after.UnixNano()))
+		case before.UnixNano() > fresh+int64(time.Millisecond):
+			// Past the fresh time rounded up to a millisecond.
+			if n != 0 {
+				t.Fatalf("key still there %v after the bucket was full again", time.Duration(before.UnixNano()-fresh))
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -462,11 +462,11 @@ func (s *Store) Decide(ctx context.Context, reqs []Request, out []Result) error 
 	for i, q := range reqs {
 		out[i] = Result{}
 		if q.Limiter < 0 || q.Limiter >= len(s.lims) {
-			out[i].Err = fmt.Errorf("redisstore: no limiter %d", q.Limiter)
+			out[i].Err = storeErrorf("no limiter %d", q.Limiter)
 			continue
 		}
 		if q.Op > OpAtMost {
-			out[i].Err = fmt.Errorf("redisstore: unknown operation %d", q.Op)
+			out[i].Err = storeErrorf("unknown operation %d", q.Op)
 			continue
 		}
 		if q.Cost < 1 && q.Op != OpPeek {
@@ -687,7 +687,7 @@ func (c *scriptCmd) Clone() redis.Cmder { return &scriptCmd{c.Cmd.Clone().(*redi
 func (s *Store) results(ctx context.Context, reqs []Request, j *job, out []Result) {
 	v, err := j.cmd.Slice()
 	if err == nil && len(v) != 2+8*len(j.reqs) {
-		err = fmt.Errorf("redisstore: script for %s replied %d values for %d requests", j.l.name, len(v), len(j.reqs))
+		err = storeErrorf("script for %s replied %d values for %d requests", j.l.name, len(v), len(j.reqs))
 	}
 	var serverNow int64
 	if err == nil {
@@ -722,7 +722,8 @@ func (s *Store) classify(ctx context.Context, err error) error {
 		return ErrTimeRange
 	}
 	var rerr redis.Error
-	if errors.As(err, &rerr) {
+	var se *storeError
+	if errors.As(err, &rerr) || errors.As(err, &se) {
 		return err
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -751,7 +752,8 @@ func Transient(err error) bool {
 		return strings.HasPrefix(rerr.Error(), "ERR max number of clients reached")
 	}
 	var pe *ParamError
-	if errors.As(err, &pe) || strings.Contains(err.Error(), "redisstore: no limiter") || strings.Contains(err.Error(), "redisstore: unknown operation") {
+	var se *storeError
+	if errors.As(err, &pe) || errors.As(err, &se) {
 		return false
 	}
 	return true // the network: refused, reset, timed out, EOF, a full pool
@@ -780,12 +782,22 @@ func (s *Store) failed(li int, err error) Result {
 	return Result{Decision: limiters.Decision{Reason: ReasonUnavailable}, Failed: true}
 }
 
+// A storeError is an error of the store itself, not of Redis: a request
+// it cannot send, a reply it cannot read. None is transient.
+type storeError struct{ msg string }
+
+func (e *storeError) Error() string { return "redisstore: " + e.msg }
+
+func storeErrorf(format string, args ...any) error {
+	return &storeError{fmt.Sprintf(format, args...)}
+}
+
 // replyTime reads the server's time at the head of a reply.
 func replyTime(sv, nv any) (int64, error) {
 	s, err1 := replyInt(sv)
 	n, err2 := replyInt(nv)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("redisstore: script replied time %v %v", sv, nv)
+		return 0, storeErrorf("script replied time %v %v", sv, nv)
 	}
 	return s*1e9 + n, nil
 }
@@ -840,13 +852,13 @@ func (l *limiter) result(v []any) (Result, error) {
 		if i >= 3 && i <= 6 {
 			var ok bool
 			if d[i-3], ok = replyDur(x); !ok && !(i == 3 && x == int64(-1)) {
-				return Result{}, fmt.Errorf("redisstore: script for %s replied %v", l.name, v)
+				return Result{}, storeErrorf("script for %s replied %v", l.name, v)
 			}
 			continue
 		}
 		n, ok := x.(int64)
 		if !ok {
-			return Result{}, fmt.Errorf("redisstore: script for %s replied %v", l.name, v)
+			return Result{}, storeErrorf("script for %s replied %v", l.name, v)
 		}
 		f[i] = n
 	}
@@ -863,7 +875,7 @@ func (l *limiter) result(v []any) (Result, error) {
 	case 3:
 		dec.Reason = limiters.ReasonClock
 	default:
-		return Result{}, fmt.Errorf("redisstore: script for %s replied reason %d", l.name, code)
+		return Result{}, storeErrorf("script for %s replied reason %d", l.name, code)
 	}
 	if allowed && l.delays {
 		dec.Delay = dur(delay, off)

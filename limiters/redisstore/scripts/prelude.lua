@@ -165,11 +165,10 @@ local clamp = arg(2, 'clamp', 0, 1)
 local margin = arg(3, 'margin', 0, MAXV)
 -- The server's time, read once, under ServerClock: the time of every
 -- request, and the base of the keys' expiry.
-local Ts, Tn, Tms = 0, 0, 0
+local Ts, Tn = 0, 0
 if clock == 's' then
   local now = redis.call('TIME')
   Ts, Tn = tonumber(now[1]), tonumber(now[2]) * 1000
-  Tms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 end
 
 -- The aligned span of a request's judged time, for the algorithms that
@@ -355,14 +354,15 @@ local function run(alg, np, aligned)
     alg.save()
     -- Rounded up to whole ms, so that expiry never comes before.
     if fs > 0 or fn > 0 then
-      local ms = fs * 1000 + cdiv(fn, 1000000) + margin
       if clock == 's' then
         -- From the server's reading of its clock that judged the
-        -- requests: exactly when the state is fresh again.
+        -- requests: when the state is fresh again, rounded up.
+        local es, en = padd(Ts, Tn, fs, fn)
         for i = 1, #KEYS do
-          redis.call('PEXPIREAT', KEYS[i], Tms + ms)
+          redis.call('PEXPIREAT', KEYS[i], es * 1000 + cdiv(en, 1000000) + margin)
         end
       else
+        local ms = fs * 1000 + cdiv(fn, 1000000) + margin
         for i = 1, #KEYS do
           redis.call('PEXPIRE', KEYS[i], ms)
         end
