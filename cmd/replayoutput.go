@@ -1,51 +1,49 @@
 package cmd
 
 import (
-	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/spec"
-	"github.com/ratesim/ratesim/internal/tables"
-
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/storereplay"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/redisstore"
 	"github.com/ratesim/ratesim/sim"
 )
 
-// storeOutput writes what "ratesim replay" found: the rows (each request,
-// or with --verify each decision that differs) as they are decided, in
-// trace order, and at the end the summary and the store's figures.
+// storeOutput renders what "ratesim replay" found: the rows (each request,
+// or with --verify each decision that differs) as the replay hands them
+// over, in trace order, and at the end the summary and the store's
+// figures. It is the replay's storereplay.Sink.
 type storeOutput struct {
-	r      *storeRun
+	rp     *replay
+	o      *replayOptions
+	addr   redisstore.Address
 	format render.Format
 	s      streams
 	rw     *render.RecordWriter // the rows; nil with --summary
 	unit   time.Duration
-	check  *invariantChecker
+	lanes  []sim.Lane
 
 	keyed, queue bool
-
-	requests  int64
-	allowed   []int64 // per lane
-	clockBack []int64 // per lane: refused because the key's time went back
-	differ    int64
-	laneDiff  []int64
+	differ       int64
+	prefix       string                   // the run's
+	before       []redisstore.ServerStats // the server's figures before the replay
 }
 
-func newStoreOutput(r *storeRun, format render.Format, s streams) *storeOutput {
+func newStoreOutput(rp *replay, o *replayOptions, addr redisstore.Address, format render.Format, s streams) *storeOutput {
 	so := &storeOutput{
-		r: r, format: format, s: s, unit: r.rp.spec.Unit,
-		check:     newInvariantChecker(r.lanes),
-		keyed:     len(r.o.trace.Key) > 0,
-		queue:     slices.ContainsFunc(r.lanes, func(l sim.Lane) bool { return l.Algorithm.Delays() }),
-		allowed:   make([]int64, r.nlanes),
-		clockBack: make([]int64, r.nlanes),
-		laneDiff:  make([]int64, r.nlanes),
+		rp: rp, o: o, addr: addr, format: format, s: s, unit: rp.spec.Unit, lanes: rp.spec.Lanes,
+		keyed: len(o.trace.Key) > 0,
+		queue: slices.ContainsFunc(rp.spec.Lanes, func(l sim.Lane) bool { return l.Algorithm.Delays() }),
 	}
-	if !r.o.Summary {
+	if !o.Summary {
 		so.rw = render.NewRecordWriter(s.out, format, so.columns())
 	}
 	return so
@@ -54,8 +52,8 @@ func newStoreOutput(r *storeRun, format render.Format, s streams) *storeOutput {
 // columns are the columns of the rows: run's for one limiter, compare's
 // for several, and with --verify those of a decision that differs.
 func (so *storeOutput) columns() []render.Column {
-	rfc := so.r.rp.trace.RFC3339()
-	if so.r.o.Verify {
+	rfc := so.rp.trace.RFC3339()
+	if so.o.Verify {
 		cols := []render.Column{{Name: "line", Right: true}, {Name: "user"}, {Name: "timestamp", Right: !rfc}, {Name: "cost", Right: true}, {Name: "limiter"}}
 		for _, c := range []render.Column{
 			{Name: "allowed"}, {Name: "remaining", Right: true}, {Name: "retry_after", Right: true, NullText: "never"},
@@ -70,38 +68,25 @@ func (so *storeOutput) columns() []render.Column {
 		}
 		return cols
 	}
-	if so.r.nlanes == 1 {
+	if len(so.lanes) == 1 {
 		row := tables.RunRow{Queue: so.queue, Keyed: so.keyed}
 		return row.Columns(rfc)
 	}
-	row := tables.MatrixRow{Lanes: so.r.nlanes, Keyed: so.keyed}
-	cols := row.Columns(so.r.lanes, rfc)
-	return cols
+	row := tables.MatrixRow{Lanes: len(so.lanes), Keyed: so.keyed}
+	return row.Columns(so.lanes, rfc)
 }
 
-// request takes one request decided by the store (dec, a decision per
-// lane) and, with --verify, by the in-memory replay (mem): it counts and
-// checks it, and writes its row.
-func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.Decision) error {
-	so.requests++
-	key, timeText := win.str(q.key), win.str(q.time)
-	for l := range dec {
-		if dec[l].Allowed {
-			so.allowed[l]++
-		} else if dec[l].Reason == limiters.ReasonClock {
-			so.clockBack[l]++
-		}
-	}
-	so.check.add(key, timeText, q.now, q.cost, dec)
-	if mem != nil {
-		for l := range dec {
-			if dec[l] == mem[l] {
+// Request writes one decided request's row, or with --verify the rows
+// of its decisions that differ from the in-memory replay's.
+func (so *storeOutput) Request(q *storereplay.Request) error {
+	if q.Memory != nil {
+		for l := range q.Store {
+			if q.Store[l] == q.Memory[l] {
 				continue
 			}
 			so.differ++
-			so.laneDiff[l]++
 			if so.rw != nil {
-				if err := so.rw.End(so.appendDiff(win, q, l, &dec[l], &mem[l])); err != nil {
+				if err := so.rw.End(so.appendDiff(q, l, &q.Store[l], &q.Memory[l])); err != nil {
 					return err
 				}
 			}
@@ -114,22 +99,22 @@ func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.De
 	rw := so.rw
 	e := rw.Enc()
 	b := rw.Begin()
-	b = e.Bytes(b, win.str(q.user))
-	b = e.Time(e.Next(b), timeText)
-	if so.r.nlanes == 1 {
-		d := &dec[0]
-		b = strconv.AppendInt(e.Next(b), q.cost, 10)
+	b = e.Bytes(b, q.User)
+	b = e.Time(e.Next(b), q.Time)
+	if len(q.Store) == 1 {
+		d := &q.Store[0]
+		b = strconv.AppendInt(e.Next(b), q.Cost, 10)
 		b = so.appendDecision(e, b, d)
 		if so.queue {
 			b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
 		}
 	} else {
-		for l := range dec {
-			b = strconv.AppendBool(e.Next(b), dec[l].Allowed)
+		for l := range q.Store {
+			b = strconv.AppendBool(e.Next(b), q.Store[l].Allowed)
 		}
 	}
 	if so.keyed {
-		b = e.Bytes(e.Next(b), key)
+		b = e.Bytes(e.Next(b), q.Key)
 	}
 	return rw.End(b)
 }
@@ -150,15 +135,15 @@ func (so *storeOutput) appendDecision(e *render.Encoder, b []byte, d *limiters.D
 
 // appendDiff appends the row of lane l's decision on q that differs: the
 // store's d and the in-memory replay's m, field beside field.
-func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limiters.Decision) []byte {
+func (so *storeOutput) appendDiff(q *storereplay.Request, l int, d, m *limiters.Decision) []byte {
 	rw := so.rw
 	e := rw.Enc()
 	b := rw.Begin()
-	b = strconv.AppendInt(b, int64(q.line), 10)
-	b = e.Bytes(e.Next(b), win.str(q.user))
-	b = e.Time(e.Next(b), win.str(q.time))
-	b = strconv.AppendInt(e.Next(b), q.cost, 10)
-	b = e.Text(e.Next(b), so.r.lanes[l].Name)
+	b = strconv.AppendInt(b, int64(q.Line), 10)
+	b = e.Bytes(e.Next(b), q.User)
+	b = e.Time(e.Next(b), q.Time)
+	b = strconv.AppendInt(e.Next(b), q.Cost, 10)
+	b = e.Text(e.Next(b), so.lanes[l].Name)
 	b = strconv.AppendBool(e.Next(b), d.Allowed)
 	b = strconv.AppendBool(e.Next(b), m.Allowed)
 	b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
@@ -179,25 +164,6 @@ func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limite
 		b = tables.AppendDuration(e.Next(b), int64(m.Delay), so.unit)
 	}
 	return b
-}
-
-// flush writes out the rows so far, when the replay stops early: the
-// rest of CSV or JSON, or the table of the rows kept.
-func (so *storeOutput) flush() {
-	if so.rw == nil {
-		return
-	}
-	if so.rw.Textual() {
-		w := render.NewTextWriter(so.s.out, so.format)
-		w.Table(so.rw.Table(nil))
-		if so.rw.Hidden() > 0 {
-			w.Blank()
-			w.Line(fmt.Sprintf("%s more not shown; -o csv lists every row", render.Plural(so.rw.Hidden(), "row")))
-		}
-	} else {
-		_ = so.rw.Close()
-	}
-	so.rw = nil
 }
 
 // replaySummaryColumns are the columns of replay --summary: compare's
@@ -240,26 +206,10 @@ var replaySummaryColumns = []render.Column{
 	{Name: "rate", OmitNull: true, MachineOnly: true},
 	{Name: "clock", MachineOnly: true},
 	{Name: "unit", MachineOnly: true},
-}
-
-// storeFigures are the store's figures over the replay.
-type storeFigures struct {
-	calls, trips int64
-	elapsed      time.Duration
-	lat          latencies
-}
-
-func (so *storeOutput) figures() *storeFigures {
-	f := &storeFigures{}
-	if !so.r.finished.IsZero() {
-		f.elapsed = so.r.finished.Sub(so.r.started)
-	}
-	for _, w := range so.r.workers {
-		f.calls += w.calls
-		f.trips += w.trips.n.Load()
-		f.lat.merge(&w.lat)
-	}
-	return f
+	{Name: "prefix", MachineOnly: true},
+	{Name: "evicted_keys", MachineOnly: true},
+	{Name: "flushes", MachineOnly: true},
+	{Name: "complete", MachineOnly: true},
 }
 
 // perSecond is n per elapsed, in whole units.
@@ -270,54 +220,89 @@ func perSecond(n int64, elapsed time.Duration) int64 {
 	return int64(float64(n) / elapsed.Seconds())
 }
 
+// lost returns the keys evicted and the flushes between two readings of
+// the servers' figures.
+func lost(before, after []redisstore.ServerStats) (evicted, flushes int64) {
+	for _, a := range after {
+		for _, b := range before {
+			if a.Addr == b.Addr {
+				evicted += max(0, a.EvictedKeys-b.EvictedKeys)
+				flushes += max(0, a.Flushes-b.Flushes)
+			}
+		}
+	}
+	return evicted, flushes
+}
+
+// boundText states a lane's bound: "at most 3 per aligned 10s window",
+// "at most 3 in any 10s", "at most 3 + 0.3 per s x elapsed".
+func (so *storeOutput) boundText(b *storereplay.Bound) string {
+	sp := so.rp.spec
+	switch b.Kind {
+	case storereplay.BoundSpans:
+		if b.Spans == 1 {
+			return fmt.Sprintf("at most %d per aligned %s window", b.Limit, sp.Duration(b.Span))
+		}
+		return fmt.Sprintf("at most %d in any %d aligned %s sub-windows", b.Limit, b.Spans, sp.Duration(b.Span))
+	case storereplay.BoundRolling:
+		return fmt.Sprintf("at most %d in any %s", b.Limit, sp.Duration(b.Window))
+	}
+	return fmt.Sprintf("at most %d + %s per %s x elapsed", b.Capacity, b.Rate.Format(sp.Unit), unitName(sp.Unit))
+}
+
 // summaryRows are the rows of the summary, one per lane.
-func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]render.Cell {
-	sp := so.r.rp.spec
-	o := so.r.o
+func (so *storeOutput) summaryRows(res *storereplay.Result, complete bool, before []redisstore.ServerStats) [][]render.Cell {
+	sp := so.rp.spec
+	o := so.o
 	us := func(d time.Duration) render.Cell { return render.Int(int64(d / time.Microsecond)) }
+	evicted, flushes := lost(before, res.After)
 	var rows [][]render.Cell
-	for l, lane := range so.r.lanes {
-		li := &so.check.lanes[l]
+	for l, lane := range so.lanes {
+		lr := &res.Lanes[l]
+		b := &lr.Bound
 		differ := render.Null()
 		if o.Verify {
-			differ = render.Int(so.laneDiff[l])
+			differ = render.Int(lr.Differ)
 		}
-		memAllowed := rep.Algos[l].Allowed
 		worstUser, worstAt := render.Null(), render.Null()
-		if li.violations > 0 {
-			worstUser, worstAt = render.Str(li.worstKey), render.Time(string(li.worstAt))
+		if b.Violations > 0 {
+			worstUser, worstAt = render.Str(b.WorstKey), render.Time(b.WorstAt)
 		}
 		limit, window, capacity, rate := sp.LaneCells(lane)
 		rows = append(rows, append([]render.Cell{
 			render.Str(lane.Name),
-			render.Int(so.requests),
-			render.Int(so.allowed[l]),
-			render.Int(so.requests - so.allowed[l]),
-			render.PctCell(so.allowed[l], so.requests),
-			render.Int(memAllowed),
-			render.Int(so.allowed[l] - memAllowed),
+			render.Int(res.Requests),
+			render.Int(lr.Allowed),
+			render.Int(res.Requests - lr.Allowed),
+			render.PctCell(lr.Allowed, res.Requests),
+			render.Int(lr.MemoryAllowed),
+			render.Int(lr.Allowed - lr.MemoryAllowed),
 			differ,
-			render.Int(so.clockBack[l]),
-			render.Str(li.rule(sp)),
-			render.Bool(li.violations == 0),
-			render.Int(li.violations),
-			render.Int(li.maxExcess),
+			render.Int(lr.ClockBackwards),
+			render.Str(so.boundText(b)),
+			render.Bool(b.Holds()),
+			render.Int(b.Violations),
+			render.Int(b.MaxExcess),
 			worstUser, worstAt,
-			render.Str(so.r.addr.String()),
+			render.Str(so.addr.String()),
 			render.Int(int64(o.Workers)),
 			render.Str(o.Route),
 			render.Int(int64(o.Pipeline)),
 			render.Bool(o.Naive),
 			render.Str(o.OnFailure),
-			render.Int(so.r.failureDecisions()),
-			render.Int(f.calls),
-			render.Int(f.trips),
-			render.Num(strconv.FormatFloat(f.elapsed.Seconds(), 'f', 3, 64)),
-			render.Int(perSecond(so.requests, f.elapsed)),
-			us(f.lat.quantile(0.5)), us(f.lat.quantile(0.9)), us(f.lat.quantile(0.99)), us(f.lat.max),
+			render.Int(lr.FailureDecisions),
+			render.Int(res.Calls),
+			render.Int(res.RoundTrips),
+			render.Num(strconv.FormatFloat(res.Elapsed.Seconds(), 'f', 3, 64)),
+			render.Int(perSecond(res.Requests, res.Elapsed)),
+			us(res.Latency.Quantile(0.5)), us(res.Latency.Quantile(0.9)), us(res.Latency.Quantile(0.99)), us(res.Latency.Max()),
 			limit, window, capacity, rate,
 			render.Str(spec.ClockName(lane.Policy.Clock)),
 			render.Str(unitName(sp.Unit)),
+			render.Str(so.prefix),
+			render.Int(evicted),
+			render.Int(flushes),
+			render.Bool(complete),
 		}, sp.ExtraCells(lane)...))
 	}
 	return rows
@@ -325,17 +310,20 @@ func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]render.
 
 // finish ends the rows and writes the summary: on standard output in a
 // table or with --summary, else as a report on standard error, the data
-// on standard output being the rows alone.
-func (so *storeOutput) finish(rep *sim.Report) error {
-	r, o, sp := so.r, so.r.o, so.r.rp.spec
+// on standard output being the rows alone. A replay that stopped early
+// gets the summary of the requests it decided.
+func (so *storeOutput) finish(res *storereplay.Result, stopped *storereplay.StoppedError) error {
+	o, sp := so.o, so.rp.spec
+	if res == nil {
+		return nil
+	}
 	if so.rw != nil && !so.rw.Textual() {
 		if err := so.rw.Close(); err != nil {
 			return err
 		}
 	}
-	f := so.figures()
 	cols := append(slices.Clone(replaySummaryColumns), sp.ExtraColumns()...)
-	rows := so.summaryRows(rep, f)
+	rows := so.summaryRows(res, stopped == nil, so.before)
 	textual := so.format == render.FormatTable || so.format == render.FormatMarkdown
 	if o.Summary && !textual {
 		_, err := render.WriteRecords(so.s.out, so.format, cols, rows)
@@ -347,24 +335,33 @@ func (so *storeOutput) finish(rep *sim.Report) error {
 	} else {
 		w = render.NewTextWriter(prefixWriter{so.s.err}, render.FormatTable)
 	}
-	w.Line(fmt.Sprintf("replay on %s: %s, %s", r.rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+	head := fmt.Sprintf("replay on %s: %s", so.rp.trace.name, render.Plural(res.Requests, "request"))
+	switch {
+	case stopped != nil:
+		head += " decided before the replay stopped"
+	case res.Memory != nil:
+		head += ", " + render.Plural(int64(res.Memory.Keys), "key")
+	}
+	w.Line(head)
 	way := "atomic (a Lua script per limiter)"
 	if o.Naive {
 		way = "naive (GET, decide, SET: races)"
 	}
-	w.Line(fmt.Sprintf("store: %s, %s, %s, route %s, %d requests per round trip, on failure %s", r.addr, way, render.Plural(int64(o.Workers), "worker"), o.Route, o.Pipeline, o.OnFailure))
+	w.Line(fmt.Sprintf("store: %s, %s, %s, route %s, %d requests per round trip, on failure %s", so.addr, way, render.Plural(int64(o.Workers), "worker"), o.Route, o.Pipeline, o.OnFailure))
 	if textual {
 		w.Line("policy: " + sp.Describe(false))
 		for _, l := range sp.LaneLines() {
 			w.Line(l)
 		}
-		if line := tables.BackwardsLine(rep); line != "" {
-			w.Line(line)
+		if res.Memory != nil {
+			if line := tables.BackwardsLine(res.Memory); line != "" {
+				w.Line(line)
+			}
 		}
 		if so.rw != nil {
 			w.Blank()
 			if o.Verify {
-				w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
+				w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), res.Requests*int64(len(so.lanes))))
 			}
 			if so.rw.Kept() > 0 || !o.Verify {
 				if o.Verify {
@@ -380,37 +377,45 @@ func (so *storeOutput) finish(rep *sim.Report) error {
 		t, _ := render.WriteRecords(nil, so.format, cols, rows)
 		w.Blank()
 		w.Line("summary: in memory is what the in-memory replay allowed, extra the store's allowed minus it;")
-		w.Line("bound is what the limiter may allow for one key, checked on every key: violations count the allowed requests that broke it")
+		w.Line("bound is what the limiter may allow for one key, checked on every key at the times the store judged: violations count the allowed requests that broke it")
 		w.Blank()
 		w.Table(t)
 		w.Blank()
 	}
-	for l, lane := range r.lanes {
-		w.Line(so.laneVerdict(l, lane, rep))
+	for l, lane := range so.lanes {
+		w.Line(so.laneVerdict(&res.Lanes[l], lane))
 	}
 	if !textual && o.Verify {
-		w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
+		w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), res.Requests*int64(len(so.lanes))))
 	}
-	if n := r.failureDecisions(); n > 0 {
-		w.Line(fmt.Sprintf("--on-failure %s decided %s the store could not", o.OnFailure, render.Plural(n, "request")))
+	if n := failureDecisions(res); n > 0 {
+		w.Line(fmt.Sprintf("--on-failure %s decided %s the store could not", o.OnFailure, render.Plural(n, "decision")))
 	}
 	per := render.Plural(int64(o.Pipeline), "request")
 	if o.Naive {
 		per = "one request and limiter: a GET and a SET"
 	}
 	w.Line(fmt.Sprintf("store calls: %d (%s each), %d round trips, %s, %d requests/s",
-		f.calls, per, f.trips, f.elapsed.Round(time.Millisecond), perSecond(so.requests, f.elapsed)))
-	w.Line(fmt.Sprintf("latency of a store call: p50 %s, p90 %s, p99 %s, max %s",
-		roundLatency(f.lat.quantile(0.5)), roundLatency(f.lat.quantile(0.9)), roundLatency(f.lat.quantile(0.99)), roundLatency(f.lat.max)))
+		res.Calls, per, res.RoundTrips, res.Elapsed.Round(time.Millisecond), perSecond(res.Requests, res.Elapsed)))
+	w.Line(fmt.Sprintf("latency of a request (the round trip of its call): p50 %s, p90 %s, p99 %s, max %s",
+		roundLatency(res.Latency.Quantile(0.5)), roundLatency(res.Latency.Quantile(0.9)), roundLatency(res.Latency.Quantile(0.99)), roundLatency(res.Latency.Max())))
 	return w.Err()
 }
 
-// laneVerdict says in a line whether lane l kept its bound, and how its
+func failureDecisions(res *storereplay.Result) int64 {
+	var n int64
+	for _, l := range res.Lanes {
+		n += l.FailureDecisions
+	}
+	return n
+}
+
+// laneVerdict says in a line whether the lane kept its bound, and how its
 // allowed count compares with the in-memory replay's.
-func (so *storeOutput) laneVerdict(l int, lane sim.Lane, rep *sim.Report) string {
-	li := &so.check.lanes[l]
-	mem := rep.Algos[l].Allowed
-	extra := so.allowed[l] - mem
+func (so *storeOutput) laneVerdict(lr *storereplay.LaneResult, lane sim.Lane) string {
+	b := &lr.Bound
+	mem := lr.MemoryAllowed
+	extra := lr.Allowed - mem
 	var than string
 	switch {
 	case extra > 0:
@@ -421,10 +426,88 @@ func (so *storeOutput) laneVerdict(l int, lane sim.Lane, rep *sim.Report) string
 		than = "as many as in memory"
 	}
 	verdict := "holds"
-	if li.violations > 0 {
-		verdict = fmt.Sprintf("BROKEN by %s, by up to %d (key %s at %s)", render.Plural(li.violations, "allowed request"), li.maxExcess, li.worstKey, li.worstAt)
+	if b.Violations > 0 {
+		verdict = fmt.Sprintf("BROKEN by %s, by up to %d (key %s at %s)", render.Plural(b.Violations, "allowed request"), b.MaxExcess, b.WorstKey, b.WorstAt)
 	}
-	return fmt.Sprintf("%s: allowed %d, %s; bound %s for one key: %s", lane.Name, so.allowed[l], than, li.rule(so.r.rp.spec), verdict)
+	return fmt.Sprintf("%s: allowed %d, %s; bound %s for one key: %s", lane.Name, lr.Allowed, than, so.boundText(b), verdict)
+}
+
+// stoppedError is the error of a replay that stopped early: what failed,
+// and what was and was not written.
+func (so *storeOutput) stoppedError(e *storereplay.StoppedError) error {
+	what := "the store failed: " + ErrorText(e.Err)
+	if e.Interrupted {
+		what = "interrupted"
+	}
+	done := "decided and written in trace order"
+	if so.o.Summary {
+		where := "on standard output"
+		if so.format == render.FormatTable || so.format == render.FormatMarkdown {
+			where = "above"
+		}
+		done = "decided in trace order and counted in the summary " + where + " (no row is written with --summary)"
+	}
+	msg := fmt.Sprintf("%s; %s %s", what, render.Plural(e.Written, "request"), done)
+	if e.Line > 0 {
+		msg += fmt.Sprintf(", stopped at %s:%d (request %d)", e.File, e.Line, e.Written+1)
+	}
+	if e.Interrupted {
+		return &interruptedError{msg: msg, err: e.Err}
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// interruptedError is a replay stopped by an interrupt: it unwraps to the
+// context's error, which the root maps to its exit status.
+type interruptedError struct {
+	msg string
+	err error
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// verdict returns the error a complete replay ends with: state lost under
+// --verify, the atomic store past a bound, or decisions that differ under
+// --verify --route key; nil when all is well. Lost state is warned about
+// in any case.
+func (so *storeOutput) verdict(res *storereplay.Result) error {
+	o, before := so.o, so.before
+	var problems []string
+	if res.StatErr != nil {
+		warnf(so.s.err, "could not read the server's INFO after the replay (%s): evictions and flushes during it go unseen", ErrorText(res.StatErr))
+	}
+	evicted, flushes := lost(before, res.After)
+	if evicted > 0 {
+		warnf(so.s.err, "the server evicted %s during the replay: limiters' states may have been lost, and their keys decided as fresh", render.Plural(evicted, "key"))
+		problems = append(problems, render.Plural(evicted, "key")+" evicted")
+	}
+	if flushes > 0 {
+		warnf(so.s.err, "FLUSHALL or FLUSHDB ran %s during the replay: limiters' states were lost, and their keys decided as fresh", render.Plural(flushes, "time"))
+		problems = append(problems, "flushed "+render.Plural(flushes, "time"))
+	}
+	if len(problems) > 0 && o.Verify {
+		return fmt.Errorf("the limiters' state was lost during the replay (%s): its decisions are not the store's own", strings.Join(problems, ", "))
+	}
+	if !o.Naive {
+		var broken []string
+		for l, lr := range res.Lanes {
+			if lr.Bound.Violations > 0 {
+				broken = append(broken, so.lanes[l].Name)
+			}
+		}
+		if len(broken) > 0 {
+			cause := "a bug, or state lost behind the store's back"
+			if len(problems) > 0 {
+				cause = strings.Join(problems, ", ")
+			}
+			return fmt.Errorf("the atomic store broke the bound of %s (%s)", strings.Join(broken, ", "), cause)
+		}
+	}
+	if o.Verify && o.Route == "key" && so.differ > 0 && failureDecisions(res) == 0 {
+		return fmt.Errorf("%s of the store differ from the in-memory replay under --route key", render.Plural(so.differ, "decision"))
+	}
+	return nil
 }
 
 // roundLatency shows a latency to three significant digits or so.
