@@ -14,6 +14,7 @@ import (
 	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/storereplay"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters/redisstore"
 )
 
@@ -225,9 +226,15 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	if err != nil {
 		return openError(err, rp.spec.Lanes, o.ConnectTimeout)
 	}
-	out := newStoreOutput(rp, o, addr, format, s)
+	settings := tables.StoreSettings{
+		Addr: addr, Workers: o.Workers, Pipeline: o.Pipeline, Route: o.Route, OnFailure: o.OnFailure,
+		Naive: o.Naive, Verify: o.Verify, Summary: o.Summary,
+	}
+	out := tables.NewStoreReport(rp.spec, rp.trace.name, len(o.trace.Key) > 0, settings, format, s.out, prefixWriter{s.err})
+	out.Warn = func(msg string) { warnf(s.err, "%s", msg) }
+	out.Text = ErrorText
 	before, statErr := run.Before()
-	out.prefix, out.before = run.Prefix(), before
+	out.Prefix, out.Before = run.Prefix(), before
 	warnServer(s, before, statErr)
 
 	cfg := rp.config(true, false)
@@ -250,16 +257,19 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	if err != nil && !errors.As(err, &stopped) {
 		return err
 	}
-	if ferr := out.finish(res, stopped); ferr != nil {
+	if ferr := out.Finish(res, stopped); ferr != nil {
 		return ferr
 	}
 	if stopped != nil {
-		return out.stoppedError(stopped)
+		if stopped.Interrupted {
+			return &interruptedError{msg: out.Stopped(stopped), err: stopped.Err}
+		}
+		return errors.New(out.Stopped(stopped))
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
 	}
-	return out.verdict(res)
+	return out.Verdict(res)
 }
 
 // openError turns the errors of storereplay.Open into the CLI's: a policy
