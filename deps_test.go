@@ -17,7 +17,8 @@ import (
 // use sim and limiters) no cmd; policy resolution (internal/spec) no cmd,
 // report or renderer; the shared integer arithmetic nothing of the
 // module; redisstore no sim or traces; the replay against a store
-// (internal/storereplay) no cmd, report or renderer.
+// (internal/storereplay) no cmd, report or renderer; a shard's partial
+// result (internal/partial) no cmd, report or renderer.
 func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/ratesim/ratesim/"
 	rules := map[string][]string{
@@ -40,6 +41,8 @@ func TestDependencyRules(t *testing.T) {
 		"limiters/redisstore": {"sim", "traces", "report", "cmd"},
 		// An engine: values in, values out, nothing rendered.
 		"internal/storereplay": {"cmd", "report", "internal/render"},
+		// A shard's partial result: the engine's values, nothing rendered.
+		"internal/partial": {"cmd", "report", "internal/render"},
 	}
 	for pkg, banned := range rules {
 		if _, err := os.Stat(pkg); err != nil {
