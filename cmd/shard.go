@@ -278,6 +278,7 @@ with a shard missing or given twice, are refused.
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "output format: "+strings.Join(append([]string{}, outputChoices()...), ", ")+" (default table); for report, the HTML file")
+	registerCompletions(c)
 	return c
 }
 

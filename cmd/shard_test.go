@@ -203,6 +203,10 @@ func TestMergeRefuses(t *testing.T) {
 	if err := os.WriteFile(other, bytes.Replace(data, []byte(`"ratesim":"test"`), []byte(`"ratesim":"0.9"`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	format2 := filepath.Join(dir, "format2")
+	if err := os.WriteFile(format2, bytes.Replace(data, []byte(`"version":1,`), []byte(`"version":2,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cut := filepath.Join(dir, "cut")
 	if err := os.WriteFile(cut, data[:len(data)-20], 0o644); err != nil {
 		t.Fatal(err)
@@ -217,6 +221,7 @@ func TestMergeRefuses(t *testing.T) {
 	}{
 		{[]string{"merge", a0, b1}, 1, "are of different replays"},
 		{[]string{"merge", a0, other}, 1, "was written by ratesim 0.9, and this is ratesim test"},
+		{[]string{"merge", a0, format2}, 1, "is in version 2 of the partial format, which this ratesim does not read (it reads version 1)"},
 		{[]string{"merge", a0}, 1, "shard 1/2 missing"},
 		{[]string{"merge", a0, a1, a1}, 1, "are both shard 1/2"},
 		{[]string{"merge", a0, c1}, 1, "is a shard of 2"},
