@@ -71,6 +71,17 @@ func (e *Event) Attr(name string) ([]byte, bool) {
 	return nil, false
 }
 
+// attrValue returns the value of the attribute name, without the
+// mapping of Attr.
+func (e *Event) attrValue(name string) ([]byte, bool) {
+	for i := range e.attrs {
+		if e.attrs[i].name == name {
+			return e.attrs[i].value, true
+		}
+	}
+	return nil, false
+}
+
 // NumAttrs returns the number of attributes: fields other than user,
 // timestamp and cost.
 func (e *Event) NumAttrs() int { return len(e.attrs) }

@@ -16,6 +16,9 @@ type jsonlParser struct {
 	scratch []byte // unescaped strings of the current record
 	names   nameTable
 	seen    map[string]struct{}
+	// timeFn, when not nil, sets the event's time from the text of its
+	// time field instead of common.setTime: a log's time (see jsonLog).
+	timeFn func(ev *Event, text []byte, line, col int) error
 }
 
 // maxJSONDepth bounds the nesting of attribute values.
@@ -142,7 +145,11 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	default:
 		return c.errorf(line0, timeOff+1, "%s must be a number or a string", quote([]byte(c.names.time)))
 	}
-	if err := c.setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
+	setTime := c.setTime
+	if p.timeFn != nil {
+		setTime = p.timeFn
+	}
+	if err := setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
 		return err
 	}
 	if haveCost {
