@@ -174,6 +174,7 @@ func sniffTemplate(t *template, head []byte) bool {
 	}
 	c := common{}
 	c.init("", 1)
+	c.tf.loc = time.UTC
 	p := tmplParser{c: &c, t: t, userName: t.user, timeIs: TimeIsArrival}
 	if t.time < 0 {
 		return false

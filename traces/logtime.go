@@ -172,7 +172,7 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		}
 		return ns, nil
 	}
-	ns, e, why := parseRFC3339(text, time.UTC, c.tf.round)
+	ns, e, why := parseRFC3339(text, nil, c.tf.round) // with its offset
 	switch e {
 	case numOK:
 		return ns, nil
@@ -306,6 +306,14 @@ func (p *tmplParser) setArrival(ev *Event, times [2]fieldText, durs []fieldText,
 	p.c.noteResolution(ns)
 	ev.Time, ev.TimeText = ns, logged.v
 	if p.timeIs != TimeIsCompletion {
+		// The durations are checked all the same: a malformed line is
+		// an error whatever it is read for.
+		for _, d := range durs {
+			f := &p.t.fields[d.f]
+			if _, _, err := parseLogDuration(p.c, f.dur, d.v, f.name, n, d.col); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	return p.subtract(ev, logged, tk, durs, n)

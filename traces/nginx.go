@@ -80,7 +80,8 @@ func compileNginx(format string) (*template, error) {
 		if !known {
 			d = templateVar{attr: v}
 		}
-		f := tfield{name: "$" + v, attr: d.attr, role: d.role, time: d.time, dur: d.dur, check: d.check, spaces: d.spaces}
+		f := tfield{name: "$" + v, attr: d.attr, role: d.role, time: d.time, dur: d.dur, check: d.check, spaces: d.spaces,
+			list: strings.HasPrefix(v, "upstream_")}
 		if f.role == roleTime && v != timeVar {
 			f.attr = v // a time other than the one replayed: an attribute
 		}

@@ -52,6 +52,9 @@ type tfield struct {
 	check  checkKind
 	spaces int  // spaces its own value holds
 	quoted bool // between double quotes in the format
+	// list: the value may be a list whose items ", " or " : " separate
+	// (nginx's $upstream_* variables), spaces the literal after it is not.
+	list bool
 }
 
 // fieldRole says what a field's value becomes.
@@ -288,6 +291,9 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	}
 	if pos < len(line) {
 		if !t.extras {
+			for pos < len(line)-1 && line[pos] == ' ' {
+				pos++
+			}
 			return c.errorf(n, pos+1, "unexpected text %s after the last field of %s", quote(bytes.TrimSpace(line[pos:])), t.name)
 		}
 		if err := p.extras(ev, line, pos, n); err != nil {
@@ -343,7 +349,10 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 		}
 	}
 	if len(f.after) == 0 {
-		if last && p.t.extras {
+		// A last field of a value without spaces (a number, a time, a
+		// status) ends where its word does; one of any text, at the end.
+		word := f.check != checkNone || f.dur != durNone || f.role == roleTime
+		if last && (p.t.extras || word) {
 			if k := bytes.IndexByte(line[pos:], ' '); k >= 0 {
 				return pos + k, nil
 			}
@@ -363,6 +372,23 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 		k = bytes.IndexByte(line[from:], f.after[0])
 	} else {
 		k = bytes.Index(line[from:], f.after)
+	}
+	for f.list && k >= 0 && f.after[0] == ' ' {
+		at := from + k
+		skip := 0
+		switch {
+		case at > 0 && line[at-1] == ',':
+			skip = 1
+		case bytes.HasPrefix(line[at:], []byte(" : ")):
+			skip = 3
+		}
+		if skip == 0 {
+			break
+		}
+		from = at + skip
+		if k = bytes.Index(line[from:], f.after); k < 0 {
+			break
+		}
 	}
 	if k < 0 {
 		if pos >= len(line) {
