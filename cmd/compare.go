@@ -47,6 +47,9 @@ type compareOptions struct {
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
 	ByKey   int
 	clients clientOptions
+	// With names the extra columns of the requests: file, line, or
+	// attributes.
+	With []string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -76,6 +79,8 @@ func newCompareCmd() *cobra.Command {
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	addClientFlags(fs, &o.clients)
+	addLabelFlags(fs, &o.trace)
+	fs.StringSliceVar(&o.With, "with", nil, "extra columns of the requests, comma-separated: file and line (where the request is in the traces) or any field of the trace")
 	registerCompletions(c)
 	return c
 }
@@ -153,14 +158,20 @@ func runCompare(o *compareOptions, s streams) error {
 	var rw *recordWriter
 	var disagree int64
 	var emit func(*sim.Batch) error
+	row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: format == outTable || format == outMarkdown}
+	withCols, err := row.withColumns(o.With, o.Summary)
+	if err != nil {
+		return err
+	}
 	if !o.Summary {
-		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: format == outTable || format == outMarkdown}
-		rw = newRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		rw = newRecordWriter(s.out, format, append(row.columns(rp.spec.Lanes, rp.trace.RFC3339()), withCols...))
 		emit = func(b *sim.Batch) error {
 			return writeMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
-	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
+	cfg := rp.config(!o.Summary, false)
+	cfg.With = row.attrs
+	rep, err := rp.run(cfg, s, emit)
 	if err != nil {
 		return err
 	}
@@ -172,7 +183,7 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if format != outTable && format != outMarkdown {
 		if o.Summary {
-			if _, err := writeRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
+			if _, err := writeRecords(s.out, format, withLabelColumns(append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), rep), summaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
@@ -198,7 +209,7 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 	}
 	if !o.Diff {
-		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
+		t, _ := writeRecords(nil, format, withLabelColumns(append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), rep), summaryRows(rep, rp.spec))
 		w.blank()
 		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.Interval)))
 		w.line(rp.spec.againstLine())
@@ -228,8 +239,32 @@ type matrixRow struct {
 	differ bool // the algorithms decided it differently
 
 	nlanes int
-	keyed  bool // the key column
-	marked bool // the diff column, which only tables have
+	keyed  bool     // the key column
+	marked bool     // the diff column, which only tables have
+	with   []string // the --with columns: file, line, or attributes
+	attrs  []string // those of with the engine carries (sim.Config.With)
+}
+
+// withColumns checks --with and returns its columns.
+func (r *matrixRow) withColumns(with []string, summary bool) ([]column, error) {
+	if len(with) > 0 && summary {
+		return nil, usageErrorf("--with adds columns to the requests: --summary lists none")
+	}
+	var cols []column
+	for _, w := range with {
+		switch {
+		case w == "":
+			return nil, usageErrorf("--with has an empty name")
+		case slices.Contains(r.with, w):
+			return nil, usageErrorf("--with names %s twice", w)
+		}
+		r.with = append(r.with, w)
+		cols = append(cols, column{name: w, right: w == "line"})
+		if w != "line" {
+			r.attrs = append(r.attrs, w)
+		}
+	}
+	return cols, nil
 }
 
 // columns are the columns of the decision matrix, in the order appendTo
@@ -265,6 +300,15 @@ func (r *matrixRow) appendTo(e *encoder, b []byte) []byte {
 		if r.differ {
 			b = append(b, '*')
 		}
+	}
+	j := 0
+	for _, w := range r.with {
+		if w == "line" {
+			b = strconv.AppendInt(e.next(b), int64(req.Line), 10)
+			continue
+		}
+		b = e.str(e.next(b), r.batch.With(r.i, j))
+		j++
 	}
 	return b
 }
@@ -360,7 +404,7 @@ func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
 			intCell(rep.ClockBackwards),
 			intentLimit,
 			intentWindow,
-		}, sp.extraCells(lane)...))
+		}, append(sp.extraCells(lane), labelCells(&st)...)...))
 	}
 	return rows
 }

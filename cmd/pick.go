@@ -129,8 +129,11 @@ func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []column, table bo
 				v = strCell(clockName(c.Lane.Policy.Clock))
 			case "unit":
 				v = strCell(unitName(sp.Unit))
-			default: // a parameter
-				v = paramCell(c, col.name, sp)
+			default: // a parameter, or who it stopped
+				var ok bool
+				if v, ok = labelCell(col.name, st); !ok {
+					v = paramCell(c, col.name, sp)
+				}
 			}
 			row = append(row, v)
 		}

@@ -77,6 +77,7 @@ func newReportCmd() *cobra.Command {
 	fs.StringVar(&o.Sweep, "sweep", "", "add a sweep: the flags of ratesim sweep in one argument, such as '--capacity 5..40:5 --pick false_reject_pct<=1'")
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
+	addLabelFlags(fs, &o.trace)
 	registerPlotCompletions(c, "html")
 	return c
 }
@@ -139,7 +140,7 @@ func runReport(o *reportOptions, s streams) error {
 		doc.Lines = append(doc.Lines, line)
 	}
 
-	summary, _ := writeRecords(nil, outTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
+	summary, _ := writeRecords(nil, outTable, withLabelColumns(append(slices.Clone(summaryColumns), sp.extraColumns()...), rep), summaryRows(rep, sp))
 	sec := report.Section{Heading: "Summary", Text: []string{
 		fmt.Sprintf("max_in_interval is the most cost one key got through in any %s; %s.", sp.duration(sp.Interval), sp.againstLine())}}
 	sec.Tables = append(sec.Tables, htmlTable(summary, "summary", "per limiter"))

@@ -99,6 +99,7 @@ func newSweepCmd() *cobra.Command {
 	addSweepFlags(c.Flags(), o)
 	addOutputFlag(c.Flags(), &o.Output)
 	addTraceFlags(c.Flags(), &o.trace)
+	addLabelFlags(c.Flags(), &o.trace)
 	registerCompletions(c)
 	return c
 }
@@ -233,6 +234,9 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkLabelPick(cons, o.trace.labels != nil && *o.trace.labels != (labelOptions{})); err != nil {
+		return nil, nil, nil, err
+	}
 	return g, algos, cons, nil
 }
 
@@ -341,7 +345,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	if o.Frontier {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
-	cols := sweepColumns(cands, cons != nil)
+	cols := withLabelColumns(sweepColumns(cands, cons != nil), rep)
 	machine := format != outTable && format != outMarkdown
 	if machine {
 		if _, err := writeRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {

@@ -72,3 +72,7 @@ func mergeLabels(stats []AlgoStats, workers []*worker, labels int) {
 		}
 	}
 }
+
+// NumWith returns the number of values each request carries
+// (Config.With).
+func (b *Batch) NumWith() int { return b.nwith }

@@ -1,0 +1,187 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
+)
+
+// logOptions resolves --format, --log-format, --envoy-format and
+// --time-is: a line format implies the format that takes it.
+func (o *traceOptions) logOptions() (traces.Format, string, traces.TimeIs, error) {
+	format, err := parseTraceFormat(o.Format)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	timeIs, err := traces.ParseTimeIs(o.TimeIs)
+	if err != nil {
+		return 0, "", 0, usageErrorf("invalid --time-is %q (valid: arrival, completion)", o.TimeIs)
+	}
+	switch {
+	case o.LogFormat != "" && o.EnvoyFormat != "":
+		return 0, "", 0, usageErrorf("--log-format (nginx) and --envoy-format exclude each other")
+	case o.LogFormat != "":
+		if format == traces.FormatAuto {
+			format = traces.Nginx
+		}
+		if format != traces.Nginx {
+			return 0, "", 0, usageErrorf("--log-format is an nginx log_format: it goes with --format nginx, not %s", format)
+		}
+		return format, o.LogFormat, timeIs, nil
+	case o.EnvoyFormat != "":
+		if format == traces.FormatAuto {
+			format = traces.Envoy
+		}
+		if format != traces.Envoy {
+			return 0, "", 0, usageErrorf("--envoy-format goes with --format envoy, not %s", format)
+		}
+		return format, o.EnvoyFormat, timeIs, nil
+	}
+	return format, "", timeIs, nil
+}
+
+// labelOptions are --legit, --abusive and --labels: who sent a request.
+type labelOptions struct {
+	Legit, Abusive, Column string
+}
+
+// addLabelFlags adds the flags that say who is legitimate to a command
+// that counts it.
+func addLabelFlags(fs *pflag.FlagSet, o *traceOptions) {
+	o.labels = &labelOptions{}
+	fs.StringVar(&o.labels.Legit, "legit", "", "the legitimate requests: a condition on their fields, such as 'status<400 and not user_agent~bot' (alone: the others are abusive)")
+	fs.StringVar(&o.labels.Abusive, "abusive", "", "the abusive requests: a condition such as 'ip in file:blocklist.txt' or 'user_agent~(?i)scraper' (alone: the others are legitimate)")
+	fs.StringVar(&o.labels.Column, "labels", "", "a field that says legit or abusive (anything else: unlabelled), instead of --legit and --abusive")
+}
+
+// labeler returns the labeler of the flags; nil when none is given (or
+// the command has none).
+func (o *labelOptions) labeler() (*traces.Labeler, error) {
+	if o == nil {
+		return nil, nil
+	}
+	l, err := traces.NewLabeler(o.Legit, o.Abusive, o.Column, os.ReadFile)
+	if err != nil {
+		return nil, usageErrorf("%s", ErrorText(err))
+	}
+	return l, nil
+}
+
+// labelConfig has cfg label its requests with l, when there is one.
+func labelConfig(cfg *sim.Config, l *traces.Labeler) {
+	if l == nil {
+		return
+	}
+	cfg.Labels = traces.NumLabels
+	cfg.Label = func(ev *traces.Event, key []byte) (uint8, error) {
+		lab, err := l.Label(ev, key)
+		return uint8(lab), err
+	}
+}
+
+// labelColumns are the columns of who a limiter stopped: added to the
+// summaries of compare and report and to sweep's candidates when the
+// requests are labelled.
+var labelColumns = []column{
+	{name: "legit_requests", right: true, machineOnly: true},
+	{name: "legit_rejected", right: true, title: "legit rejected"},
+	{name: "legit_reject_pct", right: true, title: "legit rej %", suffix: "%"},
+	{name: "abusive_requests", right: true, machineOnly: true},
+	{name: "abusive_stopped", right: true, title: "abusive stopped"},
+	{name: "abusive_stopped_pct", right: true, title: "abusive stopped %", suffix: "%"},
+	{name: "unlabelled_requests", right: true, machineOnly: true},
+}
+
+// withLabelColumns returns cols and, when rep counts labels, the label
+// columns.
+func withLabelColumns(cols []column, rep *sim.Report) []column {
+	if len(rep.Algos) == 0 || len(rep.Algos[0].ByLabel) != traces.NumLabels {
+		return cols
+	}
+	return append(cols, labelColumns...)
+}
+
+// labelCells are st's values of labelColumns; nil when it counts no
+// labels.
+func labelCells(st *sim.AlgoStats) []cell {
+	if len(st.ByLabel) != traces.NumLabels {
+		return nil
+	}
+	legit, abusive := st.ByLabel[traces.Legit], st.ByLabel[traces.Abusive]
+	return []cell{
+		intCell(legit.Requests), intCell(legit.Rejected()), pctCell(legit.Rejected(), legit.Requests),
+		intCell(abusive.Requests), intCell(abusive.Rejected()), pctCell(abusive.Rejected(), abusive.Requests),
+		intCell(st.ByLabel[traces.Unlabelled].Requests),
+	}
+}
+
+// labelCell is the value of the label column name for st, and whether
+// name is one.
+func labelCell(name string, st *sim.AlgoStats) (cell, bool) {
+	cells := labelCells(st)
+	for i, c := range labelColumns {
+		if c.name == name {
+			if cells == nil {
+				return nullCell(), true
+			}
+			return cells[i], true
+		}
+	}
+	return cell{}, false
+}
+
+// warnResolution warns when the times of a log are coarser than the
+// interval at which a limiter lets requests through in the long run (its
+// emission interval): the requests of one tick of the log's clock then
+// come at once, and the limiter refuses more of them than it would at
+// their own times (CLF's whole seconds against 10r/s).
+func (rp *replay) warnResolution(w io.Writer) {
+	res, name := rp.trace.set.Resolution()
+	if res == 0 {
+		return
+	}
+	var coarse []string
+	for _, l := range rp.spec.Lanes {
+		rate := sweep.LongRunRate(l)
+		if rate == nil || rate.Sign() <= 0 {
+			continue
+		}
+		// The emission interval is 1/rate ns; res is coarser when
+		// res*rate > 1.
+		if new(big.Rat).Mul(rate, new(big.Rat).SetInt64(int64(res))).Cmp(big.NewRat(1, 1)) > 0 {
+			interval := new(big.Int).Quo(rate.Denom(), rate.Num())
+			coarse = append(coarse, fmt.Sprintf("%s's of %v", l.Name, time.Duration(interval.Int64())))
+		}
+	}
+	if len(coarse) == 0 {
+		return
+	}
+	if len(coarse) > 3 {
+		coarse = append(coarse[:3], fmt.Sprintf("%d more", len(coarse)-3))
+	}
+	warnf(w, "the times of %s are in steps of %v, coarser than the emission interval %s: the requests of one step arrive at once, and a limiter refuses more of them than it would at their own times; a log with finer times ($msec, or $request_time with --time-is completion) replays them as they came",
+		name, res, joinList(coarse, "and"))
+}
+
+// checkLabelPick refuses --pick constraints on the label columns when
+// the requests are not labelled.
+func checkLabelPick(cons sweep.Constraints, labelled bool) error {
+	if labelled {
+		return nil
+	}
+	for _, c := range cons {
+		if strings.HasPrefix(c.Column, "legit_") || strings.HasPrefix(c.Column, "abusive_") {
+			return usageErrorf("--pick %s needs the requests labelled: give --legit, --abusive or --labels", c.Text)
+		}
+	}
+	return nil
+}
