@@ -76,11 +76,11 @@ type jsonLog struct {
 
 func newJSONLog(c *common, lr *lineReader, spec *jsonLogSpec, opts Options) (parser, error) {
 	if opts.TimeField != "" {
-		return nil, c.fatalf(0, 0, "%s reads its time from %s; it has no other time field to name", spec.name, spec.time)
+		return nil, c.formatErr("%s reads its time from %s; it has no other time field to name", spec.name, spec.time)
 	}
 	ti, err := resolveTimeIs(opts.TimeIs, spec.records, spec.fixed, true, false, spec.name)
 	if err != nil {
-		return nil, c.fatalf(0, 0, "%s", err.Error())
+		return nil, c.formatErr("%s", err.Error())
 	}
 	user := opts.UserField
 	if user == "" {

@@ -59,7 +59,7 @@ func compileNginx(format string) (*template, error) {
 		}
 	}
 	if strings.TrimSpace(format) == "" {
-		return nil, &compileError{"an empty nginx log format"}
+		return nil, compileError("an empty nginx log format")
 	}
 	lits, vars, err := dollarVars(format, "nginx log format")
 	if err != nil {
@@ -90,7 +90,7 @@ func compileNginx(format string) (*template, error) {
 				f.attr = v
 			}
 			if taken[f.attr] {
-				return nil, &compileError{"nginx log format names $" + v + " twice"}
+				return nil, compileError("nginx log format names $" + v + " twice")
 			}
 			taken[f.attr] = true
 		}
@@ -112,7 +112,7 @@ func compileNginx(format string) (*template, error) {
 		}
 	}
 	if t.time < 0 {
-		return nil, &compileError{"nginx log format " + quote([]byte(format)) + " has no time: give it $msec, $time_iso8601 or $time_local"}
+		return nil, compileError("nginx log format " + quote([]byte(format)) + " has no time: give it $msec, $time_iso8601 or $time_local")
 	}
 	return t, nil
 }
@@ -133,7 +133,7 @@ func dollarVars(format, what string) (lits [][]byte, vars []string, err error) {
 		if j < len(format) && format[j] == '{' {
 			k := strings.IndexByte(format[j:], '}')
 			if k < 0 {
-				return nil, nil, &compileError{fmt.Sprintf("%s: ${ at byte %d has no closing }", what, i+1)}
+				return nil, nil, compileError(fmt.Sprintf("%s: ${ at byte %d has no closing }", what, i+1))
 			}
 			v, j = format[j+1:j+k], j+k+1
 		} else {
@@ -143,7 +143,7 @@ func dollarVars(format, what string) (lits [][]byte, vars []string, err error) {
 			v = format[i+1 : j]
 		}
 		if v == "" {
-			return nil, nil, &compileError{fmt.Sprintf("%s: $ at byte %d names no variable", what, i+1)}
+			return nil, nil, compileError(fmt.Sprintf("%s: $ at byte %d names no variable", what, i+1))
 		}
 		lits = append(lits, lit)
 		vars = append(vars, v)
@@ -152,7 +152,7 @@ func dollarVars(format, what string) (lits [][]byte, vars []string, err error) {
 	}
 	lits = append(lits, lit)
 	if len(vars) == 0 {
-		return nil, nil, &compileError{what + " " + quote([]byte(format)) + " has no variable"}
+		return nil, nil, compileError(what + " " + quote([]byte(format)) + " has no variable")
 	}
 	return lits, vars, nil
 }

@@ -120,24 +120,24 @@ func compileEnvoy(format string) (*template, error) {
 		}
 		k := strings.IndexByte(format[i+1:], '%')
 		if k < 0 {
-			return nil, &compileError{fmt.Sprintf("Envoy log format: %% at byte %d has no closing %%", i+1)}
+			return nil, compileError(fmt.Sprintf("Envoy log format: %% at byte %d has no closing %%", i+1))
 		}
 		op := format[i+1 : i+1+k]
 		if op == "" {
-			return nil, &compileError{fmt.Sprintf("Envoy log format: %%%% at byte %d names no operator", i+1)}
+			return nil, compileError(fmt.Sprintf("Envoy log format: %%%% at byte %d names no operator", i+1))
 		}
 		i += k + 2
 		base, _, _ := strings.Cut(op, ":") // REQ(X):10, a length
 		if strings.HasPrefix(op, "REQ(") || strings.HasPrefix(op, "RESP(") {
 			base = op[:strings.IndexByte(op, ')')+1]
 			if strings.IndexByte(op, ')') < 0 {
-				return nil, &compileError{"Envoy log format: %" + op + "% has no closing )"}
+				return nil, compileError("Envoy log format: %" + op + "% has no closing )")
 			}
 		}
 		d, ok := envoyVars[base]
 		if !ok {
 			if strings.HasPrefix(base, "START_TIME(") {
-				return nil, &compileError{"Envoy log format: %" + op + "%: a START_TIME with a format of its own is not supported; use %START_TIME%"}
+				return nil, compileError("Envoy log format: %" + op + "%: a START_TIME with a format of its own is not supported; use %START_TIME%")
 			}
 			d = templateVar{attr: envoyAttrName(base)}
 		}
@@ -147,7 +147,7 @@ func compileEnvoy(format string) (*template, error) {
 	}
 	lits = append(lits, lit)
 	if len(fields) == 0 {
-		return nil, &compileError{"Envoy log format " + quote([]byte(format)) + " has no command operator"}
+		return nil, compileError("Envoy log format " + quote([]byte(format)) + " has no command operator")
 	}
 	for i := range fields {
 		for j := range i {
@@ -173,7 +173,7 @@ func compileEnvoy(format string) (*template, error) {
 		}
 	}
 	if t.time < 0 {
-		return nil, &compileError{"Envoy log format has no %START_TIME%"}
+		return nil, compileError("Envoy log format has no %START_TIME%")
 	}
 	return t, nil
 }

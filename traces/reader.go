@@ -175,8 +175,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	p, err := entryOf(rd.format).open(&rd.c, lr, opts)
 	if err != nil {
 		rd.closeGzip()
-		if pe, ok := err.(*ParseError); ok && pe.File == "" {
-			pe.File = name
+		if fe, ok := err.(*FormatError); ok && fe.File == "" {
+			fe.File = name
 		}
 		return nil, err
 	}
@@ -418,6 +418,12 @@ func (c *common) missing(line, col int, f Field, fields string) *ParseError {
 	e := c.errorf(line, col, "missing %s%s", quote([]byte(name)), fields)
 	e.Missing = f
 	return e
+}
+
+// formatErr is the error for a way of reading the trace that does not
+// fit it (see FormatError).
+func (c *common) formatErr(format string, args ...any) *FormatError {
+	return &FormatError{File: c.file, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {

@@ -94,9 +94,7 @@ type templateVar struct {
 }
 
 // compileError is a problem with a line format.
-type compileError struct{ msg string }
-
-func (e *compileError) Error() string { return "traces: " + e.msg }
+func compileError(msg string) *FormatError { return &FormatError{Msg: msg} }
 
 // newTemplate builds a template from its parts: lits[0] before the first
 // field, lits[i+1] after field i.
@@ -108,7 +106,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		before := lits[i]
 		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
 		if len(f.after) == 0 && i < len(fields)-1 {
-			return nil, &compileError{"log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told"}
+			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
 		switch f.role {
 		case roleRequest:
@@ -128,7 +126,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 	for i := range fields {
 		for j := range i {
 			if fields[i].attr != "" && fields[i].attr == fields[j].attr && fields[i].role != roleSkip {
-				return nil, &compileError{"log format " + strconv.Quote(name) + " names " + fields[i].name + " twice"}
+				return nil, compileError("log format " + strconv.Quote(name) + " names " + fields[i].name + " twice")
 			}
 		}
 	}
@@ -154,7 +152,7 @@ type tmplParser struct {
 func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
 	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
 	if opts.TimeField != "" || opts.CostField != "" {
-		return nil, c.fatalf(0, 0, "%s has no time or cost field to name (its fields: %s)", t.name, strings.Join(t.attrs, ", "))
+		return nil, c.formatErr("%s has no time or cost field to name (its fields: %s)", t.name, strings.Join(t.attrs, ", "))
 	}
 	p.userName = opts.UserField
 	if p.userName == "" {
@@ -167,16 +165,16 @@ func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*t
 			}
 		}
 		if !slices.Contains(t.attrs, p.userName) {
-			return nil, c.fatalf(0, 0, "%s has no %q field (its fields: %s)", t.name, p.userName, strings.Join(t.attrs, ", "))
+			return nil, c.formatErr("%s has no %q field (its fields: %s)", t.name, p.userName, strings.Join(t.attrs, ", "))
 		}
 	}
 	ti, err := resolveTimeIs(opts.TimeIs, t.timeIs, t.fixed, len(t.duration) > 0, t.arrival >= 0, t.name)
 	if err != nil {
-		return nil, c.fatalf(0, 0, "%s", err.Error())
+		return nil, c.formatErr("%s", err.Error())
 	}
 	p.timeIs = ti
 	if t.time < 0 {
-		return nil, c.fatalf(0, 0, "%s has no time field", t.name)
+		return nil, c.formatErr("%s has no time field", t.name)
 	}
 	c.mode = modeRFC3339 // absolute times
 	tf := t.fields[t.time]

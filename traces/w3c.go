@@ -34,7 +34,7 @@ type w3cParser struct {
 
 func newW3CParser(c *common, lr *lineReader, cloudfront bool, opts Options) (*w3cParser, error) {
 	if opts.TimeField != "" || opts.CostField != "" {
-		return nil, c.fatalf(0, 0, "a W3C log reads its time from its date and time fields; it has no other time or cost field to name")
+		return nil, c.formatErr("a W3C log reads its time from its date and time fields; it has no other time or cost field to name")
 	}
 	p := &w3cParser{c: c, lr: lr, cloudfront: cloudfront, sep: ' ', opts: opts}
 	if cloudfront {
