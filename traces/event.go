@@ -71,6 +71,21 @@ func (e *Event) Attr(name string) ([]byte, bool) {
 	return nil, false
 }
 
+// addAttr appends an attribute. It sets the new element's fields one by
+// one: appending a composite literal builds it on the stack and copies
+// it with wider loads than the stores that built it, which stalls (see
+// addField).
+func (e *Event) addAttr(name string, value []byte) {
+	n := len(e.attrs)
+	if n == cap(e.attrs) {
+		e.attrs = append(e.attrs, attr{})
+	} else {
+		e.attrs = e.attrs[:n+1]
+	}
+	a := &e.attrs[n]
+	a.name, a.value = name, value
+}
+
 // attrValue returns the value of the attribute name, without the
 // mapping of Attr.
 func (e *Event) attrValue(name string) ([]byte, bool) {

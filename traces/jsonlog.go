@@ -97,6 +97,11 @@ func newJSONLog(c *common, lr *lineReader, spec *jsonLogSpec, opts Options) (par
 	}
 	p := &jsonLog{jsonlParser: newJSONLParser(c, lr), spec: spec, timeIs: ti}
 	p.timeFn = p.setTime
+	aliases := map[string]string{}
+	for _, a := range spec.aliases {
+		aliases[a[1]] = a[0]
+	}
+	p.setAliases(aliases)
 	return p, nil
 }
 
@@ -120,13 +125,6 @@ func (p *jsonLog) setTime(ev *Event, text []byte, line, col int) error {
 	}
 	c.noteResolution(ns)
 	ev.Time, ev.TimeText = ns, text
-	for _, a := range p.spec.aliases {
-		if v, ok := ev.Attr(a[1]); ok {
-			if _, dup := ev.Attr(a[0]); !dup {
-				ev.attrs = append(ev.attrs, attr{name: a[0], value: v})
-			}
-		}
-	}
 	if p.timeIs != TimeIsCompletion {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -78,6 +79,7 @@ const (
 	timeISO              // RFC 3339: 2024-10-10T13:55:36.123+02:00
 	timeEpoch            // decimal seconds since the epoch: nginx's $msec, 1728561336.123
 	timeHAProxy          // 10/Oct/2024:13:55:36.123, a wall time in --tz
+	timeW3C              // 2024-10-10 13:55:36, UTC: a W3C log's date and time
 )
 
 // layoutEpoch is common.layout for times written as decimal seconds since
@@ -122,10 +124,19 @@ type logClock struct {
 	offset   [5]byte  // "+0200"
 	minuteAt int64    // the minute's start in Unix seconds
 	cached   bool
+	secBuf   []byte // scratch: the seconds of a time
 
 	zoneOff int            // the offset of zone, in seconds
 	zone    *time.Location // the last zone an arrival was written in
 	buf     []byte         // the arrival's text
+
+	// The minute the last arrival was written in, and its text up to
+	// the minutes ("10/Oct/2024:13:55", "2024-10-10T13:55"): arrivals of
+	// one minute share it, and only their seconds need writing.
+	fmtMinute int64
+	fmtKind   timeKind
+	fmtOff    int
+	fmtPrefix []byte
 }
 
 // parse reads text, a time of kind k, into Unix nanoseconds.
@@ -166,7 +177,20 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		}
 		return 0, c.errorf(line, col, "invalid time %s (want seconds since the epoch, such as 1728561336.123)", quote(text))
 	case timeHAProxy:
+		// One minute's lines share its start: only their seconds and
+		// milliseconds need reading.
+		if lc.cached && len(text) >= 20 && string(text[:17]) == string(lc.minute[:]) {
+			if sec, frac, ok := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' ')); ok {
+				return lc.minuteAt*1e9 + sec*1e9 + frac, nil
+			}
+		}
 		ns, ok := parseHAProxyTime(text, c.tf.loc)
+		if ok {
+			sec, frac, _ := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' '))
+			copy(lc.minute[:], text[:17])
+			start := ns - sec*1e9 - frac
+			lc.minuteAt, lc.cached = start/1e9, start%1e9 == 0
+		}
 		if !ok {
 			return 0, c.errorf(line, col, "invalid time %s (want a time such as 10/Oct/2024:13:55:36.123, in --tz)", quote(text))
 		}
@@ -215,8 +239,7 @@ func (lc *logClock) format(c *common, k timeKind, ns int64, sample []byte) []byt
 				off = -off
 			}
 		}
-		lc.buf = time.Unix(0, ns).In(lc.zoneAt(off)).AppendFormat(lc.buf[:0], "02/Jan/2006:15:04:05.999999999 -0700")
-		return lc.buf
+		return lc.formatMinute(k, ns, off, "02/Jan/2006:15:04", " -0700")
 	}
 	off := 0
 	if n := len(sample); n >= 6 && (sample[n-6] == '+' || sample[n-6] == '-') && sample[n-3] == ':' {
@@ -225,7 +248,38 @@ func (lc *logClock) format(c *common, k timeKind, ns int64, sample []byte) []byt
 			off = -off
 		}
 	}
-	lc.buf = time.Unix(0, ns).In(lc.zoneAt(off)).AppendFormat(lc.buf[:0], time.RFC3339Nano)
+	return lc.formatMinute(k, ns, off, "2006-01-02T15:04", "Z07:00")
+}
+
+// formatMinute writes ns in the zone offset off seconds east of UTC: the
+// minute in the layout minute (the one of the arrival before, when it is
+// the same), the seconds with as many fraction digits as they need, then
+// the offset in the layout zone.
+func (lc *logClock) formatMinute(k timeKind, ns int64, off int, minute, zone string) []byte {
+	local := ns + int64(off)*1e9 // no overflow: the time read was in range, and is earlier
+	m := floorDiv64(local, 60e9)
+	if lc.fmtPrefix == nil || m != lc.fmtMinute || k != lc.fmtKind || off != lc.fmtOff {
+		t := time.Unix(0, ns).In(lc.zoneAt(off))
+		lc.fmtPrefix = t.AppendFormat(lc.fmtPrefix[:0], minute)
+		lc.fmtPrefix = t.AppendFormat(append(lc.fmtPrefix, 0), zone) // the zone after a 0 byte
+		lc.fmtMinute, lc.fmtKind, lc.fmtOff = m, k, off
+	}
+	cut := bytes.IndexByte(lc.fmtPrefix, 0)
+	b := append(lc.buf[:0], lc.fmtPrefix[:cut]...)
+	rest := local - m*60e9 // 0 to 60e9
+	sec, frac := rest/1e9, rest%1e9
+	b = append(b, ':', byte('0'+sec/10), byte('0'+sec%10))
+	if frac != 0 {
+		b = append(b, '.')
+		start := len(b)
+		for d := int64(1e8); d > 0; d /= 10 {
+			b = append(b, byte('0'+frac/d%10))
+		}
+		for len(b) > start && b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+	}
+	lc.buf = append(b, lc.fmtPrefix[cut+1:]...)
 	return lc.buf
 }
 
@@ -259,11 +313,11 @@ func parseLogDuration(c *common, k durKind, text []byte, name string, line, col 
 		}
 		return 0, false, c.errorf(line, col, "invalid %s %s (want a number of seconds such as 0.003)", name, quote(text))
 	case durMillisSuffix:
-		t, found := strings.CutSuffix(string(text), "ms")
+		t, found := bytes.CutSuffix(text, []byte("ms"))
 		if !found {
 			return 0, false, c.errorf(line, col, "invalid %s %s (want milliseconds such as 12ms)", name, quote(text))
 		}
-		text, unit = []byte(t), 1e6
+		text, unit = t, 1e6
 	case durMillis:
 		unit = 1e6
 	case durMicros:
@@ -279,6 +333,28 @@ func parseLogDuration(c *common, k durKind, text []byte, name string, line, col 
 		return 0, false, c.errorf(line, col, "%s %s out of range", name, quote(text))
 	}
 	return v * unit, true, nil
+}
+
+// plainDuration reports whether v, a duration of kind k, is plainly
+// good: short digits, with one decimal point for seconds, "ms" after
+// them for durMillisSuffix.
+func plainDuration(k durKind, v []byte) bool {
+	if k == durMillisSuffix {
+		v, _ = bytes.CutSuffix(v, []byte("ms"))
+	}
+	if len(v) == 0 || len(v) > 15 {
+		return false
+	}
+	dots := 0
+	for _, c := range v {
+		switch {
+		case c == '.':
+			dots++
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	return dots == 0 || dots == 1 && (k == durSeconds || k == durFloatSeconds) && v[0] != '.' && v[len(v)-1] != '.'
 }
 
 func digitsVal64(s []byte) uint64 {
@@ -307,9 +383,13 @@ func (p *tmplParser) setArrival(ev *Event, times [2]fieldText, durs []fieldText,
 	ev.Time, ev.TimeText = ns, logged.v
 	if p.timeIs != TimeIsCompletion {
 		// The durations are checked all the same: a malformed line is
-		// an error whatever it is read for.
+		// an error whatever it is read for. Most look like what they
+		// are at a glance; the others are read to say why they are not.
 		for _, d := range durs {
 			f := &p.t.fields[d.f]
+			if plainDuration(f.dur, d.v) {
+				continue
+			}
 			if _, _, err := parseLogDuration(p.c, f.dur, d.v, f.name, n, d.col); err != nil {
 				return err
 			}

@@ -55,6 +55,9 @@ type tfield struct {
 	// list: the value may be a list whose items ", " or " : " separate
 	// (nginx's $upstream_* variables), spaces the literal after it is not.
 	list bool
+	// plain: a word before a literal of one byte, which parse finds
+	// itself.
+	plain bool
 }
 
 // fieldRole says what a field's value becomes.
@@ -105,6 +108,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		f.after = lits[i+1]
 		before := lits[i]
 		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
+		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -220,7 +224,20 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	nd := 0
 	for i := range t.fields {
 		f := &t.fields[i]
-		end, err := p.fieldEnd(line, pos, f, n, i == len(t.fields)-1)
+		// The common field, a word before a one-byte literal, is found
+		// here; fieldEnd does the rest.
+		end, err := -1, error(nil)
+		if f.plain {
+			for j := pos; j < len(line); j++ {
+				if line[j] == f.after[0] {
+					end = j
+					break
+				}
+			}
+		}
+		if end < 0 {
+			end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1)
+		}
 		stop := false
 		if err != nil {
 			// A line of an older version of the format ends here.
@@ -252,19 +269,22 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 		}
 		switch f.role {
 		case roleAttr:
-			ev.attrs = append(ev.attrs, attr{name: f.attr, value: v})
+			ev.addAttr(f.attr, v)
 		case roleRequest:
 			m, pth, proto := splitRequest(v)
-			ev.attrs = append(ev.attrs, attr{name: "method", value: m}, attr{name: "path", value: pth}, attr{name: "protocol", value: proto})
+			ev.addAttr("method", m)
+			ev.addAttr("path", pth)
+			ev.addAttr("protocol", proto)
 		case roleHostPort:
 			host, port := v, v[len(v):]
 			if k := bytes.LastIndexByte(v, ':'); k >= 0 {
 				host, port = v[:k], v[k+1:]
 			}
-			ev.attrs = append(ev.attrs, attr{name: f.attr, value: host}, attr{name: f.port, value: port})
+			ev.addAttr(f.attr, host)
+			ev.addAttr(f.port, port)
 		case roleTime:
 			if f.attr != "" {
-				ev.attrs = append(ev.attrs, attr{name: f.attr, value: v})
+				ev.addAttr(f.attr, v)
 			}
 		case roleHAProxyTail:
 			if err := p.haproxyTail(ev, v, pos, n); err != nil {
@@ -365,12 +385,7 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 		}
 		from += k + 1
 	}
-	var k int
-	if len(f.after) == 1 {
-		k = bytes.IndexByte(line[from:], f.after[0])
-	} else {
-		k = bytes.Index(line[from:], f.after)
-	}
+	k := indexLit(line[from:], f.after)
 	for f.list && k >= 0 && f.after[0] == ' ' {
 		at := from + k
 		skip := 0
@@ -384,7 +399,7 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 			break
 		}
 		from = at + skip
-		if k = bytes.Index(line[from:], f.after); k < 0 {
+		if k = indexLit(line[from:], f.after); k < 0 {
 			break
 		}
 	}
@@ -400,6 +415,22 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 		return 0, c.errorf(n, at+1, "expected %s after %s", quote(f.after), f.name)
 	}
 	return from + k, nil
+}
+
+// indexLit returns the index of the first lit in s, or -1. Fields are
+// short: a plain loop to the literal's first byte is quicker than the
+// library's search, whose setup costs more than such a scan.
+func indexLit(s, lit []byte) int {
+	c := lit[0]
+	for i := 0; i < len(s); i++ {
+		if s[i] != c {
+			continue
+		}
+		if len(lit) == 1 || len(s)-i >= len(lit) && string(s[i+1:i+len(lit)]) == string(lit[1:]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // extras reads the text after the last field as extra fields: words,
@@ -449,7 +480,7 @@ func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
 		for len(p.extra) <= k {
 			p.extra = append(p.extra, "extra"+strconv.Itoa(len(p.extra)+1))
 		}
-		ev.attrs = append(ev.attrs, attr{name: p.extra[k], value: line[start:end]})
+		ev.addAttr(p.extra[k], line[start:end])
 		k++
 		pos = next
 	}

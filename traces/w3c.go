@@ -173,7 +173,7 @@ func (p *w3cParser) parse(ev *Event, line []byte, n int) error {
 		if i == p.date || i == p.time {
 			continue
 		}
-		ev.attrs = append(ev.attrs, attr{name: p.names[i], value: v})
+		ev.addAttr(p.names[i], v)
 	}
 	ev.User = p.vals[p.user]
 	if err := c.checkUser(ev.User, n, p.col(p.user)); err != nil {
@@ -213,7 +213,7 @@ func (p *w3cParser) parse(ev *Event, line []byte, n int) error {
 	}
 	ev.Time -= d
 	// As the log writes times: "2024-10-10 13:55:35.918".
-	ev.TimeText = time.Unix(0, ev.Time).UTC().AppendFormat(p.lc.buf[:0], fractional(w3cLayout))
+	ev.TimeText = p.lc.formatMinute(timeW3C, ev.Time, 0, "2006-01-02 15:04", "")
 	return nil
 }
 
