@@ -159,7 +159,7 @@ func (rp *replay) warnResolution(w io.Writer) {
 		// res*rate > 1.
 		if new(big.Rat).Mul(rate, new(big.Rat).SetInt64(int64(res))).Cmp(big.NewRat(1, 1)) > 0 {
 			interval := new(big.Int).Quo(rate.Denom(), rate.Num())
-			coarse = append(coarse, fmt.Sprintf("%s's of %v", l.Name, time.Duration(interval.Int64())))
+			coarse = append(coarse, fmt.Sprintf("the %v of %s", time.Duration(interval.Int64()), l.Name))
 		}
 	}
 	if len(coarse) == 0 {
@@ -168,7 +168,7 @@ func (rp *replay) warnResolution(w io.Writer) {
 	if len(coarse) > 3 {
 		coarse = append(coarse[:3], fmt.Sprintf("%d more", len(coarse)-3))
 	}
-	warnf(w, "the times of %s are in steps of %v, coarser than the emission interval %s: the requests of one step arrive at once, and a limiter refuses more of them than it would at their own times; a log with finer times ($msec, or $request_time with --time-is completion) replays them as they came",
+	warnf(w, "the times of %s are whole multiples of %v, coarser than the time between two requests a limiter lets through at its rate (its emission interval), %s: the requests of one step arrive at once, and it refuses more of them than it would at their own times; log times with milliseconds (nginx's $msec) to replay them as they came",
 		name, res, joinList(coarse, "and"))
 }
 
