@@ -116,6 +116,9 @@ func nginxEntry(f Format, name, about, sniffed, example string) formatEntry {
 		Observed: "limit_req_status=REJECTED,REJECTED_DRY_RUN when the format has $limit_req_status, else status=429,503",
 		User:     "ip", Example: example, Log: true},
 		open: func(c *common, lr *lineReader, opts Options) (parser, error) {
+			if f == Combined || f == Common {
+				return newCombinedParser(c, lr, f == Combined, opts)
+			}
 			format := named
 			if format == "" {
 				format = opts.LogFormat
@@ -141,7 +144,13 @@ func nginxEntry(f Format, name, about, sniffed, example string) formatEntry {
 	case Upstreaminfo:
 		e.Time, e.Resolution, e.Observed, e.TimeNote = "$time_local", time.Second, "status=429,503", ""
 	}
-	if named != "" {
+	switch {
+	case f == Combined || f == Common:
+		e.sniff = func(head []byte) bool {
+			ok, combined := sniffAccessLog(firstLine(head))
+			return ok && combined == (f == Combined)
+		}
+	case named != "":
 		e.sniff = func(head []byte) bool {
 			t, err := compileNginx(named)
 			return err == nil && sniffTemplate(t, head)

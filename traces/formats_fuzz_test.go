@@ -132,3 +132,33 @@ func FuzzJSONLogs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCombinedMatchesTemplate checks the combined and common formats'
+// own reader against the template engine reading the same formats
+// (--format nginx --log-format combined): on every line both fail, or
+// both read the same event.
+func FuzzCombinedMatchesTemplate(f *testing.F) {
+	for _, name := range []string{"access.log", "common.log", "nginx-timed.log", "scraped.log"} {
+		for i, l := range exampleLines(f, name) {
+			if i < 20 {
+				f.Add(l, name == "common.log")
+			}
+		}
+	}
+	f.Add(`10.0.0.1 - - [10/Oct/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x" 0.003 "a b" [c d] e`, false)
+	f.Add(`10.0.0.1 x y [10/Oct/2024:13:55:40.5 -0130] "G\"ET /" 200 - "-\\" "x"`, false)
+	f.Fuzz(func(t *testing.T, line string, common bool) {
+		own, tmpl := Options{Format: Combined}, Options{Format: Nginx, LogFormat: "combined"}
+		if common {
+			own.Format, tmpl.LogFormat = Common, "common"
+		}
+		a, errA := readLines(t, "x.log", line+"\n", own)
+		b, errB := readLines(t, "x.log", line+"\n", tmpl)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("%q: own reader %v, template %v", line, errA, errB)
+		}
+		if errA == nil && strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Fatalf("%q:\nown      %q\ntemplate %q", line, a, b)
+		}
+	})
+}

@@ -58,6 +58,8 @@ type tfield struct {
 	// plain: a word before a literal of one byte, which parse finds
 	// itself.
 	plain bool
+	// bracketed: between [ and ] in the format, and so may be empty.
+	bracketed bool
 }
 
 // fieldRole says what a field's value becomes.
@@ -109,6 +111,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		before := lits[i]
 		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
 		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
+		f.bracketed = len(before) > 0 && before[len(before)-1] == '[' && len(f.after) > 0 && f.after[0] == ']'
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -250,6 +253,17 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			}
 		}
 		v := line[pos:end]
+		if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !stop {
+			// Servers write - for a value they have not: an empty one
+			// is a field missing.
+			return c.errorf(n, pos+1, "missing %s", f.name)
+		}
+		if !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(t.fields)-1 {
+			// A word: a space inside it is a field too many or missing.
+			if k := bytes.IndexByte(v, ' '); k >= 0 {
+				return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+			}
+		}
 		switch f.check {
 		case checkStatus:
 			if len(v) != 3 || !isDigits(v) {
@@ -433,9 +447,17 @@ func indexLit(s, lit []byte) int {
 	return -1
 }
 
-// extras reads the text after the last field as extra fields: words,
-// double-quoted texts (quotes removed) and bracketed texts.
+// extras reads the text after the last field as extra fields.
 func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
+	return readExtras(p.c, ev, line[pos:], pos, n, &p.extra)
+}
+
+// readExtras reads rest, the text at column off+1 of line n after the
+// last field of a format, as extra fields (extra1, extra2, ...; names
+// holds their names): words, double-quoted texts (quotes removed) and
+// bracketed texts.
+func readExtras(c *common, ev *Event, rest []byte, off, n int, names *[]string) error {
+	line, pos := rest, 0
 	k := 0
 	for {
 		for pos < len(line) && (line[pos] == ' ' || line[pos] == '\t') {
@@ -451,7 +473,7 @@ func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
 			for {
 				q := bytes.IndexByte(line[j:], '"')
 				if q < 0 {
-					return p.c.errorf(n, pos+1, "extra field %d has no closing '\"'", k+1)
+					return c.errorf(n, off+pos+1, "extra field %d has no closing '\"'", k+1)
 				}
 				j += q
 				b := j
@@ -467,7 +489,7 @@ func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
 		case '[':
 			q := bytes.IndexByte(line[pos:], ']')
 			if q < 0 {
-				return p.c.errorf(n, pos+1, "extra field %d has no closing ']'", k+1)
+				return c.errorf(n, off+pos+1, "extra field %d has no closing ']'", k+1)
 			}
 			start, end, next = pos+1, pos+q, pos+q+1
 		default:
@@ -477,10 +499,10 @@ func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
 			}
 			end, next = pos+q, pos+q
 		}
-		for len(p.extra) <= k {
-			p.extra = append(p.extra, "extra"+strconv.Itoa(len(p.extra)+1))
+		for len(*names) <= k {
+			*names = append(*names, "extra"+strconv.Itoa(len(*names)+1))
 		}
-		ev.addAttr(p.extra[k], line[start:end])
+		ev.addAttr((*names)[k], line[start:end])
 		k++
 		pos = next
 	}
