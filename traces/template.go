@@ -60,6 +60,10 @@ type tfield struct {
 	plain bool
 	// bracketed: between [ and ] in the format, and so may be empty.
 	bracketed bool
+	// fast: plain, an attribute, with no check, and a literal after it
+	// that a space is, or that no space is before: parse reads it
+	// first thing.
+	fast bool
 }
 
 // fieldRole says what a field's value becomes.
@@ -112,6 +116,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
 		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
 		f.bracketed = len(before) > 0 && before[len(before)-1] == '[' && len(f.after) > 0 && f.after[0] == ']'
+		f.fast = f.plain && f.role == roleAttr && f.check == checkNone && f.dur == durNone && f.after[0] == ' '
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -227,15 +232,54 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	nd := 0
 	for i := range t.fields {
 		f := &t.fields[i]
+		if f.fast {
+			// Most fields are an attribute's word before a one-byte
+			// literal: read here at the least cost, the rest below.
+			j, sep := pos, f.after[0]
+			for j < len(line) && line[j] != sep {
+				j++
+			}
+			if j < len(line) && j > pos {
+				ev.addAttr(f.attr, line[pos:j])
+				pos = j + 1
+				continue
+			}
+		}
 		// The common field, a word before a one-byte literal, is found
 		// here; fieldEnd does the rest.
 		end, err := -1, error(nil)
-		if f.plain {
+		switch {
+		case f.plain:
 			for j := pos; j < len(line); j++ {
 				if line[j] == f.after[0] {
 					end = j
 					break
 				}
+			}
+		case f.quoted:
+			// A quoted value without an escaped quote in it.
+			j := pos
+			for j < len(line) && line[j] != '"' {
+				j++
+			}
+			if j < len(line) && (j == pos || line[j-1] != '\\') && len(line)-j >= len(f.after) && string(line[j:j+len(f.after)]) == string(f.after) {
+				end = j
+			}
+		case f.list && len(f.after) == 1 && f.after[0] == ' ':
+			// A list: its items' ", " and " : " are not the literal.
+			for j := pos; j < len(line); j++ {
+				if line[j] != ' ' {
+					continue
+				}
+				if j > pos && line[j-1] == ',' {
+					continue
+				}
+				if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
+					j += 2
+					continue
+				}
+				end = j
+				break
 			}
 		}
 		if end < 0 {
@@ -258,7 +302,7 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			// is a field missing.
 			return c.errorf(n, pos+1, "missing %s", f.name)
 		}
-		if !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(t.fields)-1 {
+		if !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(t.fields)-1 && !(f.plain && f.after[0] == ' ') {
 			// A word: a space inside it is a field too many or missing.
 			if k := bytes.IndexByte(v, ' '); k >= 0 {
 				return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
