@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"slices"
 
@@ -64,26 +67,6 @@ func newBurstCmd() *cobra.Command {
 	return c
 }
 
-// burstColumns are the columns of burst's report.
-var burstColumns = []column{
-	{name: "algo"},
-	{name: "limit", right: true, machineOnly: true},
-	{name: "intent_limit", right: true, title: "intent limit", tableOnly: true},
-	{name: "interval", right: true},
-	{name: "max_in_interval", right: true},
-	{name: "ratio", right: true},
-	{name: "user"},
-	{name: "from", right: true},
-	{name: "to", right: true},
-	{name: "window", machineOnly: true},
-	{name: "capacity", omitNull: true, machineOnly: true},
-	{name: "rate", omitNull: true, machineOnly: true},
-	{name: "clock", machineOnly: true},
-	{name: "unit", machineOnly: true},
-	{name: "intent_limit", machineOnly: true},
-	{name: "intent_window", machineOnly: true},
-}
-
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
@@ -121,62 +104,41 @@ func runBurst(o *burstOptions, s streams) error {
 			intervals = append(intervals, st.Burst)
 		}
 	}
-	var rows [][]cell
-	for _, iv := range intervals {
-		user, from, to := burstCells(iv, sp)
-		lane := sp.lane(iv.Name)
-		limit, window, capacity, rate := sp.laneCells(lane)
-		intentLimit, intentWindow := sp.intentCells()
-		rows = append(rows, append([]cell{
-			strCell(iv.Name),
-			limit,
-			intentLimit,
-			decCell(sp.Interval, sp.Unit),
-			intCell(iv.Count),
-			sp.ratioCell(iv.Count),
-			user, from, to,
-			window,
-			capacity, rate,
-			strCell(clockName(lane.Policy.Clock)),
-			strCell(unitName(sp.Unit)),
-			intentLimit,
-			intentWindow,
-		}, sp.extraCells(lane)...))
-	}
-	cols := burstColumns
+	rows := tables.BurstRows(intervals, sp)
+	cols := tables.BurstColumns
 	if len(o.trace.Key) > 0 {
 		// The worst interval's key is the composite --key builds.
 		cols = slices.Clone(cols)
-		cols[slices.IndexFunc(cols, func(c column) bool { return c.name == "user" })].name = "key"
+		cols[slices.IndexFunc(cols, func(c render.Column) bool { return c.Name == "user" })].Name = "key"
 	}
-	t, err := writeRecords(s.out, format, append(cols, sp.extraColumns()...), rows)
+	t, err := render.WriteRecords(s.out, format, append(cols, sp.ExtraColumns()...), rows)
 	if err != nil {
 		return err
 	}
 	if t != nil {
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-		if line := backwardsLine(rep); line != "" {
-			w.line(line)
+		w := render.NewTextWriter(s.out, format)
+		w.Line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+		if line := tables.BackwardsLine(rep); line != "" {
+			w.Line(line)
 		}
-		w.line("policy: " + sp.describe(true))
-		for _, l := range sp.laneLines() {
-			w.line(l)
+		w.Line("policy: " + sp.Describe(true))
+		for _, l := range sp.LaneLines() {
+			w.Line(l)
 		}
-		w.blank()
+		w.Blank()
 		if o.Top > 0 {
-			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.Interval)))
+			w.Line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.Duration(sp.Interval)))
 		} else {
-			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.Interval)))
-			w.line("from its first to its last allowed request in it")
+			w.Line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.Duration(sp.Interval)))
+			w.Line("from its first to its last allowed request in it")
 		}
-		if note := queueNote(rp.spec.Algos()); note != "" {
-			w.line(note)
+		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
+			w.Line(note)
 		}
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

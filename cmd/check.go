@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/internal/check"
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -74,41 +76,6 @@ func newCheckCmd() *cobra.Command {
 	return c
 }
 
-var checkColumns = []column{
-	{name: "limiter"},
-	{name: "requests", right: true},
-	{name: "observed", right: true},
-	{name: "agree", right: true},
-	{name: "agree_pct", right: true, title: "agree %", suffix: "%"},
-	{name: "disagree", right: true},
-	{name: "allowed_passed", right: true, title: "allowed & passed"},
-	{name: "allowed_limited", right: true, title: "allowed & limited"},
-	{name: "refused_passed", right: true, title: "refused & passed"},
-	{name: "refused_limited", right: true, title: "refused & limited"},
-	{name: "unobserved", right: true, machineOnly: true},
-	{name: "observed_by", machineOnly: true},
-}
-
-var disagreementColumns = []column{
-	{name: "limiter"},
-	{name: "file"},
-	{name: "line", right: true},
-	{name: "user"},
-	{name: "key"},
-	{name: "timestamp"},
-	{name: "allowed"},
-	{name: "observed"},
-}
-
-var checkKeyColumns = []column{
-	{name: "limiter"},
-	{name: "key"},
-	{name: "requests", right: true},
-	{name: "disagree", right: true},
-	{name: "allowed_limited", right: true, title: "allowed & limited"},
-	{name: "refused_passed", right: true, title: "refused & passed"},
-}
-
 func runCheck(o *checkOptions, s streams) error {
 	format, err := parseOutput(o.Output)
 	if err != nil {
@@ -149,20 +116,18 @@ func runCheck(o *checkOptions, s streams) error {
 	cfg := rp.config(true, false)
 	cfg.DecisionsOnly = true
 	opts := check.Options{First: o.First, Keys: o.ByKey}
-	var rw *recordWriter
+	var rw *render.RecordWriter
 	if o.Disagreements {
-		rw = newRecordWriter(s.out, format, disagreementColumns)
+		rw = render.NewRecordWriter(s.out, format, tables.DisagreementColumns)
 		opts.Each = func(d *check.Disagreement) error {
-			row := []cell{strCell(d.Lane), strCell(d.File), intCell(int64(d.Line)), strCell(d.User), strCell(d.Key), timeCell(d.TimeText),
-				boolCell(d.Allowed), strCell(observedText(d.Allowed))}
-			b := rw.begin()
-			for i, c := range row {
+			b := rw.Begin()
+			for i, c := range tables.DisagreementRow(d) {
 				if i > 0 {
-					b = rw.enc.next(b)
+					b = rw.Enc().Next(b)
 				}
-				b = rw.enc.cell(b, c)
+				b = rw.Enc().Cell(b, c)
 			}
-			return rw.end(b)
+			return rw.End(b)
 		}
 	}
 	chk := check.Observe(&cfg, obs, opts)
@@ -172,87 +137,48 @@ func runCheck(o *checkOptions, s streams) error {
 	}
 	lanes := chk.Report()
 	if rw != nil {
-		if err := rw.close(); err != nil {
+		if err := rw.Close(); err != nil {
 			return err
 		}
-		if rw.textual() {
-			w := &textWriter{w: s.out, format: format}
-			w.rows(rw, nil)
-			if w.err != nil {
-				return w.err
+		if rw.Textual() {
+			w := render.NewTextWriter(s.out, format)
+			w.Rows(rw, nil)
+			if w.Err() != nil {
+				return w.Err()
 			}
 		}
 		return rp.trace.finish()
 	}
-	var rows [][]cell
-	for i := range lanes {
-		l := &lanes[i]
-		rows = append(rows, []cell{strCell(l.Name), intCell(l.Requests), intCell(l.Observed()), intCell(l.Agree()), pctCell(l.Agree(), l.Observed()),
-			intCell(l.Observed() - l.Agree()), intCell(l.AllowedPassed), intCell(l.AllowedLimited), intCell(l.RefusedPassed), intCell(l.RefusedLimited),
-			intCell(l.Unobserved), strCell(obs.String())})
-	}
-	t, err := writeRecords(s.out, format, checkColumns, rows)
+	t, err := render.WriteRecords(s.out, format, tables.CheckColumns, tables.CheckRows(lanes, obs.String()))
 	if err != nil || t == nil {
 		return err
 	}
-	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("check on %s: %s, %s; observed by %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key"), obs))
-	for _, l := range rp.spec.laneLines() {
-		w.line(l)
+	w := render.NewTextWriter(s.out, format)
+	w.Line(fmt.Sprintf("check on %s: %s, %s; observed by %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key"), obs))
+	for _, l := range rp.spec.LaneLines() {
+		w.Line(l)
 	}
-	w.blank()
-	w.table(t)
+	w.Blank()
+	w.Table(t)
 	for i := range lanes {
 		l := &lanes[i]
 		if len(l.First) > 0 {
-			var rows [][]cell
-			for _, d := range l.First {
-				rows = append(rows, []cell{strCell(d.File), intCell(int64(d.Line)), strCell(d.Key), timeCell(d.TimeText), strCell(decisionText(d.Allowed)), strCell(observedText(d.Allowed))})
-			}
-			t, _ := writeRecords(nil, format, []column{{name: "file"}, {name: "line", right: true}, {name: "key"}, {name: "timestamp"}, {name: "model"}, {name: "log"}}, rows)
-			w.blank()
-			w.line(fmt.Sprintf("%s: the first %s of %s:", l.Name, plural(int64(len(l.First)), "disagreement"), strconv.FormatInt(l.Observed()-l.Agree(), 10)))
-			w.blank()
-			w.table(t)
+			t, _ := render.WriteRecords(nil, format, tables.FirstColumns, tables.FirstRows(l))
+			w.Blank()
+			w.Line(fmt.Sprintf("%s: the first %s of %s:", l.Name, render.Plural(int64(len(l.First)), "disagreement"), strconv.FormatInt(l.Observed()-l.Agree(), 10)))
+			w.Blank()
+			w.Table(t)
 		}
 		if len(l.Keys) > 0 {
-			var rows [][]cell
-			for _, k := range l.Keys {
-				rows = append(rows, []cell{strCell(l.Name), strCell(k.Key), intCell(k.Requests), intCell(k.Disagreements), intCell(k.AllowedLimited), intCell(k.RefusedPassed)})
-			}
-			t, _ := writeRecords(nil, format, checkKeyColumns[1:], trimFirst(rows))
-			w.blank()
-			w.line(fmt.Sprintf("%s: the keys that disagree most:", l.Name))
-			w.blank()
-			w.table(t)
+			t, _ := render.WriteRecords(nil, format, tables.CheckKeyColumns, tables.CheckKeyRows(l))
+			w.Blank()
+			w.Line(fmt.Sprintf("%s: the keys that disagree most:", l.Name))
+			w.Blank()
+			w.Table(t)
 		}
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// trimFirst drops the first cell of every row.
-func trimFirst(rows [][]cell) [][]cell {
-	for i := range rows {
-		rows[i] = rows[i][1:]
-	}
-	return rows
-}
-
-func decisionText(allowed bool) string {
-	if allowed {
-		return "allowed"
-	}
-	return "refused"
-}
-
-// observedText is what the log says of a disagreement the model decided
-// as allowed says: the opposite.
-func observedText(allowed bool) string {
-	if allowed {
-		return "limited"
-	}
-	return "passed"
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -53,40 +55,6 @@ explicit arrival field (ALB's request_creation_time) replay it.`,
 	return c
 }
 
-var formatsColumns = []column{
-	{name: "format"},
-	{name: "time"},
-	{name: "time_records", title: "records"},
-	{name: "duration"},
-	{name: "arrival", machineOnly: true},
-	{name: "time_is", title: "--time-is"},
-	{name: "time_note", machineOnly: true},
-	{name: "observed", title: "--observed"},
-	{name: "resolution", machineOnly: true},
-	{name: "user", machineOnly: true},
-	{name: "sniffed", machineOnly: true},
-	{name: "example", machineOnly: true},
-	{name: "aliases", machineOnly: true},
-	{name: "fields", machineOnly: true},
-	{name: "description", machineOnly: true},
-}
-
-var formatFieldColumns = []column{
-	{name: "format"},
-	{name: "field"},
-	{name: "attribute"},
-	{name: "meaning"},
-}
-
-// timeRecords says what a format's time records: arrival, completion, or
-// nothing for traces that are not logs.
-func timeRecords(f traces.FormatInfo) cell {
-	if f.TimeRecords == traces.TimeIsDefault {
-		return nullCell()
-	}
-	return strCell(f.TimeRecords.String())
-}
-
 func runFormats(o *formatsOptions, s streams) error {
 	format, err := parseOutput(o.Output)
 	if err != nil {
@@ -98,7 +66,7 @@ func runFormats(o *formatsOptions, s streams) error {
 		for _, name := range o.Names {
 			f, err := traces.ParseFormat(name)
 			if err != nil || f == traces.FormatAuto {
-				return usageErrorf("unknown format %q (valid: %s)", name, strings.Join(traces.FormatNames(), ", "))
+				return usageErrorf("unknown format %q (valid: %s)", name, traces.ReadFormats)
 			}
 			info, _ := f.Info()
 			if !slices.ContainsFunc(list, func(g traces.FormatInfo) bool { return g.Format == f }) {
@@ -107,57 +75,27 @@ func runFormats(o *formatsOptions, s streams) error {
 		}
 		return writeFormatFields(list, format, s)
 	}
-	var rows [][]cell
-	for _, f := range list {
-		var attrs []string
-		for _, fl := range f.Fields {
-			attrs = append(attrs, fl.Name)
-		}
-		orNull := func(v string) cell {
-			if v == "" {
-				return nullCell()
-			}
-			return strCell(v)
-		}
-		res := nullCell()
-		if f.Resolution > 0 {
-			res = strCell(f.Resolution.String())
-		}
-		timeIs := nullCell()
-		if f.TimeIs != traces.TimeIsDefault {
-			timeIs = strCell(f.TimeIs.String())
-		}
-		rows = append(rows, []cell{strCell(f.Name), orNull(f.Time), timeRecords(f), orNull(f.Duration), orNull(f.Arrival), timeIs, orNull(f.TimeNote),
-			orNull(f.Observed), res, orNull(f.User), orNull(f.Sniffed), orNull(f.Example), strCell(strings.Join(f.Aliases, " ")),
-			strCell(strings.Join(attrs, " ")), strCell(f.Description)})
-	}
-	t, err := writeRecords(s.out, format, formatsColumns, rows)
+	t, err := render.WriteRecords(s.out, format, tables.FormatsColumns, tables.FormatsRows(list))
 	if err != nil || t == nil {
 		return err
 	}
-	w := &textWriter{w: s.out, format: format}
-	w.table(t)
-	w.blank()
-	w.line(wrapText("ratesim formats NAME lists a format's fields; --time-is completion replays a log's requests at their time less their duration, arrival at their time as logged (or their arrival field). -o json gives every column.", "", 78))
-	return w.err
+	w := render.NewTextWriter(s.out, format)
+	w.Table(t)
+	w.Blank()
+	w.Line(render.WrapText("ratesim formats NAME lists a format's fields; --time-is completion replays a log's requests at their time less their duration, arrival at their time as logged (or their arrival field). -o json gives every column.", "", 78))
+	return w.Err()
 }
 
 // writeFormatFields writes the fields of the formats in list.
-func writeFormatFields(list []traces.FormatInfo, format outputFormat, s streams) error {
-	if format != outTable && format != outMarkdown {
-		var rows [][]cell
-		for _, f := range list {
-			for _, fl := range f.Fields {
-				rows = append(rows, []cell{strCell(f.Name), strCell(fl.Name), strCell(fl.Attr), strCell(fl.Meaning)})
-			}
-		}
-		_, err := writeRecords(s.out, format, formatFieldColumns, rows)
+func writeFormatFields(list []traces.FormatInfo, format render.Format, s streams) error {
+	if format.Machine() {
+		_, err := render.WriteRecords(s.out, format, tables.FormatFieldColumns, tables.FormatFieldRows(list, true))
 		return err
 	}
-	w := &textWriter{w: s.out, format: format}
+	w := render.NewTextWriter(s.out, format)
 	for i, f := range list {
 		if i > 0 {
-			w.blank()
+			w.Blank()
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Description)
@@ -173,16 +111,12 @@ func writeFormatFields(list []traces.FormatInfo, format outputFormat, s streams)
 		} {
 			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
 		}
-		w.line(strings.TrimSuffix(b.String(), "\n"))
-		var rows [][]cell
-		for _, fl := range f.Fields {
-			rows = append(rows, []cell{strCell(fl.Name), strCell(fl.Attr), strCell(fl.Meaning)})
-		}
-		t, _ := writeRecords(nil, format, formatFieldColumns[1:], rows)
-		w.blank()
-		w.table(t)
+		w.Line(strings.TrimSuffix(b.String(), "\n"))
+		t, _ := render.WriteRecords(nil, format, tables.FormatFieldColumns[1:], tables.FormatFieldRows([]traces.FormatInfo{f}, false))
+		w.Blank()
+		w.Table(t)
 	}
-	return w.err
+	return w.Err()
 }
 
 func orNone(v, none string) string {

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"strconv"
 	"strings"
 
@@ -17,7 +19,7 @@ func limiterGrammar() string {
 
     --limiter [NAME=]ALGORITHM[:KEY=VALUE,...]
 
-` + wrapText("KEY is "+joinList(spec.ParamNames(), "or")+", as the flags of the same names; what a limiter does not give comes from the flags and --config. "+
+` + render.WrapText("KEY is "+render.JoinList(spec.ParamNames(), "or")+", as the flags of the same names; what a limiter does not give comes from the flags and --config. "+
 		"NAME names its column and summary row; without one, a limiter is named by its algorithm, or by its algorithm and parameters "+
 		"(token-bucket(capacity=10)), and two limiters of one name must be given names. Repeat --limiter for more; up to "+
 		strconv.Itoa(maxLanes)+" run in one pass:", "  ", 76) + `
@@ -25,7 +27,7 @@ func limiterGrammar() string {
     ratesim compare --limiter tb3=token-bucket:capacity=3,rate=0.3 \
                     --limiter tb10=token-bucket:capacity=10,rate=0.3 trace.csv
 
-` + wrapText("ALGORITHM is one of "+spec.AlgorithmNames()+", or a preset, a real library's limiter with that library's own parameters "+
+` + render.WrapText("ALGORITHM is one of "+spec.AlgorithmNames()+", or a preset, a real library's limiter with that library's own parameters "+
 		"(see \"ratesim presets\": "+strings.Join(presets.Names(), ", ")+"):", "  ", 76) + `
 
     --limiter redis-rate:rate=10,burst=10,period=1s
@@ -38,15 +40,6 @@ func limiterGrammar() string {
     limiters:
       - {name: tb10, algorithm: token-bucket, capacity: 10, rate: 5/1s}
       - {name: edge, algorithm: nginx, rate: 10r/s, burst: 20, nodelay: true}`
-}
-
-// joinList joins names as a sentence does, with conj ("and", "or"): "a,
-// b or c".
-func joinList(names []string, conj string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
 // limiterSpec is one limiter given with --limiter or in the config

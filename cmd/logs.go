@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
@@ -24,7 +25,7 @@ func (o *traceOptions) logOptions() (traces.Format, string, traces.TimeIs, error
 	}
 	timeIs, err := traces.ParseTimeIs(o.TimeIs)
 	if err != nil {
-		return 0, "", 0, usageErrorf("invalid --time-is %q (valid: arrival, completion)", o.TimeIs)
+		return 0, "", 0, usageErrorf("invalid --time-is %q (valid: %s)", o.TimeIs, traces.TimeIsChoices)
 	}
 	switch {
 	case o.LogFormat != "" && o.EnvoyFormat != "":
@@ -88,57 +89,6 @@ func labelConfig(cfg *sim.Config, l *traces.Labeler) {
 	}
 }
 
-// labelColumns are the columns of who a limiter stopped: added to the
-// summaries of compare and report and to sweep's candidates when the
-// requests are labelled.
-var labelColumns = []column{
-	{name: "legit_requests", right: true, machineOnly: true},
-	{name: "legit_rejected", right: true, title: "legit rejected"},
-	{name: "legit_reject_pct", right: true, title: "legit rej %", suffix: "%"},
-	{name: "abusive_requests", right: true, machineOnly: true},
-	{name: "abusive_stopped", right: true, title: "abusive stopped"},
-	{name: "abusive_stopped_pct", right: true, title: "abusive stopped %", suffix: "%"},
-	{name: "unlabelled_requests", right: true, machineOnly: true},
-}
-
-// withLabelColumns returns cols and, when rep counts labels, the label
-// columns.
-func withLabelColumns(cols []column, rep *sim.Report) []column {
-	if len(rep.Algos) == 0 || len(rep.Algos[0].ByLabel) != traces.NumLabels {
-		return cols
-	}
-	return append(cols, labelColumns...)
-}
-
-// labelCells are st's values of labelColumns; nil when it counts no
-// labels.
-func labelCells(st *sim.AlgoStats) []cell {
-	if len(st.ByLabel) != traces.NumLabels {
-		return nil
-	}
-	legit, abusive := st.ByLabel[traces.Legit], st.ByLabel[traces.Abusive]
-	return []cell{
-		intCell(legit.Requests), intCell(legit.Rejected()), pctCell(legit.Rejected(), legit.Requests),
-		intCell(abusive.Requests), intCell(abusive.Rejected()), pctCell(abusive.Rejected(), abusive.Requests),
-		intCell(st.ByLabel[traces.Unlabelled].Requests),
-	}
-}
-
-// labelCell is the value of the label column name for st, and whether
-// name is one.
-func labelCell(name string, st *sim.AlgoStats) (cell, bool) {
-	cells := labelCells(st)
-	for i, c := range labelColumns {
-		if c.name == name {
-			if cells == nil {
-				return nullCell(), true
-			}
-			return cells[i], true
-		}
-	}
-	return cell{}, false
-}
-
 // warnResolution warns when the times of a log are coarser than the
 // interval at which a limiter lets requests through in the long run (its
 // emission interval): the requests of one tick of the log's clock then
@@ -169,7 +119,7 @@ func (rp *replay) warnResolution(w io.Writer) {
 		coarse = append(coarse[:3], fmt.Sprintf("%d more", len(coarse)-3))
 	}
 	warnf(w, "the times of %s are whole multiples of %v, coarser than the time between two requests a limiter lets through at its rate (its emission interval), %s: the requests of one step arrive at once, and it refuses more of them than it would at their own times; log times with milliseconds (nginx's $msec) to replay them as they came",
-		name, res, joinList(coarse, "and"))
+		name, res, render.JoinList(coarse, "and"))
 }
 
 // checkLabelPick refuses --pick constraints on the label columns when

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +32,11 @@ type streams struct {
 	err      io.Writer
 	progress bool // stderr is a terminal: show progress on long replays
 	ctx      context.Context
+	// meter is where progress goes when err does not (a second read,
+	// whose warnings the first gave), and stage what the progress line
+	// names the replay: "second read: the worst keys' states".
+	meter io.Writer
+	stage string
 }
 
 func streamsOf(c *cobra.Command) streams {
@@ -42,6 +49,17 @@ func streamsOf(c *cobra.Command) streams {
 // trace whose first pass reported them.
 func (s streams) quiet() streams {
 	s.err, s.progress = io.Discard, false
+	return s
+}
+
+// again is quiet, for a replay that reads the trace again as the stage
+// named: its warnings the first read gave already, and its progress, on
+// a terminal, names the stage.
+func (s streams) again(stage string) streams {
+	if s.progress {
+		s.meter = s.err
+	}
+	s.err, s.stage = io.Discard, stage
 	return s
 }
 
@@ -143,7 +161,7 @@ func (o *traceOptions) readTwice() (release func()) {
 
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
-	fs.StringVar(&o.Format, "format", "", "trace format: "+strings.Join(traces.FormatNames(), ", ")+" (see ratesim formats; default: from the extension, else the content)")
+	fs.StringVar(&o.Format, "format", "", "trace format: "+traces.ReadFormats.String()+" (see ratesim formats; default: from the extension, else the content)")
 	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report them on stderr and exit with status 3")
 	fs.IntVar(&o.MaxErrors, "max-errors", 20, "with --lenient, the most skipped rows reported one by one; the rest are counted")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
@@ -157,7 +175,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the memory the sort takes, a size such as 64MiB or 2GiB: its buffer of events, taken as the trace needs it (merging adds a fixed 2.3 MiB; the replay's own memory comes on top)")
 	fs.StringVar(&o.LogFormat, "log-format", "", "an nginx log_format the log is written in, such as '$remote_addr [$time_local] \"$request\" $status $request_time', or combined, common, main or upstreaminfo (implies --format nginx)")
 	fs.StringVar(&o.EnvoyFormat, "envoy-format", "", "the Envoy format string the log is written in, such as '[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE%' (implies --format envoy; default: Envoy's default format)")
-	fs.StringVar(&o.TimeIs, "time-is", "", "what a log's times record: arrival, or completion (replayed at time less the duration); default: the format's (see ratesim formats)")
+	fs.StringVar(&o.TimeIs, "time-is", "", "what a log's times record: "+render.JoinList(traces.TimeIsChoices.Names(), "or")+" (replayed at time less the duration); default: the format's (see ratesim formats)")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -165,7 +183,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 func parseUnit(s string) (time.Duration, error) {
 	u, err := traces.ParseUnit(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+		return 0, usageErrorf("invalid --unit %q (valid: %s)", s, traces.Units)
 	}
 	return u, nil
 }
@@ -179,7 +197,7 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	}
 	f, err := traces.ParseFormat(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: %s)", s, strings.Join(traces.FormatNames(), ", "))
+		return 0, usageErrorf("invalid --format %q (valid: %s)", s, traces.ReadFormats)
 	}
 	return f, nil
 }
@@ -331,32 +349,17 @@ func (t *trace) finish() error {
 	return nil
 }
 
-// outputFormat is the -o flag of run, compare and burst.
-type outputFormat int
-
-const (
-	outTable outputFormat = iota
-	outCSV
-	outJSON
-	outJSONL
-	outMarkdown
-)
-
-var outputNames = []string{"table", "csv", "json", "jsonl", "markdown"}
-
-func parseOutput(s string) (outputFormat, error) {
-	if s == "md" {
-		s = "markdown"
+// parseOutput parses -o.
+func parseOutput(s string) (render.Format, error) {
+	f, err := render.ParseFormat(s)
+	if err != nil {
+		return 0, usageErrorf("%s", err)
 	}
-	i := slices.Index(outputNames, s)
-	if i < 0 {
-		return 0, usageErrorf("invalid -o %q (valid: %s)", s, strings.Join(outputNames, ", "))
-	}
-	return outputFormat(i), nil
+	return f, nil
 }
 
 func addOutputFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVarP(p, "output", "o", "table", "output format: table, csv, json, jsonl or markdown")
+	fs.StringVarP(p, "output", "o", "table", "output format: "+render.JoinList(render.FormatNames(), "or"))
 }
 
 // parseAlgorithms parses --algos: a comma-separated list of names, or

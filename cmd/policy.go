@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // policyHelp ends the long help of the commands that replay a trace. Its
@@ -79,6 +79,9 @@ type policyOptions struct {
 	// when that is not its own flag (sweep's --intent sets the limit and
 	// window).
 	at map[string]spec.Source
+	// inherit are parameters another replay resolved (a report's, for
+	// its sweep), under the flags.
+	inherit spec.Params
 }
 
 func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
@@ -154,29 +157,22 @@ func (o *policyOptions) markSet(fs *pflag.FlagSet) {
 
 // coreParams are the parameters whose flags have texts of their own; the
 // others get theirs from limiters.Params.
-var coreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+var coreParams = spec.CoreParams
 
 // paramNames are the parameters a policy file, a --limiter or the policy
 // flags may give.
 func paramNames() []string { return spec.ParamNames() }
 
-// policySpec is the effective policy of a replay, and whether the trace's
-// times are RFC 3339.
-type policySpec struct {
-	*spec.Spec
-	// rfc3339: the trace's timestamps are absolute times (RFC 3339, an
-	// access log's, a layout's), not numbers.
-	rfc3339 bool
-	// times writes instants as the trace writes its times.
-	times traces.TimeWriter
-}
+// policySpec is the effective policy of a replay, and how the trace
+// writes its times.
+type policySpec = tables.Policy
 
 // plan resolves the policy of a replay of algos (nil for the five classic
 // ones unless limiters are given) and the limiters specs, with the burst
 // interval given as interval ("" for the intent's window). Every problem
 // is a usage error, found before any replay.
 func (o *policyOptions) plan(algos []limiters.Algorithm, specs []limiterSpec, interval spec.Setting) (*spec.Plan, error) {
-	in := spec.Inputs{Flags: o.flagParams(), Algos: algos, Limiters: specs, Single: o.single, Interval: interval}
+	in := spec.Inputs{Flags: o.flagParams(), Algos: algos, Limiters: specs, Single: o.single, Interval: interval, Inherit: o.inherit}
 	if o.Config != "" {
 		pf, err := o.policyFile()
 		if err != nil {

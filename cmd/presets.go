@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -49,15 +51,15 @@ parameters it becomes, and what a user's burst=5 means in it.
 	return c
 }
 
-var presetsColumns = []column{
-	{name: "preset"},
-	{name: "library"},
-	{name: "example"},
-	{name: "parameters"},
-	{name: "mapping"},
-	{name: "burst"},
-	{name: "reproduces", machineOnly: true},
-	{name: "differences", machineOnly: true},
+var presetsColumns = []render.Column{
+	{Name: "preset"},
+	{Name: "library"},
+	{Name: "example"},
+	{Name: "parameters"},
+	{Name: "mapping"},
+	{Name: "burst"},
+	{Name: "reproduces", MachineOnly: true},
+	{Name: "differences", MachineOnly: true},
 }
 
 // presetParams lists a preset's parameters with their defaults:
@@ -92,17 +94,17 @@ func runPresets(o *presetsOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if format != outTable {
-		var rows [][]cell
+	if format != render.FormatTable {
+		var rows [][]render.Cell
 		for _, p := range list {
-			rows = append(rows, []cell{strCell(p.Name), strCell(p.Library), strCell(p.Name + ":" + p.Example), strCell(presetParams(p)),
-				strCell(p.Mapping), strCell(p.Burst), strCell(p.Reproduces), strCell(p.Differences)})
+			rows = append(rows, []render.Cell{render.Str(p.Name), render.Str(p.Library), render.Str(p.Name + ":" + p.Example), render.Str(presetParams(p)),
+				render.Str(p.Mapping), render.Str(p.Burst), render.Str(p.Reproduces), render.Str(p.Differences)})
 		}
-		t, err := writeRecords(s.out, format, presetsColumns, rows)
+		t, err := render.WriteRecords(s.out, format, presetsColumns, rows)
 		if err != nil || t == nil {
 			return err
 		}
-		return t.render(s.out, format)
+		return t.Render(s.out, format)
 	}
 	var b strings.Builder
 	for i, p := range list {

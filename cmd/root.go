@@ -4,6 +4,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"context"
 	"errors"
 	"fmt"
@@ -110,7 +112,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 		err = interrupted{ctx.Err()}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ratesim: %s\n", terminalSafe(ErrorText(err)))
+		fmt.Fprintf(stderr, "ratesim: %s\n", render.TerminalSafe(ErrorText(err)))
 	}
 	return ExitCode(err)
 }

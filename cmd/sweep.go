@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -77,6 +80,10 @@ type sweepOptions struct {
 	ByKey    int
 	Output   string
 	set      map[string]bool
+	// inherit, when not nil, is the intent of the replay the sweep is
+	// part of (a report's), which it takes unless its own flags say
+	// otherwise.
+	inherit *inheritedIntent
 }
 
 func newSweepCmd() *cobra.Command {
@@ -217,6 +224,9 @@ type sweepResult struct {
 	cons   sweep.Constraints
 	picked []*sweep.Candidate // the candidates that meet cons, best first
 	intent *sim.AlgoStats     // the intent's own sliding log
+	// intentFrom says where the intent came from: "--intent", or per
+	// parameter for an inherited one.
+	intentFrom string
 }
 
 // check checks the flags of a sweep that do not depend on the
@@ -245,12 +255,19 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
 	var err error
 	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	if o.Intent != "" {
+	intentFrom := "--intent"
+	switch {
+	case o.inherit != nil:
+		if intentFrom, err = o.takeIntent(po, g); err != nil {
+			return nil, err
+		}
+	case o.Intent != "":
 		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
 			return nil, err
 		}
 		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
-	} else {
+	default:
+		intentFrom = "--limit and --window"
 		for _, name := range []string{"limit", "window"} {
 			if len(g.Values(name)) > 1 {
 				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.Values(name)))
@@ -275,6 +292,9 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		return nil, err
 	}
 	rp.given = o.set // for the warnings about flags with no effect
+	if o.inherit != nil && o.inherit.interval > 0 {
+		rp.spec.Interval = o.inherit.interval
+	}
 	for _, name := range g.Unused(algos) {
 		warnf(s.err, "--%s has no effect: no swept algorithm or preset takes it", name)
 	}
@@ -291,7 +311,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 	}
 	picked := sweep.Pick(cands, cons)
 	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: picked, intent: &rep.Algos[len(cands)]}, nil
+		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
@@ -323,7 +343,7 @@ func runSweep(o *sweepOptions, s streams) error {
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
-	case o.ByKey > 0 && format != outTable && format != outMarkdown:
+	case o.ByKey > 0 && format.Machine():
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
 	g, algos, cons, err := o.check()
@@ -345,36 +365,36 @@ func runSweep(o *sweepOptions, s streams) error {
 	if o.Frontier {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
-	cols := withLabelColumns(sweepColumns(cands, cons != nil), rep)
-	machine := format != outTable && format != outMarkdown
+	cols := tables.WithLabelColumns(tables.SweepColumns(cands, cons != nil), rep)
+	machine := format.Machine()
 	if machine {
-		if _, err := writeRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {
+		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
 		return rp.trace.finish()
 	}
 
-	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line(fmt.Sprintf("grid: %s: %s", plural(int64(len(cands)), "candidate"), g.Describe(algos)))
-	w.line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), sp.duration(sp.Interval)))
-	if line := backwardsLine(rep); line != "" {
-		w.line(line)
+	w := render.NewTextWriter(s.out, format)
+	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(cands)), "candidate"), g.Describe(algos)))
+	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
+		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
+	if line := tables.BackwardsLine(rep); line != "" {
+		w.Line(line)
 	}
-	w.blank()
+	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
-			for _, l := range unreachable(cands, cons, intent, sp) {
-				w.line(l)
+			for _, l := range tables.Unreachable(cands, cons, intent, sp) {
+				w.Line(l)
 			}
 		} else {
 			verb := "meet"
 			if len(picked) == 1 {
 				verb = "meets"
 			}
-			w.line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
-			w.blank()
+			w.Line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", render.Plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
+			w.Blank()
 			rows = picked
 			if o.Frontier {
 				rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
@@ -382,11 +402,11 @@ func runSweep(o *sweepOptions, s streams) error {
 		}
 	}
 	if cons == nil || len(picked) > 0 {
-		t, _ := writeRecords(nil, format, cols, sweepRows(rows, sp, cols, true))
-		w.table(t)
+		t, _ := render.WriteRecords(nil, format, cols, tables.SweepRows(rows, sp, cols, true))
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
@@ -400,7 +420,7 @@ func runSweep(o *sweepOptions, s streams) error {
 // sweepByKey replays the trace again through the best candidate alone and
 // writes its most rejected keys.
 func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s streams) error {
-	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s)
+	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s.again("second read: the best candidate's keys"))
 	if err != nil {
 		return err
 	}
@@ -410,18 +430,18 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s str
 	if err != nil {
 		return err
 	}
-	t, _ := writeRecords(nil, format, byKeyColumns, rows)
-	w := &textWriter{w: s.out, format: format}
-	w.blank()
-	w.line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))
-	w.blank()
+	t, _ := render.WriteRecords(nil, format, tables.ByKeyColumns, rows)
+	w := render.NewTextWriter(s.out, format)
+	w.Blank()
+	w.Line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))
+	w.Blank()
 	if len(rows) == 0 {
-		w.line("it rejected no request")
+		w.Line("it rejected no request")
 	} else {
-		w.table(t)
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }

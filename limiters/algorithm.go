@@ -106,6 +106,15 @@ type kind struct {
 	// backWithin is the length of the aligned spans inside which a key's
 	// state still admits a request earlier than its newest, or 0.
 	backWithin func(p Policy) int64
+	// gauge is the number that stands for the state (Algorithm.Gauge).
+	gauge gaugeSpec
+	// aligned is the length of the aligned windows it counts in
+	// (Algorithm.Aligned), or nil when it has none.
+	aligned func(p Policy) int64
+	// logEntries is the most entries its state's log holds under p (a
+	// sliding log's, a time each; sliding buckets', a sub-window each), or
+	// nil when it keeps no log.
+	logEntries func(p Policy) int64
 }
 
 // kinds is the table of algorithms, in declaration order.
@@ -131,6 +140,8 @@ var kinds = [numAlgorithms]kind{
 		fast:       fastOf((*FixedWindowState).decide),
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
+		gauge:      gaugeSpec{quantity: "count in window"},
+		aligned:    func(p Policy) int64 { return int64(p.Window) },
 	},
 	SlidingLog: {
 		name:    "sliding-log",
@@ -156,6 +167,8 @@ var kinds = [numAlgorithms]kind{
 			n, w := uint64(interval)+1, uint64(p.Window)
 			return satMul((n+w)/(w+1), uint64(p.Limit)) // n+w does not overflow: both < 2^63
 		},
+		gauge:      gaugeSpec{quantity: "cost in log"},
+		logEntries: func(p Policy) int64 { return p.Limit }, // an entry per admitted time in the window
 	},
 	SlidingCounter: {
 		name:    "sliding-counter",
@@ -179,6 +192,8 @@ var kinds = [numAlgorithms]kind{
 		fast:       fastOf((*SlidingCounterState).decide),
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
+		gauge:      gaugeSpec{quantity: "estimate"},
+		aligned:    func(p Policy) int64 { return int64(p.Window) },
 	},
 	TokenBucket: {
 		name:    "token-bucket",
@@ -202,6 +217,7 @@ var kinds = [numAlgorithms]kind{
 		alike:   "meter",
 		setup:   setupRate,
 		bound:   meterBound,
+		gauge:   gaugeSpec{quantity: "tokens", free: true},
 	},
 	LeakyBucket: {
 		name:    "leaky-bucket",
@@ -225,6 +241,7 @@ var kinds = [numAlgorithms]kind{
 		alike:   "meter",
 		setup:   setupRate,
 		bound:   meterBound,
+		gauge:   gaugeSpec{quantity: "level"},
 	},
 	GCRA: {
 		name:    "gcra",
@@ -245,6 +262,7 @@ var kinds = [numAlgorithms]kind{
 		validate: validateDrain,
 		setup:    setupRate,
 		bound:    meterBound,
+		gauge:    gaugeSpec{quantity: "debt (tokens)"},
 	},
 	LeakyQueue: {
 		name:    "leaky-queue",
@@ -275,6 +293,7 @@ var kinds = [numAlgorithms]kind{
 			}
 			return meterBound(p, interval)
 		},
+		gauge: gaugeSpec{quantity: "queued"},
 	},
 	SlidingBuckets:  slidingBuckets,
 	FixedWindowHits: fixedWindowHits,
@@ -415,10 +434,10 @@ func (a Algorithm) MaxInInterval(p Policy, interval time.Duration) int64 {
 }
 
 // StateBytes returns the most memory one key's state takes under a policy
-// p valid for a, in bytes: the state value, and for a sliding log its log
-// at the longest it can grow (an entry per request in the window, so at
-// most Limit) and for sliding buckets one entry per sub-window with a
-// count (at most the lesser of Buckets and Limit). A log longer than the
+// p valid for a, in bytes: the state value, and for a state that keeps a
+// log the log at the longest it can grow (a sliding log: an entry per
+// request in the window, so at most Limit; sliding buckets: one entry per
+// sub-window with a count, at most the lesser of the buckets and Limit). A log longer than the
 // entries the state holds in itself takes a power of two entries. Stores
 // add their own bookkeeping per key (a map entry for Keyed, the key's
 // slot for Table and Group).
@@ -429,11 +448,8 @@ func (a Algorithm) StateBytes(p Policy) int64 {
 	}
 	size := int64(k.ops.stateType().Size())
 	var entries int64
-	switch a {
-	case SlidingLog:
-		entries = p.Limit
-	case SlidingBuckets:
-		entries = min(p.Buckets, p.Limit)
+	if k.logEntries != nil {
+		entries = k.logEntries(p)
 	}
 	if entries > inlineLog {
 		ring := int64(1) << bits.Len64(uint64(entries-1))

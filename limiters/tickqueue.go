@@ -30,6 +30,7 @@ var tickQueue = kind{
 	delays:   true,
 	validate: validateTickQueue,
 	setup:    setupTickQueue,
+	gauge:    gaugeSpec{quantity: "queued"},
 	bound: func(p Policy, interval int64) int64 {
 		if p.Delay < p.Capacity-1 {
 			return math.MaxInt64 // releases follow the delays: no bound worked out
@@ -269,6 +270,18 @@ func (s *TickQueueState) idle(r *Rule, now int64) bool {
 	}
 	k, _ := floorDivMod(now, r.tick)
 	return k >= s.last && s.ahead(r, k) == 0
+}
+
+// gauge is the queue ahead of a request at now, in requests: it stays
+// until the drain since the state's tick passes another whole part.
+func (s *TickQueueState) gauge(r *Rule, now int64) (float64, int64) {
+	k, m := floorDivMod(now, r.tick)
+	ahead := s.ahead(r, k)
+	if ahead == 0 {
+		return 0, math.MaxInt64
+	}
+	next := r.ticksToDrain(r.drained(since(k, s.last)) + 1) // ticks after s.last
+	return float64(ahead) / float64(r.parts), laterSpan(now, r.untilTick(s.last, k, m, next))
 }
 
 // appendText appends "queue Q at T": the requests queued after a decision

@@ -57,16 +57,7 @@ func ParseFormat(s string) (Format, error) {
 			return e.Format, nil
 		}
 	}
-	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: %s)", s, strings.Join(FormatNames(), ", "))
-}
-
-// FormatNames returns the names of the formats, in catalogue order.
-func FormatNames() []string {
-	names := make([]string, len(catalogue))
-	for i, e := range catalogue {
-		names[i] = e.Name
-	}
-	return names
+	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: %s)", s, ReadFormats)
 }
 
 // FormatOf returns the format a file name's extension implies (.csv, .yaml,
@@ -154,7 +145,7 @@ func ParseUnit(s string) (time.Duration, error) {
 			return u.d, nil
 		}
 	}
-	return 0, fmt.Errorf("traces: unknown time unit %q (valid: s, ms, us, ns)", s)
+	return 0, fmt.Errorf("traces: unknown time unit %q (valid: %s)", s, Units)
 }
 
 // UnitName returns the name ParseUnit accepts for unit ("s", "ms", "us",

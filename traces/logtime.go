@@ -37,15 +37,17 @@ func (t TimeIs) String() string {
 // ParseTimeIs parses "arrival", "completion" or "" (the format's
 // default).
 func ParseTimeIs(s string) (TimeIs, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "default":
+	name := strings.ToLower(strings.TrimSpace(s))
+	if name == "" || name == "default" {
 		return TimeIsDefault, nil
-	case "arrival":
+	}
+	switch TimeIsChoices.Index(name) {
+	case 0:
 		return TimeIsArrival, nil
-	case "completion":
+	case 1:
 		return TimeIsCompletion, nil
 	}
-	return 0, &ValueError{fmt.Sprintf("invalid time-is %q (valid: arrival, completion)", s)}
+	return 0, &ValueError{fmt.Sprintf("invalid time-is %q (valid: %s)", s, TimeIsChoices)}
 }
 
 // resolveTimeIs returns the TimeIs a log is read with: given, or the

@@ -195,7 +195,7 @@ func (pf *File) readLists(doc *yamlPolicy) error {
 			pf.Unit = f.n.Value
 			continue
 		}
-		*f.val = Setting{f.n.Value, pf.at(f.n.Line)}
+		*f.val = Setting{Value: f.n.Value, At: pf.at(f.n.Line)}
 	}
 	if pf.Intent.Value != "" {
 		if _, _, err := parseIntent(pf.Intent); err != nil {
@@ -422,6 +422,6 @@ func (p Params) setNode(path, name string, n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode || n.Value == "" {
 		return errorf("%s:%d: %s must be a single value", path, n.Line, name)
 	}
-	p[name] = Setting{n.Value, Source(fmt.Sprintf("%s:%d", path, n.Line))}
+	p[name] = Setting{Value: n.Value, At: Source(fmt.Sprintf("%s:%d", path, n.Line))}
 	return nil
 }

@@ -145,7 +145,7 @@ func (l *Limiter) Set(k, v string, at Source) error {
 	if l.Params == nil {
 		l.Params = Params{}
 	}
-	l.Params[k] = Setting{v, at}
+	l.Params[k] = Setting{Value: v, At: at}
 	return nil
 }
 

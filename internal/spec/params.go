@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -15,6 +17,11 @@ import (
 type Setting struct {
 	Value string
 	At    Source
+	// Resolved, when not nil, is the value itself, which Value only
+	// describes: an int64, a time.Duration, a limiters.Rate or a
+	// limiters.Clock resolved elsewhere (a report passing its intent to
+	// its sweep), taken as it is in every unit.
+	Resolved any
 }
 
 // Params is one set of policy parameters as given, by name: the names of
@@ -31,14 +38,21 @@ func ParamNames() []string {
 	return append(names, "clock")
 }
 
-// Clocks are the names of the clock rules, in the order of limiters'
-// Clock constants.
-var Clocks = []string{"reject", "clamp"}
+// CoreParams are the parameters every report states in columns and
+// flags of their own; the others (buckets, tick, ...) come from
+// limiters.Params as extra columns.
+var CoreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+
+// Clocks are the clock rules, in the order of limiters' Clock constants.
+var Clocks = choice.List{
+	{Name: "reject", Description: "reject a request whose time goes backwards for its key"},
+	{Name: "clamp", Description: "judge it at the key's last time"},
+}
 
 // ClockName is the name of a clock rule, as --clock takes it.
 func ClockName(c limiters.Clock) string {
 	if int(c) < len(Clocks) {
-		return Clocks[c]
+		return Clocks[c].Name
 	}
 	return strconv.Itoa(int(c))
 }
@@ -57,6 +71,9 @@ func (p Params) overlay(q Params) Params {
 func (p Params) check() error {
 	for _, name := range slices.Sorted(maps.Keys(p)) {
 		s := p[name]
+		if s.Resolved != nil {
+			continue
+		}
 		if name == "clock" {
 			if _, err := (Params{"clock": s}).clock(); err != nil {
 				return err
@@ -114,7 +131,7 @@ func (p Params) policy(unit time.Duration) (limiters.Policy, error) {
 			case prm.Default == "":
 				continue
 			}
-			s = Setting{prm.Default, Default}
+			s = Setting{Value: prm.Default, At: Default}
 		}
 		if err := parseParam(&pol, prm, s, unit); err != nil {
 			return pol, err
@@ -128,15 +145,39 @@ func (p Params) policy(unit time.Duration) (limiters.Policy, error) {
 // clock parses p's clock.
 func (p Params) clock() (limiters.Clock, error) {
 	c := p["clock"]
-	i := slices.Index(Clocks, c.Value)
+	if r, ok := c.Resolved.(limiters.Clock); ok {
+		return r, nil
+	}
+	i := Clocks.Index(c.Value)
 	if i < 0 {
-		return 0, errorf("%s: invalid clock %q (valid: %s)", c.At, c.Value, strings.Join(Clocks, ", "))
+		return 0, errorf("%s: invalid clock %q (valid: %s)", c.At, c.Value, Clocks)
 	}
 	return limiters.Clock(i), nil
 }
 
-// parseParam parses the text of parameter prm into pol.
+// parseParam parses the text of parameter prm into pol, or takes its
+// resolved value.
 func parseParam(pol *limiters.Policy, prm limiters.Param, s Setting, unit time.Duration) error {
+	if s.Resolved != nil {
+		switch v := pol.Field(prm.Name).(type) {
+		case *int64:
+			if r, ok := s.Resolved.(int64); ok {
+				*v = r
+				return nil
+			}
+		case *time.Duration:
+			if r, ok := s.Resolved.(time.Duration); ok {
+				*v = r
+				return nil
+			}
+		case *limiters.Rate:
+			if r, ok := s.Resolved.(limiters.Rate); ok {
+				*v = r
+				return nil
+			}
+		}
+		return errorf("%s: %s has a resolved value of type %T", s.At, prm.Name, s.Resolved)
+	}
 	switch v := pol.Field(prm.Name).(type) {
 	case *int64:
 		n, err := strconv.ParseInt(s.Value, 10, 64)

@@ -40,6 +40,10 @@ type Inputs struct {
 	Intent Setting
 	// Interval is --interval, Value "" when not given.
 	Interval Setting
+	// Inherit are parameters resolved by another replay that this one is
+	// part of (a report's sweep takes the report's intent), over the
+	// defaults and the policy file and under the flags.
+	Inherit Params
 }
 
 // A Plan is a resolved policy whose durations are not yet in a unit.
@@ -69,9 +73,9 @@ type planLane struct {
 // trace's unit.
 func Resolve(in Inputs) (*Plan, error) {
 	base := Params{
-		"limit":  {strconv.Itoa(DefaultLimit), Default},
-		"window": {DefaultWindow, Default},
-		"clock":  {"reject", Default},
+		"limit":  {Value: strconv.Itoa(DefaultLimit), At: Default},
+		"window": {Value: DefaultWindow, At: Default},
+		"clock":  {Value: "reject", At: Default},
 	}
 	algos, lims := in.Algos, in.Limiters
 	pf := in.File
@@ -84,6 +88,7 @@ func Resolve(in Inputs) (*Plan, error) {
 			}
 		}
 	}
+	base = base.overlay(in.Inherit)
 	if algos == nil && len(lims) == 0 {
 		algos = limiters.ClassicAlgorithms()
 	}
@@ -200,7 +205,7 @@ func checkDuration(s Setting, name string) error {
 func parseIntent(s Setting) (int64, Setting, error) {
 	l, w, ok := strings.Cut(s.Value, "/")
 	n, perr := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
-	window := Setting{strings.TrimSpace(w), s.At}
+	window := Setting{Value: strings.TrimSpace(w), At: s.At}
 	switch {
 	case !ok || window.Value == "":
 		return 0, window, errorf("%s %q: want LIMIT/WINDOW, such as 100/1m", s.At, s.Value)

@@ -39,7 +39,7 @@ func TestIntentNamed(t *testing.T) {
 	flags := func(kv ...string) Params {
 		p := Params{}
 		for i := 0; i+1 < len(kv); i += 2 {
-			p[kv[i]] = Setting{kv[i+1], Source("--" + kv[i])}
+			p[kv[i]] = Setting{Value: kv[i+1], At: Source("--" + kv[i])}
 		}
 		return p
 	}
@@ -57,7 +57,7 @@ func TestIntentNamed(t *testing.T) {
 		{"a bucket limiter that takes the default rate",
 			Inputs{Limiters: []Limiter{mustLimiter(t, "tb=token-bucket:capacity=5")}}, true, Default, 3},
 		{"a preset", Inputs{Limiters: []Limiter{mustLimiter(t, "nginx:rate=10r/s,burst=20")}}, false, Default, 3},
-		{"a preset with --intent", Inputs{Limiters: []Limiter{mustLimiter(t, "nginx:rate=10r/s")}, Intent: Setting{"10/1s", "--intent"}},
+		{"a preset with --intent", Inputs{Limiters: []Limiter{mustLimiter(t, "nginx:rate=10r/s")}, Intent: Setting{Value: "10/1s", At: "--intent"}},
 			true, "--intent", 10},
 		{"a window limiter with its own limit and window",
 			Inputs{Limiters: []Limiter{mustLimiter(t, "fw=fixed-window:limit=6,window=1m")}}, false, Default, 3},
@@ -77,7 +77,7 @@ func TestIntentNamed(t *testing.T) {
 // a value: nothing is turned into text and read back.
 func TestPresetPolicy(t *testing.T) {
 	l := mustLimiter(t, "edge=nginx:rate=1r/m,burst=2")
-	sp := bind(t, Inputs{Limiters: []Limiter{l}, Flags: Params{"clock": {"reject", "--clock"}}})
+	sp := bind(t, Inputs{Limiters: []Limiter{l}, Flags: Params{"clock": {Value: "reject", At: "--clock"}}})
 	got := sp.Lanes[0]
 	if got.Algorithm != l.Algorithm || got.Policy != l.Policy {
 		t.Errorf("lane %+v, want the preset's %v %+v", got, l.Algorithm, l.Policy)
@@ -93,7 +93,7 @@ func TestPresetPolicy(t *testing.T) {
 // TestUnitFree checks that a duration that fits one unit and not another
 // is refused only when bound to the other.
 func TestUnitFree(t *testing.T) {
-	pl, err := Resolve(Inputs{Flags: Params{"window": {"1.5", "--window"}}})
+	pl, err := Resolve(Inputs{Flags: Params{"window": {Value: "1.5", At: "--window"}}})
 	if err != nil {
 		t.Fatalf("Resolve refused a window of 1.5: %v", err)
 	}
@@ -105,7 +105,7 @@ func TestUnitFree(t *testing.T) {
 	if !errors.As(err, &e) || e.Param != "window" || e.At != "--window" || !strings.Contains(e.Reason, "finer than a nanosecond") {
 		t.Errorf("Bind(ns) = %v; want an *Error about --window finer than a nanosecond", err)
 	}
-	if _, err := Resolve(Inputs{Flags: Params{"window": {"ten", "--window"}}}); err == nil {
+	if _, err := Resolve(Inputs{Flags: Params{"window": {Value: "ten", At: "--window"}}}); err == nil {
 		t.Errorf("Resolve took a window of ten")
 	}
 }
