@@ -338,6 +338,11 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			if k := bytes.LastIndexByte(v, ':'); k >= 0 {
 				host, port = v[:k], v[k+1:]
 			}
+			// An IPv6 address with a port is bracketed ([2001:db8::7]:443,
+			// as Envoy writes it): the address is what is inside.
+			if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+				host = host[1 : len(host)-1]
+			}
 			ev.addAttr(f.attr, host)
 			ev.addAttr(f.port, port)
 		case roleTime:
