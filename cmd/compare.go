@@ -116,6 +116,9 @@ func runCompare(o *compareOptions, s streams) error {
 	case len(o.With) > 0 && (o.Timeline != "" || o.ByKey > 0):
 		return usageErrorf("--with adds columns to the requests: --timeline and --by-key list none")
 	}
+	if o.trace.labelled() && (o.Timeline != "" || o.ByKey > 0) {
+		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped in the summary: --timeline and --by-key do not show it")
+	}
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
 		return err
@@ -123,6 +126,9 @@ func runCompare(o *compareOptions, s streams) error {
 	stack, err := o.policy.stackOf()
 	if err != nil {
 		return err
+	}
+	if o.trace.labelled() && (stack != nil || clients.Model != sim.ClientsNone) {
+		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped on the trace's requests: a stack's and --clients' summaries do not count them")
 	}
 	if stack != nil {
 		switch {

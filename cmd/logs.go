@@ -64,6 +64,9 @@ func addLabelFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.labels.Column, "labels", "", "a field that says legit or abusive (anything else: unlabelled), instead of --legit and --abusive")
 }
 
+// labelled reports whether --legit, --abusive or --labels is given.
+func (o *traceOptions) labelled() bool { return o.labels != nil && *o.labels != (labelOptions{}) }
+
 // labeler returns the labeler of the flags; nil when none is given (or
 // the command has none).
 func (o *labelOptions) labeler() (*traces.Labeler, error) {

@@ -244,7 +244,7 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := checkLabelPick(cons, o.trace.labels != nil && *o.trace.labels != (labelOptions{})); err != nil {
+	if err := checkLabelPick(cons, o.trace.labelled()); err != nil {
 		return nil, nil, nil, err
 	}
 	return g, algos, cons, nil
