@@ -232,6 +232,7 @@ func TestMergeRefuses(t *testing.T) {
 		{[]string{"compare", "--shard", "2/2", "-o", "partial", trace}, 2, "shards are numbered from 0 to 1"},
 		{[]string{"compare", "--shard", "x", "-o", "partial", trace}, 2, "want I/N"},
 		{[]string{"compare", "--summary", "--clients", "honour", "--shard", "0/2", "-o", "partial", trace}, 2, "--clients"},
+		{[]string{"compare", "--summary", "--legit", "user=u1", "--shard", "0/2", "-o", "partial", trace}, 2, "--legit, --abusive and --labels"},
 		{[]string{"sweep", "--capacity", "1..3", "--pick", "ratio<=2", "--by-key", "2", "--shard", "0/2", "-o", "partial", trace}, 2, "--by-key lists the keys of the best candidate"},
 	} {
 		r := ratesim(t, "", c.args...)
