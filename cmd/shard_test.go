@@ -67,6 +67,7 @@ var shardCases = []shardCase{
 	{name: "compare-diff", args: []string{"compare", "--diff", "--algos", "all"}},
 	{name: "compare-summary", args: []string{"compare", "--summary", "--algos", "all", "--interval", "5"}},
 	{name: "compare-limiters", args: []string{"compare", "--summary", "--limiter", "a=fixed-window:limit=2,window=5", "--limiter", "b=token-bucket:capacity=6,rate=1/2", "--intent", "4/10"}},
+	{name: "compare-with", args: []string{"compare", "--with", "file,line,ep", "--algos", "token-bucket,gcra"}},
 	{name: "compare-key", args: []string{"compare", "--key", "user,ep", "--clock", "clamp"}},
 	{name: "compare-timeline", args: []string{"compare", "--timeline", "7", "--sort"}},
 	// The trace is not in time order: the whole replay refuses, and so
