@@ -1,0 +1,318 @@
+package limiters_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
+)
+
+// libraryCases are presets' configurations of every library kind, quirks
+// in reach: float rates, fractional periods, small zones, odd periods.
+var libraryCases = []struct{ preset, params string }{
+	{"x-time-rate", "r=3,b=2"},
+	{"x-time-rate", "every=7ms,b=3"},
+	{"x-time-rate", "r=0.3,b=1"},
+	{"redis-rate", "rate=10,burst=10,period=1s"},
+	{"redis-rate", "rate=3,burst=2,period=300ms"},
+	{"throttled", "per_sec=3,max_burst=2"},
+	{"throttled", "per_hour=1895,max_burst=1,store=redis"},
+	{"envoy", "requests_per_unit=5,unit=second"},
+	{"envoy", "requests_per_unit=3,unit=minute"},
+	{"nginx", "rate=10r/s,burst=3,nodelay"},
+	{"nginx", "rate=2r/m,burst=1,zone=z:32k"},
+	{"nginx", "rate=5r/s,burst=4,delay=2,zone=z:32k"},
+	{"haproxy", "period=1001ms,limit=4,expire=3s"},
+	{"haproxy", "period=10s,limit=10,expire=30s"},
+	{"spring-cloud-gateway", "replenishRate=2,burstCapacity=5"},
+	{"spring-cloud-gateway", "replenishRate=10,burstCapacity=10,requestedTokens=3"},
+	{"spring-cloud-gateway", "replenishRate=3"},
+}
+
+// libraryRule returns the algorithm and policy of a case.
+func libraryRule(t *testing.T, preset, params string) (limiters.Algorithm, limiters.Policy) {
+	t.Helper()
+	p, ok := presets.Lookup(preset)
+	if !ok {
+		t.Fatalf("no preset %s", preset)
+	}
+	m := map[string]string{}
+	for _, kv := range strings.Split(params, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			v = "true"
+		}
+		m[k] = v
+	}
+	a, pol, err := p.Limiter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, pol
+}
+
+type libRequest struct {
+	key      uint32
+	at, cost int64
+}
+
+// libraryTrace is a random trace of keys: bursts within a millisecond,
+// gaps of milliseconds to minutes, costs up to above the burst, times with
+// nanoseconds, now and then a time earlier than the key's last.
+func libraryTrace(rng *rand.Rand, n, keys int) []libRequest {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	last := make([]int64, keys)
+	for k := range last {
+		last[k] = base
+	}
+	var out []libRequest
+	for len(out) < n {
+		k := rng.IntN(keys)
+		switch r := rng.IntN(20); {
+		case r < 8: // a burst
+		case r < 15:
+			last[k] += rng.Int64N(int64(2 * time.Second))
+		case r < 18:
+			last[k] += rng.Int64N(int64(3 * time.Minute))
+		case r < 19:
+			last[k] -= rng.Int64N(int64(90 * time.Second)) // back in time
+		default:
+			last[k] += rng.Int64N(int64(time.Millisecond))
+		}
+		for b := 1 + rng.IntN(4); b > 0 && len(out) < n; b-- {
+			cost := int64(1)
+			if rng.IntN(6) == 0 {
+				cost = 1 + rng.Int64N(12)
+			}
+			out = append(out, libRequest{uint32(k), last[k] + rng.Int64N(1000), cost})
+		}
+	}
+	return out
+}
+
+// TestLibraryKindsAreNotAll: AllAlgorithms, and so --algos all, keep
+// meaning the exact kinds; LibraryAlgorithms lists the others, which
+// ParseAlgorithm does not take by name.
+func TestLibraryKindsAreNotAll(t *testing.T) {
+	lib := limiters.LibraryAlgorithms()
+	if len(lib) == 0 {
+		t.Fatal("no library kinds")
+	}
+	for _, a := range limiters.AllAlgorithms() {
+		if a.Library() || slices.Contains(lib, a) {
+			t.Errorf("%v is in AllAlgorithms and a library kind", a)
+		}
+	}
+	for _, a := range lib {
+		if !a.Library() {
+			t.Errorf("%v in LibraryAlgorithms is not a library kind", a)
+		}
+		if _, err := limiters.ParseAlgorithm(a.String()); err == nil {
+			t.Errorf("ParseAlgorithm takes the library kind %v", a)
+		}
+		if a.Summary() == "" || a.Doc().How == "" || a.Doc().State == "" || a.Doc().Explain == "" {
+			t.Errorf("%v: undocumented", a)
+		}
+	}
+	if _, err := limiters.ParseAlgorithm("nosuch"); err == nil || strings.Contains(err.Error(), "nginx-limit-req") {
+		t.Errorf("ParseAlgorithm's list of the valid: %v", err)
+	}
+}
+
+// TestLibraryStoresAgree: for every library kind, a Table, a Group
+// holding it beside other rules, a Keyed (which forgets idle keys) and
+// for kinds whose keys do not interact the pure Step decide every request
+// of random traces alike, in every field, and explain it alike; Admit then
+// Refused gives the decisions Allow gives.
+func TestLibraryStoresAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		t.Run(c.preset+":"+c.params, func(t *testing.T) {
+			for trial := range 8 {
+				trace := libraryTrace(rng, 1500, 1+rng.IntN(300))
+				tab, err := limiters.NewTable(a, pol)
+				if err != nil {
+					t.Fatal(err)
+				}
+				other, _ := limiters.NewRule(limiters.TokenBucket, limiters.Policy{Capacity: 3, Rate: limiters.Rate{N: 1, Per: time.Second}})
+				rule, _ := limiters.NewRule(a, pol)
+				g, err := limiters.NewGroupOf([]*limiters.Rule{other, rule, rule})
+				if err != nil {
+					t.Fatal(err)
+				}
+				admit, _ := limiters.NewGroupOf([]*limiters.Rule{other, rule})
+				keyed, err := limiters.NewKeyed(a, pol)
+				if err != nil {
+					t.Fatal(err)
+				}
+				explain, _ := limiters.NewTable(a, pol)
+				states := map[uint32]*stepper{}
+				out := make([]limiters.Decision, 3)
+				got2 := make([]limiters.Decision, 2)
+				for i, rq := range trace {
+					want := tab.Allow(rq.key, rq.at, rq.cost)
+					g.Allow(rq.key, rq.at, rq.cost, out)
+					mask := admit.Admit(rq.key, rq.at, rq.cost)
+					for j := range got2 {
+						got2[j] = limiters.Decision{Reason: "unset"}
+					}
+					if wrong := admit.Refused(rq.key, rq.at, rq.cost, 3&^mask, got2, nil); wrong != 0 {
+						t.Fatalf("trial %d request %d: Refused finds allowed %b", trial, i, wrong)
+					}
+					kd := keyed.Allow(fmt.Sprint(rq.key), rq.at, rq.cost)
+					ed, text := explain.AllowExplain(rq.key, rq.at, rq.cost, time.Second, nil)
+					if len(text) == 0 {
+						t.Fatalf("trial %d request %d: no state text", trial, i)
+					}
+					for name, got := range map[string]limiters.Decision{"group": out[1], "face": out[2], "keyed": kd, "explain": ed} {
+						if got != want {
+							t.Fatalf("trial %d request %d %+v: %s %+v, table %+v", trial, i, rq, name, got, want)
+						}
+					}
+					if mask&2 != 0 != want.Allowed || !want.Allowed && got2[1] != want {
+						t.Fatalf("trial %d request %d %+v: admit %b, refused %+v, table %+v", trial, i, rq, mask, got2[1], want)
+					}
+					if !a.KeysInteract() {
+						st := states[rq.key]
+						if st == nil {
+							st = newStepper(a)
+							states[rq.key] = st
+						}
+						if got := st.step(rule, rq.at, rq.cost); got != want {
+							t.Fatalf("trial %d request %d %+v: Step %+v, table %+v", trial, i, rq, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// stepper holds one key's state of a library kind and steps it.
+type stepper struct {
+	step func(r *limiters.Rule, now, cost int64) limiters.Decision
+}
+
+func newStepper(a limiters.Algorithm) *stepper {
+	var st stepper
+	switch a {
+	case limiters.XTimeRate:
+		var s limiters.XTimeRateState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	case limiters.RedisRate:
+		var s limiters.RedisRateState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	case limiters.Throttled:
+		var s limiters.ThrottledState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	case limiters.EnvoyRateLimit:
+		var s limiters.EnvoyState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	case limiters.HAProxyRate:
+		var s limiters.HAProxyState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	case limiters.SpringGateway:
+		var s limiters.SpringState
+		st.step = func(r *limiters.Rule, now, cost int64) (d limiters.Decision) { s, d = s.Step(r, now, cost); return d }
+	default:
+		panic("no stepper for " + a.String())
+	}
+	return &st
+}
+
+// TestLibraryEncoded: StepEncoded decides as the Table, state bytes in
+// and out, for the kinds whose keys do not interact; nginx's, whose do,
+// it refuses with an error that says why.
+func TestLibraryEncoded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		rule, _ := limiters.NewRule(a, pol)
+		if a.KeysInteract() {
+			if _, _, err := rule.StepEncoded(nil, 0, 1, nil); err == nil || !strings.Contains(err.Error(), "zone") {
+				t.Errorf("%s: StepEncoded: %v, want a refusal naming the zone", c.preset, err)
+			}
+			continue
+		}
+		tab, _ := limiters.NewTable(a, pol)
+		states := map[uint32][]byte{}
+		for i, rq := range libraryTrace(rng, 2000, 20) {
+			want := tab.Allow(rq.key, rq.at, rq.cost)
+			next, got, err := rule.StepEncoded(states[rq.key], rq.at, rq.cost, nil)
+			if err != nil {
+				t.Fatalf("%s %s request %d: %v", c.preset, c.params, i, err)
+			}
+			states[rq.key] = next
+			if got != want {
+				t.Fatalf("%s %s request %d %+v: StepEncoded %+v, table %+v", c.preset, c.params, i, rq, got, want)
+			}
+		}
+	}
+}
+
+// TestLibraryIdle: a state the store may forget as idle decides the next
+// request as a fresh one does, so forgetting never changes a decision.
+// (nginx's state is idle only once out of its zone, which has reset it.)
+func TestLibraryIdle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		tab, _ := limiters.NewTable(a, pol)
+		idle := 0
+		for i, rq := range libraryTrace(rng, 3000, 5) {
+			if tab.Idle(rq.key, rq.at) && !a.KeysInteract() {
+				idle++
+				fresh, _ := limiters.NewTable(a, pol)
+				want := fresh.Allow(0, rq.at, rq.cost)
+				if got := tab.Allow(rq.key, rq.at, rq.cost); got != want {
+					t.Fatalf("%s %s request %d %+v: idle state decides %+v, a fresh one %+v", c.preset, c.params, i, rq, got, want)
+				}
+				continue
+			}
+			tab.Allow(rq.key, rq.at, rq.cost)
+		}
+		if idle == 0 && !a.KeysInteract() {
+			t.Errorf("%s %s: no state was ever idle", c.preset, c.params)
+		}
+	}
+}
+
+// TestLibraryAllocateNothing: a library kind's decision in a Table
+// allocates nothing, its full fields (the floats' texts included) too.
+func TestLibraryAllocateNothing(t *testing.T) {
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		tab, _ := limiters.NewTable(a, pol)
+		ts := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+		tab.Allow(0, ts, 1)
+		tab.Allow(1, ts, 1)
+		n := testing.AllocsPerRun(2000, func() {
+			ts += 37 * int64(time.Millisecond)
+			tab.Allow(uint32(ts/int64(time.Millisecond))%2, ts, 1)
+		})
+		if n != 0 {
+			t.Errorf("%s %s: %v allocations per request", c.preset, c.params, n)
+		}
+	}
+}
+
+// TestZoneSharedByKeyed: nginx's zone makes keys interact, and Keyed
+// keeps them in one shard: two keys hashed anywhere share the zone.
+func TestZoneSharedByKeyed(t *testing.T) {
+	a, pol := libraryRule(t, "nginx", "rate=1r/m")
+	if !a.KeysInteract() {
+		t.Fatal("nginx's keys do not interact")
+	}
+	k, _ := limiters.NewKeyed(a, pol)
+	k.Allow("A", 0, 1)
+	k.Allow("B", 60500*int64(time.Millisecond), 1)
+	if d := k.Allow("A", 61*int64(time.Second), 1); !d.Allowed {
+		t.Fatalf("A after B expired its node: %+v, want allowed", d)
+	}
+}
