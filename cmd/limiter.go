@@ -51,6 +51,11 @@ type limiterSpec struct {
 	args string // the KEY=VALUE list as given, for the default name
 	// preset is the preset the limiter was given as, or "".
 	preset string
+	// pol is a preset's policy: its lane takes it whole (but for the
+	// clock, which is the flags' unless the preset sets its own), since
+	// a library kind's configuration (limiters.Policy.Library) is more
+	// than its parameters' texts hold.
+	pol *limiters.Policy
 }
 
 // defaultName is the limiter's name when none is given: its algorithm,
@@ -172,7 +177,7 @@ func (ls *limiterSpec) setPreset(p *presets.Preset, kvs [][2]string, at string) 
 	if err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "presets: "))
 	}
-	ls.alg, ls.preset = a, p.Name
+	ls.alg, ls.preset, ls.pol = a, p.Name, &pol
 	ls.p = policyParams(a, pol, at)
 	return nil
 }

@@ -175,6 +175,11 @@ func keyStates(rp *replay, users []string, s streams) (map[string]*keyTrace, *si
 	if len(rp.keys) > 0 {
 		return nil, nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
 	}
+	for _, l := range rp.spec.Lanes {
+		if l.Algorithm.KeysInteract() {
+			return nil, nil, nil, usageErrorf("%s: its decisions for one user depend on the other users' requests (nginx's zone), and the state is drawn from the drawn users' requests alone", l.Name)
+		}
+	}
 	src := &userSource{src: rp.trace, users: users}
 	cfg := rp.config(true, true)
 	lanes := rp.spec.Lanes
@@ -280,6 +285,12 @@ func stateValue(lane sim.Lane, d *limiters.Decision, text []byte, now int64, sp 
 		// ahead of now, at the rate.
 		r := lane.Policy.Rate
 		return math.Max(0, float64(at-now)*float64(r.N)/float64(r.Per)), nil
+	}
+	switch {
+	case lane.Algorithm == limiters.SpringGateway:
+		return float64(lane.Policy.Library.Spring.BurstCapacity - d.Remaining), nil
+	case lane.Algorithm.Library() && !lane.Algorithm.Windowed():
+		return float64(lane.Policy.Capacity - d.Remaining), nil // what the library reports used
 	}
 	return float64(lane.Policy.Limit - d.Remaining), nil
 }

@@ -238,10 +238,15 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 	if err := spec.Oracle.Validate(limiters.SlidingLog); err != nil {
 		return nil, usageErrorf("oracle: %s", ErrorText(err))
 	}
-	add := func(name string, a limiters.Algorithm, p params) error {
+	add := func(name string, a limiters.Algorithm, p params, preset *limiters.Policy) error {
 		pol, err := p.policy(unit)
 		if err != nil {
 			return err
+		}
+		if preset != nil {
+			clock := pol.Clock // the preset's own, or the flags'
+			pol = *preset
+			pol.Clock = clock
 		}
 		_, capacity := p["capacity"]
 		_, rate := p["rate"]
@@ -262,7 +267,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 		if file != nil {
 			p = p.overlay(file.algos[a])
 		}
-		if err := add(a.String(), a, p.overlay(flags)); err != nil {
+		if err := add(a.String(), a, p.overlay(flags), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +276,7 @@ func (o *policyOptions) resolve(algos []limiters.Algorithm, specs []limiterSpec,
 		if name == "" {
 			name = ls.defaultName()
 		}
-		if err := add(name, ls.alg, base.overlay(flags).overlay(ls.p)); err != nil {
+		if err := add(name, ls.alg, base.overlay(flags).overlay(ls.p), ls.pol); err != nil {
 			return nil, err
 		}
 	}

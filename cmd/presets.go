@@ -22,9 +22,11 @@ func newPresetsCmd() *cobra.Command {
 		Use:   "presets [NAME...]",
 		Short: "List the presets: real libraries' limiters with their own parameters",
 		Long: `List the presets, or those named: real rate-limiting libraries whose
-behaviour, quirks included, a --limiter reproduces with that library's own
-parameter names. Each says what it reproduces, which algorithm and
-parameters it becomes, and what a user's burst=5 means in it.
+behaviour, floats and quirks included, a --limiter reproduces with that
+library's own parameter names. Each says what it reproduces and what not,
+what of the library's configuration it ignores, how it reads a trace's
+times, which algorithm and parameters it becomes, what a user's burst=5
+means in it, and which version of the library it was proven against.
 
   ratesim compare --limiter nginx:rate=1r/s,burst=5,nodelay \
                   --limiter redis-rate:rate=1,burst=5 trace.csv`,
@@ -58,6 +60,9 @@ var presetsColumns = []column{
 	{name: "burst"},
 	{name: "reproduces", machineOnly: true},
 	{name: "differences", machineOnly: true},
+	{name: "ignores", machineOnly: true},
+	{name: "time", machineOnly: true},
+	{name: "proven", machineOnly: true},
 }
 
 // presetParams lists a preset's parameters with their defaults:
@@ -96,7 +101,8 @@ func runPresets(o *presetsOptions, s streams) error {
 		var rows [][]cell
 		for _, p := range list {
 			rows = append(rows, []cell{strCell(p.Name), strCell(p.Library), strCell(p.Name + ":" + p.Example), strCell(presetParams(p)),
-				strCell(p.Mapping), strCell(p.Burst), strCell(p.Reproduces), strCell(p.Differences)})
+				strCell(p.Mapping), strCell(p.Burst), strCell(p.Reproduces), strCell(p.Differences),
+				strCell(p.Ignores), strCell(p.Time), strCell(p.Proven)})
 		}
 		t, err := writeRecords(s.out, format, presetsColumns, rows)
 		if err != nil || t == nil {
@@ -117,6 +123,9 @@ func runPresets(o *presetsOptions, s streams) error {
 			{"burst", p.Burst},
 			{"reproduces", p.Reproduces},
 			{"differs", p.Differences},
+			{"ignores", p.Ignores},
+			{"time", p.Time},
+			{"proven", p.Proven},
 		} {
 			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
 		}

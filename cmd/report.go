@@ -274,6 +274,9 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	case o.trace.Path == "-" || slices.Contains(o.trace.More, "-"):
 		sec.Text = []string{"Not drawn: the trace was standard input, which cannot be read twice."}
 		return sec, nil
+	case slices.ContainsFunc(rp.spec.Lanes, func(l sim.Lane) bool { return l.Algorithm.KeysInteract() }):
+		sec.Text = []string{"Not drawn: a limiter's decisions for one user depend on the other users' requests (nginx's zone), and the states are drawn from a pass over the drawn users' requests alone."}
+		return sec, nil
 	}
 	var users []string
 	for _, st := range rep.Algos {
