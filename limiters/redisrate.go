@@ -201,3 +201,10 @@ func (s *RedisRateState) readBinary(_ *Rule, b []byte) bool {
 	s.tat, s.expire, s.seen = math.Float64frombits(w[0]), int64(w[1]), b[16] == 1
 	return true
 }
+
+// Key returns what Redis holds for the key: the tat, in the script's
+// seconds since RedisRateEpoch, and the last millisecond the key lives
+// in; ok is false when it has never held one.
+func (s RedisRateState) Key() (tat float64, expire int64, ok bool) {
+	return s.tat, s.expire, s.seen
+}

@@ -218,3 +218,10 @@ func (s *ThrottledState) readBinary(_ *Rule, b []byte) bool {
 	s.tat, s.expire, s.seen = int64(w[0]), int64(w[1]), b[16] == 1
 	return true
 }
+
+// Key returns what the store holds for the key: the tat in Unix
+// nanoseconds and, with the Redis store, the last millisecond the key
+// lives in; ok is false when it has never held one.
+func (s ThrottledState) Key() (tat, expire int64, ok bool) {
+	return s.tat, s.expire, s.seen
+}
