@@ -54,7 +54,7 @@ func TestThrottledDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 		tab := table(t, "throttled", params)
-		trace := randomTrace(rng, traceShape{keys: 1 + rng.IntN(12), requests: 2000, span: 10 * time.Minute, maxCost: int64(quota.MaxBurst + 3), grain: 1, backwards: true})
+		trace := randomTrace(rng, traceShape{keys: 1 + rng.IntN(12), requests: 2000, span: 10 * time.Minute, maxCost: int64(quota.MaxBurst + 3), backwards: true})
 		for i, rq := range trace {
 			now = time.Unix(0, base+rq.at)
 			limited, res, err := lim.RateLimitCtx(ctx, strconv.Itoa(rq.key), int(rq.cost))

@@ -15,46 +15,62 @@ type diffRequest struct {
 
 // traceShape is what a differential's random trace looks like.
 type traceShape struct {
-	keys      int           // how many keys
-	requests  int           // how many requests in all
-	span      time.Duration // how long the trace runs
-	maxCost   int64         // costs from 1 to maxCost; 1 for none
-	grain     time.Duration // times fall on multiples of it (fractions below it otherwise)
-	backwards bool          // now and then a key's time goes back
+	keys     int           // how many keys
+	requests int           // how many requests in all
+	span     time.Duration // how long the trace runs
+	maxCost  int64         // costs from 1 to maxCost; 1 for none
+	// idle is the shortest idle gap each key has once (a little over a
+	// minute unless set); idleJitter what may be added to it.
+	idle, idleJitter time.Duration
+	backwards        bool // now and then a key's time goes back
+	// newKeys more keys send one request each, at random times: keys
+	// that arrive late, as nginx's zone expiry needs.
+	newKeys int
 }
 
-// randomTrace returns a random trace of shape s, in time order but for
-// the backward steps: each key alternates bursts (requests within a few
-// grains), short gaps, and idle gaps longer than a minute, keys
-// interleaved. Every key has at least one idle gap over 60 s when the
-// span allows it.
+// randomTrace returns a random trace of shape s: each key alternates
+// bursts (requests within a few milliseconds, or the same nanosecond),
+// gaps around its share of the span, and once an idle gap of a little
+// over a minute; keys are interleaved by time, each in its own order (in
+// time order unless backwards, which sends a key back up to 2 s now and
+// then). Times carry nanoseconds.
 func randomTrace(rng *rand.Rand, s traceShape) []diffRequest {
+	if s.idle == 0 {
+		s.idle, s.idleJitter = 61*time.Second, 20*time.Second
+	}
 	per := max(1, s.requests/s.keys)
-	lines := make([][]diffRequest, s.keys)
+	lines := make([][]diffRequest, s.keys, s.keys+s.newKeys)
 	for k := range s.keys {
+		idle := int64(s.idle)
+		if s.idleJitter > 0 {
+			idle += rng.Int64N(int64(s.idleJitter))
+		}
+		active := int64(s.span) - idle
+		if active < int64(s.span)/10 {
+			idle, active = 0, int64(s.span) // no room for the idle gap
+		}
+		steps := max(1, per/3) // a step sends 3 requests on average
+		gap := max(active/int64(steps), 1)
+		t := rng.Int64N(gap)
+		idleAt := per/4 + rng.IntN(per/2+1)
 		var out []diffRequest
-		// Each key's own timeline, over the span.
-		t := rng.Int64N(int64(s.span) / 10)
-		idle := int64(61*time.Second) + rng.Int64N(int64(20*time.Second))
-		idleAt := per/3 + rng.IntN(per/3+1)
 		for i := 0; i < per; {
 			switch r := rng.IntN(10); {
-			case i == idleAt && t+idle < int64(s.span):
+			case i >= idleAt && idle > 0:
 				t += idle
-			case r < 4: // a burst
+				idle = 0
+			case r < 3: // a burst on the last one
 			case r < 8:
-				t += rng.Int64N(int64(s.span) / int64(per) * 2)
+				t += rng.Int64N(2 * gap)
 			case r < 9 && s.backwards:
-				t -= rng.Int64N(int64(2 * time.Second))
-				t = max(t, 0)
+				t = max(t-rng.Int64N(int64(2*time.Second)), 0)
 			default:
-				t += rng.Int64N(int64(200 * time.Millisecond))
+				t += rng.Int64N(int64(5 * time.Millisecond))
 			}
 			for b := 1 + rng.IntN(5); b > 0 && i < per; b-- {
-				at := t + rng.Int64N(int64(3*s.grain))
-				at -= at % int64(s.grain)
-				if s.grain == 1 {
-					at = t + rng.Int64N(int64(3*time.Millisecond))
+				at := t
+				if rng.IntN(3) != 0 {
+					at += rng.Int64N(int64(3 * time.Millisecond))
 				}
 				cost := int64(1)
 				if s.maxCost > 1 && rng.IntN(5) == 0 {
@@ -69,9 +85,12 @@ func randomTrace(rng *rand.Rand, s traceShape) []diffRequest {
 		}
 		lines[k] = out
 	}
+	for k := s.keys; k < s.keys+s.newKeys; k++ {
+		lines = append(lines, []diffRequest{{key: k, at: rng.Int64N(int64(s.span)), cost: 1}})
+	}
 	// Merge the keys' lines by time, each key's in its own order.
 	var out []diffRequest
-	next := make([]int, s.keys)
+	next := make([]int, len(lines))
 	for {
 		best := -1
 		for k, line := range lines {

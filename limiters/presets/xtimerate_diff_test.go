@@ -41,7 +41,7 @@ func TestXTimeRateDifferential(t *testing.T) {
 			limit = rate.Every(every)
 		}
 		tab := table(t, "x-time-rate", params)
-		trace := randomTrace(rng, traceShape{keys: 1 + rng.IntN(12), requests: 2000, span: 10 * time.Minute, maxCost: int64(b + 2), grain: 1, backwards: true})
+		trace := randomTrace(rng, traceShape{keys: 1 + rng.IntN(12), requests: 2000, span: 10 * time.Minute, maxCost: int64(b + 2), backwards: true})
 		// A third of the requests come when the key's tokens should just
 		// have come back, to the nanosecond or a few off, where float64
 		// rounding and the truncated wait decide.

@@ -1,0 +1,193 @@
+package presets
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The differentials against real servers start their own processes: the
+// real nginx, HAProxy and redis-server from the system, each on a free
+// loopback port, in the test's own temporary directory, and stop them by
+// process when the test ends, failed or not. Outside CI a missing server
+// skips the test with one line; under CI=true it fails it, as a skip
+// would hide that nothing was compared.
+
+// binary returns the path of the server name, looked for on PATH and then
+// at the paths given.
+func binary(t *testing.T, name string, paths ...string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not installed; under CI=true the differential against the real %s must run", name, name)
+	}
+	t.Skipf("%s is not installed: no differential against the real %s", name, name)
+	return ""
+}
+
+// freePorts returns n loopback ports nothing listens on now. A server
+// given one may still lose it to another process before it binds it:
+// start retries on another.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// A server is a process a test started.
+type server struct {
+	cmd  *exec.Cmd
+	log  string // its standard output and error
+	done chan struct{}
+	err  error // how it exited, once done is closed
+	stop sync.Once
+}
+
+// startServer starts path with args in dir, its output to log, and waits
+// until ready reports true; the test's cleanup stops it by its PID (TERM,
+// then KILL after a few seconds) and waits for it. When the process exits
+// before it is ready, startServer returns false, for the caller to try
+// another port.
+func startServer(t *testing.T, dir, log, path string, args []string, ready func() bool) (*server, bool) {
+	t.Helper()
+	out, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	s := &server{cmd: cmd, log: log, done: make(chan struct{})}
+	go func() {
+		s.err = cmd.Wait()
+		out.Close()
+		close(s.done)
+	}()
+	t.Cleanup(s.kill)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return s, false
+		default:
+		}
+		if ready() {
+			return s, true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.kill()
+	t.Fatalf("%s did not become ready in 15 s; its log:\n%s", path, readLog(log))
+	return nil, false
+}
+
+// kill stops the server's process, by its PID.
+func (s *server) kill() {
+	s.stop.Do(func() {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+}
+
+// alive fails the test when the server has exited.
+func (s *server) alive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.done:
+		t.Fatalf("the server exited (%v); its log:\n%s", s.err, readLog(s.log))
+	default:
+	}
+}
+
+func readLog(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	return string(b)
+}
+
+// listening reports whether something accepts connections on port.
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// startRedis starts a redis-server of the test's own and returns a
+// client of it.
+func startRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	path := binary(t, "redis-server", "/usr/bin/redis-server")
+	dir := t.TempDir()
+	for attempt := 0; attempt < 5; attempt++ {
+		port := freePorts(t, 1)[0]
+		client := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), PoolSize: 64})
+		args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}
+		_, ok := startServer(t, dir, filepath.Join(dir, fmt.Sprintf("redis-%d.log", attempt)), path, args, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			return client.Ping(ctx).Err() == nil
+		})
+		if ok {
+			t.Cleanup(func() { client.Close() })
+			return client
+		}
+		client.Close()
+	}
+	t.Fatal("could not start redis-server on a free port")
+	return nil
+}
+
+// sleepUntil sleeps until the wall clock reads at.
+func sleepUntil(at time.Time) {
+	if d := time.Until(at); d > 0 {
+		time.Sleep(d)
+	}
+}

@@ -1,0 +1,169 @@
+package presets
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	lib "github.com/throttled/throttled/v2"
+	"github.com/throttled/throttled/v2/store/goredisstore.v9"
+
+	"github.com/ratesim/ratesim/limiters"
+)
+
+// clockKey keys the context value a call's Redis TIME is noted in.
+type clockKey struct{}
+
+// redisClock notes the TIME replies of the commands run with a context
+// holding a *time.Time under clockKey: the clock a store read.
+type redisClock struct{}
+
+func (redisClock) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (redisClock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		noteTime(ctx, cmd)
+		return err
+	}
+}
+
+func (redisClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			noteTime(ctx, c)
+		}
+		return err
+	}
+}
+
+func noteTime(ctx context.Context, cmd redis.Cmder) {
+	if at, ok := ctx.Value(clockKey{}).(*time.Time); ok {
+		if tc, ok := cmd.(*redis.TimeCmd); ok && tc.Err() == nil {
+			*at = tc.Val()
+		}
+	}
+}
+
+// realSpan is how long the differentials against real servers run: long
+// enough for every key's idle gap of over a minute.
+const realSpan = 72 * time.Second
+
+// realShape is the shape of their traces: idle gaps of 61 to 63 s.
+func realShape(keys, requests int, maxCost int64) traceShape {
+	return traceShape{keys: keys, requests: requests, span: realSpan, maxCost: maxCost, idle: 61 * time.Second, idleJitter: 2 * time.Second}
+}
+
+// TestThrottledRedisDifferential drives throttled's GCRARateLimiterCtx
+// with its Redis store (goredisstore.v9) on a redis-server of the test's
+// own, in real time, and the throttled preset with store=redis on the
+// times the store read: the reply of the TIME command of each call's
+// GetWithTime, noted by a go-redis hook. Random traces (several keys,
+// bursts, idle gaps over 60 s, quantities up to MaxBurst+3, microsecond
+// times) under random quotas; any differing decision (limited, Remaining,
+// ResetAfter, RetryAfter) fails. The store sets a key's expiry a round
+// trip after it read the time, so a request within 3 ms of the time the
+// preset says its key expires waits until 4 ms past it: which millisecond
+// Redis counts from would decide that request, and nothing else.
+func TestThrottledRedisDifferential(t *testing.T) {
+	t.Parallel()
+	client := startRedis(t)
+	client.AddHook(redisClock{})
+	rng := rand.New(rand.NewPCG(2026, 24))
+	var mu sync.Mutex
+	compared, differ, guarded, early := 0, 0, 0, 0
+	var wg sync.WaitGroup
+	start := time.Now().Add(500 * time.Millisecond)
+	for cfg := 0; cfg < 3; cfg++ {
+		quota, params := throttledQuota(rng)
+		if cfg == 0 {
+			// A period of about 1.9 s: TTLs of a fraction over a whole
+			// second, which the store rounds down.
+			quota, params = lib.RateQuota{MaxRate: lib.PerHour(1895), MaxBurst: 2}, map[string]string{"per_hour": "1895", "max_burst": "2"}
+		}
+		params["store"] = "redis"
+		p, _ := Lookup("throttled")
+		a, pol, err := p.Limiter(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rule, _ := limiters.NewRule(a, pol)
+		store, err := goredisstore.NewCtx(client, fmt.Sprintf("cfg%d:", cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim, err := lib.NewGCRARateLimiterCtx(store, quota)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := randomTrace(rng, realShape(8, 6000, int64(quota.MaxBurst+3)))
+		byKey := map[int][]diffRequest{}
+		for _, rq := range trace {
+			byKey[rq.key] = append(byKey[rq.key], rq)
+		}
+		for key, reqs := range byKey {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var st limiters.ThrottledState
+				for i, rq := range reqs {
+					sleepUntil(start.Add(time.Duration(rq.at)))
+					if _, expire, ok := st.Key(); ok {
+						if ms := time.Now().UnixMilli(); ms >= expire-3 && ms <= expire+3 {
+							sleepUntil(time.UnixMilli(expire + 4))
+							mu.Lock()
+							guarded++
+							mu.Unlock()
+						}
+					}
+					var at time.Time
+					ctx := context.WithValue(context.Background(), clockKey{}, &at)
+					limited, res, err := lim.RateLimitCtx(ctx, strconv.Itoa(key), int(rq.cost))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					tat, expire, kept := st.Key()
+					earlyExpiry := kept && tat > at.UnixNano() && expire < at.UnixMilli()
+					var d limiters.Decision
+					st, d = st.Step(rule, at.UnixNano(), rq.cost)
+					mu.Lock()
+					compared++
+					if earlyExpiry {
+						early++
+					}
+					if !sameThrottled(d, limited, res) {
+						differ++
+						if differ <= 5 {
+							t.Errorf("config %v key %d request %d at %v quantity %d: preset %+v; throttled limited %v %+v",
+								params, key, i, at.Format(time.RFC3339Nano), rq.cost, d, limited, res)
+						}
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	t.Logf("throttled store=redis | %s, goredisstore.v9 on %s, real time | %d | %d (%d found their key expired before its tat; %d moved off an expiry)",
+		ThrottledVersion, redisServerVersion(client), compared, differ, early, guarded)
+	if early == 0 {
+		t.Error("no request found its key expired before its tat: the traces do not reach the TTL's rounding")
+	}
+}
+
+// redisServerVersion returns the server's redis_version.
+func redisServerVersion(c *redis.Client) string {
+	info, err := c.InfoMap(context.Background(), "server").Result()
+	if err != nil {
+		return "redis-server"
+	}
+	return "redis-server " + info["Server"]["redis_version"]
+}
