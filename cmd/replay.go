@@ -312,6 +312,10 @@ func (sp *policySpec) laneLines() []string {
 			text += fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit))
 		}
 		text += sp.extraParams([]limiters.Algorithm{l.Algorithm}, p)
+		if l.Algorithm.OwnClock() {
+			lines = append(lines, text+", earlier times as the library takes them")
+			continue
+		}
 		lines = append(lines, text+", clock "+clockName(p.Clock))
 	}
 	return lines

@@ -144,6 +144,9 @@ type kind struct {
 	backWithin func(p Policy) int64
 	// library: a library kind, reproducing a real library (see XTimeRate).
 	library bool
+	// ownClock: the kind takes a time earlier than its key's latest as
+	// its library does, and Policy.Clock does not apply.
+	ownClock bool
 	// zoned: the kind's keys share one zone per store, which a request
 	// for one key may change for the others (see NginxLimitReq).
 	zoned bool
@@ -443,6 +446,15 @@ func (a Algorithm) Windowed() bool {
 func (a Algorithm) Library() bool {
 	k := a.kind()
 	return k != nil && k.library
+}
+
+// OwnClock reports whether the algorithm takes a request earlier than its
+// key's latest as the library it reproduces does (x/time/rate refills
+// nothing and moves its clock back, nginx takes up to 60 s back as no
+// time passing, ...), so that Policy.Clock does not apply to it.
+func (a Algorithm) OwnClock() bool {
+	k := a.kind()
+	return k != nil && k.ownClock
 }
 
 // KeysInteract reports whether one key's decisions under the algorithm

@@ -31,8 +31,9 @@ var haproxyRate = kind{
 		r.lib.hExpire = int64(r.pol.Library.HAProxy.Expire / time.Millisecond)
 		noCostLimit(r)
 	},
-	bound:   noBound,
-	library: true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
 }
 
 // HAProxyConfig is HAProxyRate's configuration beyond the deny's limit

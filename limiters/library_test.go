@@ -316,3 +316,28 @@ func TestZoneSharedByKeyed(t *testing.T) {
 		t.Fatalf("A after B expired its node: %+v, want allowed", d)
 	}
 }
+
+// TestLibraryOwnClock: a library kind that takes earlier times as its
+// library does decides alike under either clock rule; Envoy's, whose
+// service keeps a key per window, is the one that takes the rule.
+func TestLibraryOwnClock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		if a.OwnClock() == (a == limiters.EnvoyRateLimit) {
+			t.Errorf("%v: OwnClock %v", a, a.OwnClock())
+		}
+		if !a.OwnClock() {
+			continue
+		}
+		reject, clamp := pol, pol
+		reject.Clock, clamp.Clock = limiters.ClockReject, limiters.ClockClamp
+		tr, _ := limiters.NewTable(a, reject)
+		tc, _ := limiters.NewTable(a, clamp)
+		for i, rq := range libraryTrace(rng, 2000, 5) {
+			if dr, dc := tr.Allow(rq.key, rq.at, rq.cost), tc.Allow(rq.key, rq.at, rq.cost); dr != dc {
+				t.Fatalf("%s %s request %d: reject %+v, clamp %+v", c.preset, c.params, i, dr, dc)
+			}
+		}
+	}
+}

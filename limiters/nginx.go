@@ -34,9 +34,10 @@ var nginxKind = kind{
 		r.lib.nBurst = uint64(r.pol.Capacity-1) * 1000
 		r.lib.nDelay = uint64(min(r.pol.Delay, r.pol.Capacity)) * 1000
 	},
-	bound:   noBound,
-	library: true,
-	zoned:   true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
+	zoned:    true,
 }
 
 // NginxConfig is NginxLimitReq's configuration beyond limit_req's burst

@@ -34,8 +34,9 @@ var redisRate = kind{
 		r.lib.burstOffset = r.lib.emission * float64(r.pol.Capacity)
 		noCostLimit(r)
 	},
-	bound:   noBound,
-	library: true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
 }
 
 // RedisRateConfig is RedisRate's configuration: redis_rate.Limit's Rate

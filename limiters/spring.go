@@ -36,8 +36,9 @@ var springGateway = kind{
 		r.lib.sTTL = int64(math.Floor(float64(c.BurstCapacity) / float64(r.lib.sRate) * 2))
 		noCostLimit(r)
 	},
-	bound:   noBound,
-	library: true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
 }
 
 // SpringConfig is SpringGateway's configuration beyond replenishRate

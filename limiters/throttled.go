@@ -32,8 +32,9 @@ var throttled = kind{
 		r.lib.tRedis = r.pol.Library.Throttled.Redis
 		noCostLimit(r)
 	},
-	bound:   noBound,
-	library: true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
 }
 
 // ThrottledConfig is Throttled's configuration beyond its RateQuota

@@ -29,8 +29,9 @@ var xTimeRate = kind{
 		r.lib.xLimit = r.pol.Library.XTimeRate.Limit
 		r.lib.xBurst = float64(r.pol.Capacity)
 	},
-	bound:   noBound,
-	library: true,
+	bound:    noBound,
+	library:  true,
+	ownClock: true,
 }
 
 // XTimeRateConfig is XTimeRate's configuration: the rate.Limit, which the
