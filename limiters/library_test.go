@@ -341,3 +341,56 @@ func TestLibraryOwnClock(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLibraryKinds replays random traces (keys, times going back and
+// forth, costs up to far above the limit) through every library kind:
+// nothing panics, and a Table, a Group and a Keyed decide every request
+// alike, Admit and Refused as Allow.
+func FuzzLibraryKinds(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{9, 0x80, 0xff, 0x7f, 1, 0, 0, 3, 200, 9, 9, 9})
+	f.Add([]byte{12, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
+	cases := make([]struct {
+		a   limiters.Algorithm
+		pol limiters.Policy
+	}, len(libraryCases))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		c := libraryCases[int(data[0])%len(libraryCases)]
+		i := int(data[0]) % len(libraryCases)
+		if cases[i].pol == (limiters.Policy{}) {
+			cases[i].a, cases[i].pol = libraryRule(t, c.preset, c.params)
+		}
+		a, pol := cases[i].a, cases[i].pol
+		tab, _ := limiters.NewTable(a, pol)
+		rule, _ := limiters.NewRule(a, pol)
+		g, _ := limiters.NewGroupOf([]*limiters.Rule{rule})
+		keyed, _ := limiters.NewKeyed(a, pol)
+		out := make([]limiters.Decision, 1)
+		now := int64(1700000000) * int64(time.Second)
+		for rest := data[1:]; len(rest) >= 3; rest = rest[3:] {
+			key := uint32(rest[0] % 5)
+			now += int64(int8(rest[1])) * int64(37*time.Millisecond)
+			cost := 1 + int64(rest[2]%16)
+			if rest[2] > 250 {
+				cost = int64(rest[2]) << 40
+			}
+			want := tab.Allow(key, now, cost)
+			mask := g.Admit(key, now, cost)
+			if mask == 0 {
+				out[0] = limiters.Decision{}
+				g.Refused(key, now, cost, 1, out, nil)
+				if out[0] != want {
+					t.Fatalf("%s %s: Refused %+v, Allow %+v", c.preset, c.params, out[0], want)
+				}
+			} else if !want.Allowed {
+				t.Fatalf("%s %s: Admit allowed, Allow %+v", c.preset, c.params, want)
+			}
+			if kd := keyed.Allow(fmt.Sprint(key), now, cost); kd != want {
+				t.Fatalf("%s %s: Keyed %+v, Table %+v", c.preset, c.params, kd, want)
+			}
+		}
+	})
+}

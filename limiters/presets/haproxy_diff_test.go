@@ -148,11 +148,11 @@ func TestHAProxyDifferential(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("haproxy %s (http_req_rate(%s) gt %s, expire %s) | %s, real server | %d | %d", cfg.name, cfg.period, cfg.limit, cfg.expire, version, n, bad)
+		proof(t, "haproxy %s (http_req_rate(%s) gt %s, expire %s) | %s, real server | %d | %d", cfg.name, cfg.period, cfg.limit, cfg.expire, version, n, bad)
 		total += n
 		differ += bad
 	}
-	t.Logf("haproxy | %s, real server on loopback, %d frontends | %d | %d", version, len(haproxyConfigs), total, differ)
+	proof(t, "haproxy | %s, real server on loopback, %d frontends | %d | %d", version, len(haproxyConfigs), total, differ)
 }
 
 // startHAProxy writes haproxy.cfg for haproxyConfigs in dir, starts

@@ -195,11 +195,11 @@ func TestNginxDifferential(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("nginx %s (limit_req zone=%s %s, rate=%s) | %s, real server | %d | %d", cfg.name, cfg.zone, cfg.limitReq, cfg.rate, version, n, bad)
+		proof(t, "nginx %s (limit_req zone=%s %s, rate=%s) | %s, real server | %d | %d", cfg.name, cfg.zone, cfg.limitReq, cfg.rate, version, n, bad)
 		total += n
 		differ += bad
 	}
-	t.Logf("nginx | %s, real server on loopback, %d configurations | %d | %d", version, len(nginxConfigs), total, differ)
+	proof(t, "nginx | %s, real server on loopback, %d configurations | %d | %d", version, len(nginxConfigs), total, differ)
 }
 
 // returningTrace is the trace of keys that come back to nginx's zone

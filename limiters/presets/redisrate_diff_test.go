@@ -135,7 +135,7 @@ func TestRedisRateDifferential(t *testing.T) {
 	}
 	wg.Wait()
 	slices.Sort(widths)
-	t.Logf("redis-rate | %s, its Go code and Lua on %s, real time | %d | %d (TIME bracket median %d µs, widest %d µs; %d moved off an expiry)",
+	proof(t, "redis-rate | %s, its Go code and Lua on %s, real time | %d | %d (TIME bracket median %d µs, widest %d µs; %d moved off an expiry)",
 		RedisRateVersion, redisServerVersion(client), compared, differ, widths[len(widths)/2], widest, guarded)
 }
 

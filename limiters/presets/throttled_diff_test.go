@@ -72,7 +72,7 @@ func TestThrottledDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("throttled | %s, memstore with SetTimeNow in process | %d | %d", ThrottledVersion, compared, differ)
+	proof(t, "throttled | %s, memstore with SetTimeNow in process | %d | %d", ThrottledVersion, compared, differ)
 }
 
 // sameThrottled reports whether the preset's decision d is throttled's

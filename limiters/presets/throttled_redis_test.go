@@ -152,7 +152,7 @@ func TestThrottledRedisDifferential(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	t.Logf("throttled store=redis | %s, goredisstore.v9 on %s, real time | %d | %d (%d found their key expired before its tat; %d moved off an expiry)",
+	proof(t, "throttled store=redis | %s, goredisstore.v9 on %s, real time | %d | %d (%d found their key expired before its tat; %d moved off an expiry)",
 		ThrottledVersion, redisServerVersion(client), compared, differ, early, guarded)
 	if early == 0 {
 		t.Error("no request found its key expired before its tat: the traces do not reach the TTL's rounding")

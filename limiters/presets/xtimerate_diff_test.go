@@ -85,7 +85,7 @@ func TestXTimeRateDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("x-time-rate | %s, AllowN/TokensAt/ReserveN in process | %d | %d", XTimeRateVersion, compared, differ)
+	proof(t, "x-time-rate | %s, AllowN/TokensAt/ReserveN in process | %d | %d", XTimeRateVersion, compared, differ)
 }
 
 var _ = limiters.XTimeRate
