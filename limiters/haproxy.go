@@ -139,10 +139,16 @@ func (s *HAProxyState) read(period, now uint32) uint64 {
 	return (past*uint64(uint32(remain)) + curr*uint64(period)) / uint64(period)
 }
 
+// haproxyInc is what a request of cost adds to the 32-bit counters: its
+// cost, as that many requests at once, at most what a counter holds.
+func haproxyInc(cost int64) uint32 {
+	return uint32(min(cost, math.MaxUint32))
+}
+
 // rateAt returns the rate a request of cost at the millisecond ms would
 // read, after being counted, against the entry e.
 func (r *Rule) haproxyRateAt(e HAProxyState, ms, cost int64) uint64 {
-	e.update(r.lib.hPeriod, uint32(ms), uint32(cost))
+	e.update(r.lib.hPeriod, uint32(ms), haproxyInc(cost))
 	return e.read(r.lib.hPeriod, uint32(ms))
 }
 
@@ -152,7 +158,7 @@ func (s *HAProxyState) decide(r *Rule, now, cost int64, commit bool, out *Decisi
 	if commit {
 		// Counted whether it passes or not. Judged again uncommitted
 		// (Group.Refused, after the fact), the entry already holds it.
-		e.update(r.lib.hPeriod, uint32(ms), uint32(cost))
+		e.update(r.lib.hPeriod, uint32(ms), haproxyInc(cost))
 		e.touched, e.seen = ms, true
 		*s = e
 	}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +44,7 @@ var nginxConfigs = []struct {
 	{"smallzone", "e:32k", "10r/m", "burst=1 nodelay", "rate=10r/m,burst=1,nodelay,zone=e:32k", 420, 12600, 0},
 }
 
-// TestNginxDifferential starts the real nginx (Debian's) on a loopback
+// startNginxRun starts the real nginx (Debian's) on a loopback
 // port of its own, with each of nginxConfigs in a location, and sends it
 // random traces in real time: keys bursting, pausing and going idle for
 // over a minute, every configuration at once, the small zone's 420 keys
@@ -72,9 +71,12 @@ var nginxConfigs = []struct {
 // than one for one configuration. The times replayed carry
 // a random fraction of a millisecond, which the preset must drop as nginx
 // does.
-func TestNginxDifferential(t *testing.T) {
-	t.Parallel()
-	path := binary(t, "nginx", "/usr/sbin/nginx")
+func startNginxRun(t *testing.T, r *realRun) {
+	path, ok := binary(t, "nginx", "/usr/sbin/nginx")
+	if !ok {
+		r.skip = "nginx is not installed: no differential against the real nginx"
+		return
+	}
 	dir := t.TempDir()
 	port := startNginx(t, path, dir)
 	var protos http.Protocols
@@ -82,8 +84,6 @@ func TestNginxDifferential(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(2026, 26))
 	start := time.Now().Add(time.Second)
-	var wg sync.WaitGroup
-	var errs = make(chan error, 64)
 	seq := 0
 	for c, cfg := range nginxConfigs {
 		// A connection of the configuration's own: its requests' times
@@ -92,7 +92,7 @@ func TestNginxDifferential(t *testing.T) {
 		// to one connection (StrictMaxConcurrentRequests), stalls with
 		// thousands of requests waiting for a stream at once.
 		tr := &http.Transport{Protocols: &protos, HTTP2: &http.HTTP2Config{StrictMaxConcurrentRequests: true}}
-		defer tr.CloseIdleConnections()
+		t.Cleanup(tr.CloseIdleConnections)
 		client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 		inflight := make(chan struct{}, 64)
 		var trace []diffRequest
@@ -112,26 +112,23 @@ func TestNginxDifferential(t *testing.T) {
 			byKey[rq.key] = append(byKey[rq.key], rq)
 		}
 		for key, reqs := range byKey {
-			wg.Add(1)
+			r.wg.Add(1)
 			go func() {
-				defer wg.Done()
+				defer r.wg.Done()
 				ip := fmt.Sprintf("10.%d.%d.%d", c, key/256, key%256)
 				for _, rq := range reqs {
 					sleepUntil(start.Add(time.Duration(rq.at)))
 					url := fmt.Sprintf("http://127.0.0.1:%d/%s?k=%d&i=%d", port, cfg.name, key, rq.cost)
-					wg.Add(1)
+					r.wg.Add(1)
 					go func() {
-						defer wg.Done()
+						defer r.wg.Done()
 						inflight <- struct{}{}
 						defer func() { <-inflight }()
 						req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
 						req.Header.Set("X-Real-IP", ip)
 						resp, err := client.Do(req)
 						if err != nil {
-							select {
-							case errs <- err:
-							default:
-							}
+							r.errorf("a request failed: %v", err)
 							return
 						}
 						io.Copy(io.Discard, resp.Body)
@@ -141,14 +138,12 @@ func TestNginxDifferential(t *testing.T) {
 			}()
 		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if keep := os.Getenv("DEBUGKEEP"); keep != "" {
-			exec.Command("cp", "-r", dir, keep).Run()
-		}
-		t.Fatalf("a request failed: %v", err)
-	}
+	r.judge = func(t *testing.T) { judgeNginx(t, rng, dir, path, seq) }
+}
+
+// judgeNginx replays the seq requests of nginx's logs in dir through the
+// presets of nginxConfigs and compares.
+func judgeNginx(t *testing.T, rng *rand.Rand, dir, path string, seq int) {
 	lines := readNginxLog(t, filepath.Join(dir, "access.log"), seq)
 	delays := readNginxDelays(t, filepath.Join(dir, "error.log"))
 	version := nginxVersion(path)

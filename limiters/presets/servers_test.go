@@ -3,6 +3,7 @@ package presets
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -24,22 +25,79 @@ import (
 // would hide that nothing was compared.
 
 // binary returns the path of the server name, looked for on PATH and then
-// at the paths given.
-func binary(t *testing.T, name string, paths ...string) string {
+// at the paths given, and whether it is there. Under CI=true a missing
+// one fails the test: a skip would hide that nothing was compared.
+func binary(t *testing.T, name string, paths ...string) (string, bool) {
 	t.Helper()
 	if p, err := exec.LookPath(name); err == nil {
-		return p
+		return p, true
 	}
 	for _, p := range paths {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p
+			return p, true
 		}
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s is not installed; under CI=true the differential against the real %s must run", name, name)
 	}
-	t.Skipf("%s is not installed: no differential against the real %s", name, name)
-	return ""
+	return "", false
+}
+
+// A realRun is a differential against a real server in progress: its
+// traffic runs in goroutines, in real time, while the others' do (they
+// spend their time waiting for the clock), and judge, once the traffic is
+// over, compares and reports in a subtest of its own.
+type realRun struct {
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  []string // what went wrong during the traffic
+	judge func(t *testing.T)
+	skip  string // why it did not run, outside CI
+}
+
+// errorf notes a failure of the traffic, for the run's subtest to report.
+func (r *realRun) errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.errs) < 20 {
+		r.errs = append(r.errs, fmt.Sprintf(format, args...))
+	}
+}
+
+// TestAgainstRealServers runs the differentials against real servers,
+// all at once: throttled's Redis store and redis_rate on redis-servers of
+// their own, nginx and HAProxy. Each starts its server and its traffic;
+// each then judges its run in a subtest named for it.
+func TestAgainstRealServers(t *testing.T) {
+	runs := []struct {
+		name  string
+		start func(t *testing.T, r *realRun)
+	}{
+		{"ThrottledRedis", startThrottledRedis},
+		{"RedisRate", startRedisRate},
+		{"Nginx", startNginxRun},
+		{"HAProxy", startHAProxyRun},
+	}
+	started := make([]*realRun, len(runs))
+	for i, run := range runs {
+		started[i] = &realRun{}
+		run.start(t, started[i])
+	}
+	for i, run := range runs {
+		r := started[i]
+		t.Run(run.name, func(t *testing.T) {
+			if r.skip != "" {
+				t.Skip(r.skip)
+			}
+			r.wg.Wait()
+			for _, e := range r.errs {
+				t.Error(e)
+			}
+			if len(r.errs) == 0 && r.judge != nil {
+				r.judge(t)
+			}
+		})
+	}
 }
 
 // freePorts returns n loopback ports nothing listens on now. A server
@@ -161,10 +219,13 @@ func listening(port int) bool {
 }
 
 // startRedis starts a redis-server of the test's own and returns a
-// client of it.
+// client of it, or nil when there is none outside CI.
 func startRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	path := binary(t, "redis-server", "/usr/bin/redis-server")
+	path, ok := binary(t, "redis-server", "/usr/bin/redis-server")
+	if !ok {
+		return nil
+	}
 	dir := t.TempDir()
 	for attempt := 0; attempt < 5; attempt++ {
 		port := freePorts(t, 1)[0]
@@ -216,4 +277,45 @@ func proof(t *testing.T, format string, args ...any) {
 	}
 	defer f.Close()
 	fmt.Fprintf(f, "| %s |\n", line)
+}
+
+// expiresAt returns the last millisecond Redis keeps key in, by its own
+// clock: TIME and PTTL in one pipeline; false when it holds no key or no
+// expiry.
+func expiresAt(ctx context.Context, c *redis.Client, key string) (int64, bool) {
+	pipe := c.Pipeline()
+	now := pipe.Time(ctx)
+	ttl := pipe.PTTL(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, false
+	}
+	if ttl.Val() <= 0 {
+		return 0, false
+	}
+	return now.Val().UnixMilli() + ttl.Val().Milliseconds(), true
+}
+
+// offExpiry waits, before a request at the wall clock, until it is clear
+// of the key's expiry: more than 3 ms from both the millisecond the preset
+// says the key lives to and the one Redis says, which Redis counts from
+// its own time of the write, a round trip or a scheduling delay after the
+// time the decision was read at. It reports whether it waited.
+func offExpiry(model, real int64, haveModel, haveReal bool) bool {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range []struct {
+		at int64
+		ok bool
+	}{{model, haveModel}, {real, haveReal}} {
+		if e.ok {
+			lo, hi = min(lo, e.at), max(hi, e.at)
+		}
+	}
+	if lo > hi {
+		return false
+	}
+	if ms := time.Now().UnixMilli(); ms >= lo-3 && ms <= hi+3 {
+		sleepUntil(time.UnixMilli(hi + 4))
+		return true
+	}
+	return false
 }

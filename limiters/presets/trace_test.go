@@ -26,6 +26,9 @@ type traceShape struct {
 	// newKeys more keys send one request each, at random times: keys
 	// that arrive late, as nginx's zone expiry needs.
 	newKeys int
+	// pauses, when set, makes one step in five a pause of up to that
+	// long, where a store's TTLs run out.
+	pauses time.Duration
 }
 
 // randomTrace returns a random trace of shape s: each key alternates
@@ -50,7 +53,9 @@ func randomTrace(rng *rand.Rand, s traceShape) []diffRequest {
 			idle, active = 0, int64(s.span) // no room for the idle gap
 		}
 		steps := max(1, per/3) // a step sends 3 requests on average
-		gap := max(active/int64(steps), 1)
+		// One step in five pauses, half of pauses on average.
+		pausing := int64(steps) / 5 * int64(s.pauses) / 2
+		gap := max((active-pausing)/int64(steps), int64(time.Millisecond))
 		t := rng.Int64N(gap)
 		idleAt := per/4 + rng.IntN(per/2+1)
 		var out []diffRequest
@@ -59,6 +64,8 @@ func randomTrace(rng *rand.Rand, s traceShape) []diffRequest {
 			case i >= idleAt && idle > 0:
 				t += idle
 				idle = 0
+			case r < 2 && s.pauses > 0:
+				t += rng.Int64N(int64(s.pauses))
 			case r < 3: // a burst on the last one
 			case r < 8:
 				t += rng.Int64N(2 * gap)
@@ -76,8 +83,11 @@ func randomTrace(rng *rand.Rand, s traceShape) []diffRequest {
 				if s.maxCost > 1 && rng.IntN(5) == 0 {
 					cost = 1 + rng.Int64N(s.maxCost)
 				}
-				out = append(out, diffRequest{key: k, at: min(at, int64(s.span)), cost: cost})
 				i++
+				if at > int64(s.span) {
+					continue // the key's share ran past the span: it ends early
+				}
+				out = append(out, diffRequest{key: k, at: at, cost: cost})
 			}
 		}
 		if !s.backwards {
