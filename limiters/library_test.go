@@ -394,3 +394,23 @@ func FuzzLibraryKinds(f *testing.F) {
 		}
 	})
 }
+
+// TestZoneReset: Table.Reset takes a key out of nginx's zone, so that the
+// zone counts the nodes it holds: with one reset, a full zone takes a new
+// key without deleting another.
+func TestZoneReset(t *testing.T) {
+	a, pol := libraryRule(t, "nginx", "rate=1r/m,zone=z:32k") // 191 nodes
+	tab, _ := limiters.NewTable(a, pol)
+	for k := uint32(0); k < 191; k++ {
+		tab.Allow(k, int64(k)*int64(time.Millisecond), 1)
+	}
+	tab.Reset(5)
+	tab.Allow(500, int64(time.Second), 1) // fills the zone again, deleting none
+	if d := tab.Allow(0, int64(2*time.Second), 1); d.Allowed {
+		t.Fatalf("key 0 lost its node to a zone that had room: %+v", d)
+	}
+	tab.Allow(501, int64(3*time.Second), 1) // full: deletes the least recently used, key 1
+	if d := tab.Allow(1, int64(4*time.Second), 1); !d.Allowed {
+		t.Fatalf("key 1 kept its node in a full zone: %+v", d)
+	}
+}
