@@ -62,7 +62,6 @@ func startHAProxyRun(t *testing.T, r *realRun) {
 	var mu sync.Mutex
 	answers := make([][]haproxyAnswer, len(haproxyConfigs))
 	rng := rand.New(rand.NewPCG(2026, 27))
-	start := time.Now().Add(time.Second)
 	for c, cfg := range haproxyConfigs {
 		trace := randomTrace(rng, realShape(cfg.keys, cfg.reqs, 1))
 		byKey := map[int][]diffRequest{}
@@ -73,13 +72,16 @@ func startHAProxyRun(t *testing.T, r *realRun) {
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
+				if !r.wait() {
+					return
+				}
 				local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+key))}
 				dialer := &net.Dialer{LocalAddr: local, Timeout: 5 * time.Second}
 				client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: dialer.DialContext, MaxConnsPerHost: 1, IdleConnTimeout: 10 * time.Minute}}
 				defer client.CloseIdleConnections()
 				url := fmt.Sprintf("http://127.0.0.1:%d/", ports[c])
 				for i, rq := range reqs {
-					sleepUntil(start.Add(time.Duration(rq.at)))
+					sleepUntil(r.at(rq.at))
 					resp, err := client.Get(url)
 					if err != nil {
 						r.errorf("a request failed: %v", err)

@@ -83,7 +83,6 @@ func startNginxRun(t *testing.T, r *realRun) {
 	protos.SetUnencryptedHTTP2(true)
 
 	rng := rand.New(rand.NewPCG(2026, 26))
-	start := time.Now().Add(time.Second)
 	seq := 0
 	for c, cfg := range nginxConfigs {
 		// A connection of the configuration's own: its requests' times
@@ -115,9 +114,12 @@ func startNginxRun(t *testing.T, r *realRun) {
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
+				if !r.wait() {
+					return
+				}
 				ip := fmt.Sprintf("10.%d.%d.%d", c, key/256, key%256)
 				for _, rq := range reqs {
-					sleepUntil(start.Add(time.Duration(rq.at)))
+					sleepUntil(r.at(rq.at))
 					url := fmt.Sprintf("http://127.0.0.1:%d/%s?k=%d&i=%d", port, cfg.name, key, rq.cost)
 					r.wg.Add(1)
 					go func() {

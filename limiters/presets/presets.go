@@ -142,7 +142,7 @@ var presets = []Preset{
 			"microseconds/1e6, tat = max(tat, now), refused when now - (tat + emission_interval*cost - emission_interval*burst) is negative; " +
 			"Remaining as it returns it (truncated; 0 on a refusal), retry_after and reset_after as Lua's tostring writes them (14 digits) " +
 			"converted to a Duration as redis_rate converts them, a finite retry_after for a cost above the burst; the key's expiry after " +
-			"ceil(reset_after) seconds, after which a request finds no key",
+			"ceil(reset_after) seconds, counted as Redis counts it, which never comes before the key's tat",
 		Params: []Param{
 			{Name: "rate", Usage: "Limit.Rate: requests per period"},
 			{Name: "burst", Usage: "Limit.Burst: requests at once (redis_rate.PerSecond(n) has burst n)"},
@@ -151,7 +151,7 @@ var presets = []Preset{
 		Mapping:     "redis-rate-gcra: capacity = burst, rate = rate per period, with rate and period kept apart as the script divides them",
 		Burst:       "burst=5 lets 5 requests in at once",
 		Example:     "rate=10,burst=10,period=1s",
-		Differences: "the script reads Redis's clock three times (TIME, the expiry check, SET's expiry), in microseconds and milliseconds; here once, the request's time: a request within a millisecond of its key's expiry may find the key where Redis would not; AllowAtMost is not modelled",
+		Differences: "the script reads Redis's clock three times (TIME, the expiry check, SET's expiry), in microseconds and milliseconds; here once, the request's time, which changes no decision as a key never expires before its tat; AllowAtMost is not modelled",
 		Ignores:     "the key's prefix and the Redis deployment (one server, cluster or ring decide alike)",
 		Time: "Unix time, read in microseconds and counted in float64 seconds since 2017-01-01T00:00:00Z, whose rounding grows with the date " +
 			"(since 2025-07-04T21:24:16Z a 0.1 s step rounds to +23.8 ns): a numeric trace's 0 is 1970-01-01T00:00:00Z, 47 years before that epoch, " +

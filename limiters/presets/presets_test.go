@@ -184,23 +184,31 @@ func TestRedisRateSameMicrosecond(t *testing.T) {
 	}
 }
 
-// TestRedisRateExpiry: the script sets the key with EX ceil(reset_after)
-// seconds, counted by Redis from its millisecond: a reset_after of
-// exactly 1 s lets the key expire up to a millisecond before its tat, and
-// a request then finds no key. rate=1,burst=1 at 0.5 ms into a second:
-// the key lives to the end of millisecond 1000 after it, and a request
-// 0.9996 s later passes where the tat alone would refuse it.
+// TestRedisRateExpiry: the script sets the key with EX
+// ceil(reset_after) seconds, which Redis counts from the millisecond of the
+// write and keeps through the millisecond it ends in (expired when now >
+// when): the key never expires before its tat, so a request after it
+// finds no key exactly when a kept key would decide as none. rate=1,
+// burst=1: a request at 0.9 ms into a second leaves a tat at 1000.9 ms and
+// a key through millisecond 1000; at 1000.5 ms it is refused, at 1001 ms
+// the key is gone and the request passes, as it would against the key.
 func TestRedisRateExpiry(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	tab := table(t, "redis-rate", map[string]string{"rate": "1", "burst": "1"})
-	if d := tab.Allow(0, at+ms/2, 1); !d.Allowed || d.ResetAfter != time.Second {
+	if d := tab.Allow(0, at+900*int64(time.Microsecond), 1); !d.Allowed || d.ResetAfter != time.Second {
 		t.Fatalf("first: %+v", d)
 	}
-	if d := tab.Allow(0, at+1000*ms+ms/4, 1); d.Allowed {
-		t.Fatalf("within the key's last millisecond: %+v, want refused", d)
+	if d := tab.Allow(0, at+1000*ms+500*int64(time.Microsecond), 1); d.Allowed {
+		t.Fatalf("in the key's last millisecond, before its tat: %+v, want refused", d)
+	}
+	if tab.Idle(0, at+1000*ms+500*int64(time.Microsecond)) {
+		t.Fatal("the key is idle before its tat")
+	}
+	if !tab.Idle(0, at+1001*ms) {
+		t.Fatal("the key is not idle once expired")
 	}
 	if d := tab.Allow(0, at+1001*ms, 1); !d.Allowed {
-		t.Fatalf("after the key expired, before its tat: %+v, want allowed", d)
+		t.Fatalf("after the key expired: %+v, want allowed", d)
 	}
 }
 

@@ -53,7 +53,21 @@ type realRun struct {
 	errs  []string // what went wrong during the traffic
 	judge func(t *testing.T)
 	skip  string // why it did not run, outside CI
+	// begin is closed once every run's server is up; origin is then the
+	// time the traces count from, and abort says a setup failed.
+	begin  chan struct{}
+	origin time.Time
+	abort  bool
 }
+
+// wait waits for every run's servers and reports whether to go on.
+func (r *realRun) wait() bool {
+	<-r.begin
+	return !r.abort
+}
+
+// at returns the wall-clock time of a trace's time at.
+func (r *realRun) at(at int64) time.Time { return r.origin.Add(time.Duration(at)) }
 
 // errorf notes a failure of the traffic, for the run's subtest to report.
 func (r *realRun) errorf(format string, args ...any) {
@@ -79,10 +93,28 @@ func TestAgainstRealServers(t *testing.T) {
 		{"HAProxy", startHAProxyRun},
 	}
 	started := make([]*realRun, len(runs))
+	begun := false
+	t.Cleanup(func() {
+		if !begun { // a setup failed: the traffic waiting for it returns
+			for _, r := range started {
+				if r != nil {
+					r.abort = true
+					close(r.begin)
+				}
+			}
+		}
+	})
 	for i, run := range runs {
-		started[i] = &realRun{}
+		started[i] = &realRun{begin: make(chan struct{})}
 		run.start(t, started[i])
 	}
+	// Every server is up: the traffic starts, on one clock.
+	origin := time.Now().Add(time.Second)
+	for _, r := range started {
+		r.origin = origin
+		close(r.begin)
+	}
+	begun = true
 	for i, run := range runs {
 		r := started[i]
 		t.Run(run.name, func(t *testing.T) {
@@ -155,7 +187,7 @@ func startServer(t *testing.T, dir, log, path string, args []string, ready func(
 		close(s.done)
 	}()
 	t.Cleanup(s.kill)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a loaded machine starts slowly
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.done:
@@ -168,7 +200,7 @@ func startServer(t *testing.T, dir, log, path string, args []string, ready func(
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.kill()
-	t.Fatalf("%s did not become ready in 15 s; its log:\n%s", path, readLog(log))
+	t.Fatalf("%s did not become ready in 60 s; its log:\n%s", path, readLog(log))
 	return nil, false
 }
 

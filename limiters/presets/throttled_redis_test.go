@@ -85,7 +85,6 @@ func startThrottledRedis(t *testing.T, r *realRun) {
 	rng := rand.New(rand.NewPCG(2026, 24))
 	var mu sync.Mutex
 	compared, differ, guarded, early := 0, 0, 0, 0
-	start := time.Now().Add(500 * time.Millisecond)
 	// Periods of a second or two and more, so that ttls run over whole
 	// seconds by a fraction, which the store rounds down; the last quota
 	// is random.
@@ -131,11 +130,14 @@ func startThrottledRedis(t *testing.T, r *realRun) {
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
+				if !r.wait() {
+					return
+				}
 				var st limiters.ThrottledState
 				var real int64 // the last millisecond Redis keeps the key in
 				var haveReal bool
 				for i, rq := range reqs {
-					sleepUntil(start.Add(time.Duration(rq.at)))
+					sleepUntil(r.at(rq.at))
 					_, expire, ok := st.Key()
 					if offExpiry(expire, real, ok, haveReal) {
 						mu.Lock()
