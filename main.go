@@ -20,9 +20,11 @@ func main() {
 
 // buildVersion is what --version shows: the version set at build time,
 // else the module version the go command recorded ("go install
-// ...@v1.2.3"), else "dev", with the VCS revision when the build recorded
-// one and the version does not already name it: "v1.2.3",
-// "dev (rev 1a2b3c4d5e6f, modified)".
+// ...@v1.2.3"), else "dev"; then the VCS revision and its commit time
+// when the build recorded them and the version does not already name the
+// revision, or that it recorded none; then the Go release it was built
+// with: "v1.2.3 (go1.26.8)", "dev (rev 1a2b3c4d5e6f of
+// 2026-12-01T10:00:00Z, modified; go1.26.8)".
 func buildVersion() string {
 	info, _ := debug.ReadBuildInfo()
 	return versionOf(version, info)
@@ -38,12 +40,14 @@ func versionOf(set string, info *debug.BuildInfo) string {
 	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		v = info.Main.Version
 	}
-	var rev string
+	var rev, at string
 	var modified bool
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
+		case "vcs.time":
+			at = s.Value
 		case "vcs.modified":
 			modified = s.Value == "true"
 		}
@@ -51,11 +55,26 @@ func versionOf(set string, info *debug.BuildInfo) string {
 	if len(rev) > 12 {
 		rev = rev[:12] // as pseudo-versions shorten it
 	}
-	if rev == "" || strings.Contains(v, rev) {
+	var parts []string
+	switch {
+	case rev != "" && !strings.Contains(v, rev):
+		r := "rev " + rev
+		if at != "" {
+			r += " of " + at
+		}
+		if modified {
+			r += ", modified"
+		}
+		parts = append(parts, r)
+	case rev == "" && v == "dev":
+		// go run, go test and -buildvcs=false record no revision.
+		parts = append(parts, "no revision recorded: build it with go build in a clone to have one")
+	}
+	if info.GoVersion != "" {
+		parts = append(parts, info.GoVersion)
+	}
+	if len(parts) == 0 {
 		return v
 	}
-	if modified {
-		return fmt.Sprintf("%s (rev %s, modified)", v, rev)
-	}
-	return fmt.Sprintf("%s (rev %s)", v, rev)
+	return fmt.Sprintf("%s (%s)", v, strings.Join(parts, "; "))
 }

@@ -17,7 +17,13 @@ func TestVersionOf(t *testing.T) {
 		want string
 	}{
 		{"no build info", "dev", nil, "dev"},
-		{"go build with -buildvcs=false", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"go build with -buildvcs=false", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}},
+			"dev (no revision recorded: build it with go build in a clone to have one)"},
+		{"go run, with the Go release", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+			"dev (no revision recorded: build it with go build in a clone to have one; go1.26.8)"},
+		{"a checkout with its commit time", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: append(vcs(rev, "false"), debug.BuildSetting{Key: "vcs.time", Value: "2026-12-01T10:00:00Z"})},
+			"dev (rev 1a2b3c4d5e6f of 2026-12-01T10:00:00Z; go1.26.8)"},
 		{"go install of a tag", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
 		{"a checkout, modified", "dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "true")},
 			"dev (rev 1a2b3c4d5e6f, modified)"},
@@ -26,6 +32,7 @@ func TestVersionOf(t *testing.T) {
 		{"a pseudo-version names the revision", "dev",
 			&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20260101120000-1a2b3c4d5e6f+dirty"}, Settings: vcs(rev, "true")},
 			"v0.0.0-20260101120000-1a2b3c4d5e6f+dirty"},
+		{"a tag, with the Go release", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3 (go1.26.8)"},
 		{"a tagged checkout", "dev", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs(rev, "false")},
 			"v1.2.3 (rev 1a2b3c4d5e6f)"},
 		{"set with -ldflags", "v2.0.0", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs(rev, "false")},

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -53,14 +55,14 @@ state per key, how it lets bursts through and when to choose it.`,
 	return c
 }
 
-var algosColumns = []column{
-	{name: "name"},
-	{name: "summary", machineOnly: true},
-	{name: "parameters"},
-	{name: "how"},
-	{name: "state"},
-	{name: "bursts"},
-	{name: "choose"},
+var algosColumns = []render.Column{
+	{Name: "name"},
+	{Name: "summary", MachineOnly: true},
+	{Name: "parameters"},
+	{Name: "how"},
+	{Name: "state"},
+	{Name: "bursts"},
+	{Name: "choose"},
 }
 
 func runAlgos(o *algosOptions, s streams) error {
@@ -81,18 +83,18 @@ func runAlgos(o *algosOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if format != outTable {
-		var rows [][]cell
+	if format != render.FormatTable {
+		var rows [][]render.Cell
 		for _, a := range algos {
 			doc := a.Doc()
-			rows = append(rows, []cell{strCell(a.String()), strCell(a.Summary()), strCell(paramFlags(a)),
-				strCell(doc.How), strCell(doc.State), strCell(doc.Bursts), strCell(doc.Choose)})
+			rows = append(rows, []render.Cell{render.Str(a.String()), render.Str(a.Summary()), render.Str(paramFlags(a)),
+				render.Str(doc.How), render.Str(doc.State), render.Str(doc.Bursts), render.Str(doc.Choose)})
 		}
-		t, err := writeRecords(s.out, format, algosColumns, rows)
+		t, err := render.WriteRecords(s.out, format, algosColumns, rows)
 		if err != nil || t == nil {
 			return err
 		}
-		return t.render(s.out, format)
+		return t.Render(s.out, format)
 	}
 	var b strings.Builder
 	for i, a := range algos {
@@ -146,23 +148,6 @@ func exampleCommand(a limiters.Algorithm) string {
 // writeWrapped writes label then text, wrapped at width with continuation
 // lines indented to indent columns.
 func writeWrapped(b *strings.Builder, label, text string, indent, width int) {
-	line := label + strings.Repeat(" ", max(1, indent-len(label)))
-	col := len(line)
-	b.WriteString(line)
-	first := true
-	for _, w := range strings.Fields(text) {
-		if !first && col+1+len(w) > width {
-			b.WriteString("\n" + strings.Repeat(" ", indent))
-			col = indent
-			first = true
-		}
-		if !first {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(w)
-		col += len(w)
-		first = false
-	}
+	b.WriteString(render.WrapLines(text, label+strings.Repeat(" ", max(1, indent-len(label))), strings.Repeat(" ", indent), width))
 	b.WriteByte('\n')
 }

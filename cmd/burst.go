@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"slices"
 
@@ -12,7 +15,11 @@ import (
 const burstLong = `Report, per algorithm, the worst burst it let through: the most cost one key
 got allowed inside any closed interval of --interval (default: the window),
 with the key, the times of the first and last allowed request in it, and its
-ratio to the limit.
+ratio to the intent's limit (--intent, default --limit per --window; the
+same limit every command's ratio is against). In CSV and JSON, limit and
+window are the algorithm's own (a bucket's are the intent's) and
+intent_limit and intent_window the intent's; without an intent (only
+--limiter given, each with its own parameters) the ratio is empty.
 
 A fixed window lets up to twice its limit through across a window boundary;
 the sliding log never lets more than the limit through in any window. With
@@ -60,23 +67,6 @@ func newBurstCmd() *cobra.Command {
 	return c
 }
 
-// burstColumns are the columns of burst's report.
-var burstColumns = []column{
-	{name: "algo"},
-	{name: "limit", right: true},
-	{name: "interval", right: true},
-	{name: "max_in_interval", right: true},
-	{name: "ratio", right: true},
-	{name: "user"},
-	{name: "from", right: true},
-	{name: "to", right: true},
-	{name: "window", machineOnly: true},
-	{name: "capacity", omitNull: true, machineOnly: true},
-	{name: "rate", omitNull: true, machineOnly: true},
-	{name: "clock", machineOnly: true},
-	{name: "unit", machineOnly: true},
-}
-
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
@@ -114,58 +104,41 @@ func runBurst(o *burstOptions, s streams) error {
 			intervals = append(intervals, st.Burst)
 		}
 	}
-	var rows [][]cell
-	for _, iv := range intervals {
-		user, from, to := burstCells(iv, sp)
-		lane := sp.lane(iv.Name)
-		_, window, capacity, rate := sp.laneCells(lane)
-		rows = append(rows, append([]cell{
-			strCell(iv.Name),
-			intCell(sp.Oracle.Limit),
-			decCell(sp.interval(), sp.Unit),
-			intCell(iv.Count),
-			numCell(ratio(iv.Count, sp.Oracle.Limit)),
-			user, from, to,
-			window,
-			capacity, rate,
-			strCell(clockName(lane.Policy.Clock)),
-			strCell(unitName(sp.Unit)),
-		}, sp.extraCells(lane)...))
-	}
-	cols := burstColumns
+	rows := tables.BurstRows(intervals, sp)
+	cols := tables.BurstColumns
 	if len(o.trace.Key) > 0 {
 		// The worst interval's key is the composite --key builds.
 		cols = slices.Clone(cols)
-		cols[slices.IndexFunc(cols, func(c column) bool { return c.name == "user" })].name = "key"
+		cols[slices.IndexFunc(cols, func(c render.Column) bool { return c.Name == "user" })].Name = "key"
 	}
-	t, err := writeRecords(s.out, format, append(cols, sp.extraColumns()...), rows)
+	t, err := render.WriteRecords(s.out, format, append(cols, sp.ExtraColumns()...), rows)
 	if err != nil {
 		return err
 	}
 	if t != nil {
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-		if line := backwardsLine(rep); line != "" {
-			w.line(line)
+		w := render.NewTextWriter(s.out, format)
+		w.Line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+		if line := tables.BackwardsLine(rep); line != "" {
+			w.Line(line)
 		}
-		w.line("policy: " + sp.describe(true))
-		for _, l := range sp.laneLines() {
-			w.line(l)
+		w.Line("policy: " + sp.Describe(true))
+		for _, l := range sp.LaneLines() {
+			w.Line(l)
 		}
-		w.blank()
+		w.Blank()
 		if o.Top > 0 {
-			w.line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.interval())))
+			w.Line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.Duration(sp.Interval)))
 		} else {
-			w.line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.interval())))
-			w.line("from its first to its last allowed request in it")
+			w.Line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.Duration(sp.Interval)))
+			w.Line("from its first to its last allowed request in it")
 		}
-		if note := queueNote(rp.spec.algos()); note != "" {
-			w.line(note)
+		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
+			w.Line(note)
 		}
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

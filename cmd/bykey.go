@@ -1,74 +1,56 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 
 	"github.com/ratesim/ratesim/sim"
 )
 
-// byKeyColumns are the columns of compare --by-key: a row per limiter and
-// key, the keys it rejected most first.
-var byKeyColumns = []column{
-	{name: "limiter"},
-	{name: "key"},
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "false_rejects", right: true},
-	{name: "first_rejection", right: true, nullText: "-"},
-}
-
-// byKeyRows are, per limiter in lane order, the rows of the keys it
-// rejected most, as rep lists them (sim.Config.MostRejected).
-func byKeyRows(rep *sim.Report) [][]cell {
-	var rows [][]cell
-	for _, st := range rep.Algos {
-		for _, k := range st.MostRejected {
-			rows = append(rows, []cell{strCell(st.Name), strCell(k.Key), intCell(k.Requests),
-				intCell(k.Requests - k.Rejected), intCell(k.Rejected), intCell(k.FalseRejects), timeCell(k.FirstRejection)})
-		}
-	}
-	return rows
-}
-
 // replayByKey replays the trace of rp and returns, per limiter, the rows
 // of its n most rejected keys.
-func replayByKey(rp *replay, n int, s streams) (*sim.Report, [][]cell, error) {
+func replayByKey(rp *replay, n int, s streams) (*sim.Report, [][]render.Cell, error) {
 	cfg := rp.config(false, false)
 	cfg.MostRejected = n
 	rep, err := rp.run(cfg, s, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return rep, byKeyRows(rep), nil
+	return rep, tables.ByKeyRows(rep, rp.spec), nil
 }
 
 // runByKey replays the trace of rp and writes compare --by-key.
-func runByKey(o *compareOptions, rp *replay, format outputFormat, s streams) error {
+func runByKey(o *compareOptions, rp *replay, format render.Format, s streams) error {
 	rep, rows, err := replayByKey(rp, o.ByKey, s)
 	if err != nil {
 		return err
 	}
-	t, err := writeRecords(s.out, format, byKeyColumns, rows)
+	t, err := render.WriteRecords(s.out, format, tables.ByKeyColumns, rows)
 	if err != nil {
 		return err
 	}
 	if t == nil {
 		return rp.trace.finish()
 	}
-	w := &textWriter{w: s.out, format: format}
-	w.compareHeader(rp, rep, false)
-	w.blank()
-	w.line(fmt.Sprintf("the %d keys each limiter rejected most (false rejects are against the oracle, a sliding log of limit %d per %s)",
-		o.ByKey, rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
-	w.blank()
-	if len(rows) == 0 {
-		w.line("no limiter rejected a request")
+	w := render.NewTextWriter(s.out, format)
+	compareHeader(w, rp, rep, false)
+	w.Blank()
+	if rp.spec.IntentNamed {
+		w.Line(fmt.Sprintf("%s (false rejects are against the oracle, a sliding log of limit %d per %s)",
+			tables.ByKeyTitle(rep, o.ByKey), rp.spec.Intent.Limit, rp.spec.Duration(rp.spec.Intent.Window)))
 	} else {
-		w.table(t)
+		w.Line(fmt.Sprintf("%s (no intent given: --intent LIMIT/WINDOW counts false rejects)", tables.ByKeyTitle(rep, o.ByKey)))
 	}
-	if w.err != nil {
-		return w.err
+	w.Blank()
+	if len(rows) == 0 {
+		w.Line("no limiter rejected a request")
+	} else {
+		w.Table(t)
+	}
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }

@@ -1,14 +1,18 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/progress"
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -23,11 +27,18 @@ CLIENTS
   was told, in whole seconds rounded up (--retry-after-exact: the exact
   wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
   to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
-  for the same --seed). After --max-retries refused retries a client gives
-  up. The summary then counts per limiter the unique requests, attempts,
-  amplification (attempts per unique request), goodput (requests
-  eventually allowed), gave_up, and the latency until success (p50, p99,
-  max, nearest rank, exact); run's rows gain attempt and original_line.`
+  for the same --seed). After --max-retries refused retries (at most
+  10000) a client gives up; a request that never passes, its cost above
+  the capacity, is retried every time, so a replay makes at most 1 +
+  --max-retries attempts a request. The summary then counts per limiter
+  the unique requests, attempts, amplification (attempts per unique
+  request), goodput (requests eventually allowed), gave_up, and the
+  latency until success (p50, p99, max, nearest rank, exact): from a
+  request's own time to the attempt allowed, and under a queue
+  (leaky-queue, tick-queue) on to its release, when the client has its
+  answer. run's rows are run's columns for every attempt (delay, key,
+  --headers, --with and --only included) with attempt, original_line and
+  gave_up. On a terminal, progress counts the attempts.`
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {
@@ -59,7 +70,7 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	}
 	m, err := sim.ParseClientModel(model)
 	if err != nil {
-		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: none, honour, immediate, backoff)", o.Model)
+		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: %s)", o.Model, sim.ClientModels)
 	}
 	c := sim.Clients{Model: m, MaxRetries: o.MaxRetries, RetryAfterExact: o.Exact, Jitter: o.Jitter, Seed: o.Seed}
 	if m == sim.ClientsNone {
@@ -70,8 +81,8 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 		}
 		return c, nil
 	}
-	if o.MaxRetries < 0 {
-		return c, usageErrorf("--max-retries must not be negative, got %d", o.MaxRetries)
+	if o.MaxRetries < 0 || o.MaxRetries > sim.MaxClientRetries {
+		return c, usageErrorf("invalid --max-retries %d: want 0 to %d; a replay makes up to 1 + --max-retries attempts a request, as one that never passes is retried every time", o.MaxRetries, sim.MaxClientRetries)
 	}
 	dur := func(flag, s string) (time.Duration, error) {
 		d, err := traces.ParseDuration(strings.TrimSpace(s), time.Second)
@@ -99,90 +110,60 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	return c, nil
 }
 
-// clientSummaryColumns are the columns of compare --summary --clients.
-var clientSummaryColumns = []column{
-	{name: "algo"},
-	{name: "unique_requests", right: true, title: "unique"},
-	{name: "attempts", right: true},
-	{name: "amplification", right: true, title: "amplif."},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "goodput", right: true},
-	{name: "gave_up", right: true},
-	{name: "latency_p50", right: true, title: "p50 latency"},
-	{name: "latency_p99", right: true, title: "p99 latency"},
-	{name: "latency_max", right: true, title: "max latency"},
-	{name: "clients", machineOnly: true},
-	{name: "max_retries", machineOnly: true},
-	{name: "unit", machineOnly: true},
-}
-
-// clientSummaryRows are the rows of the summary of a closed loop.
-func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]cell {
-	var rows [][]cell
-	for i, st := range stats {
-		q := func(num, den int64) cell {
-			w, ok := sim.Quantile(st.Latency, num, den)
-			if !ok {
-				return nullCell()
-			}
-			return decCell(w, unit)
+// runClients replays rp in a closed loop under lanes, each request
+// carrying the attributes with, and calls emit for every attempt. On a
+// terminal it shows the requests read and the attempts made as it goes:
+// retries can make a replay far longer than its trace.
+func runClients(rp *replay, src sim.Source, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
+	if s.progress {
+		attempts := new(atomic.Int64)
+		m := rp.meter(s, src, progress.Counter{Noun: "attempts", N: attempts})
+		defer m.Stop()
+		src = m.Count(src)
+		inner := emit
+		emit = func(a *sim.Attempt) error {
+			attempts.Add(1)
+			return inner(a)
 		}
-		rows = append(rows, []cell{
-			strCell(lanes[i].Name),
-			intCell(st.Unique),
-			intCell(st.Attempts),
-			numCell(ratio(st.Attempts, st.Unique)),
-			intCell(st.Allowed),
-			intCell(st.Rejected),
-			intCell(st.Goodput),
-			intCell(st.GaveUp),
-			q(50, 100),
-			q(99, 100),
-			q(1, 1),
-			strCell(c.Model.String()),
-			intCell(int64(c.MaxRetries)),
-			strCell(unitName(unit)),
-		})
 	}
-	return rows
+	return sim.RunClients(src, sim.Config{Lanes: lanes, KeyFields: rp.keys, With: with}, c, emit)
 }
 
 // runClientSummary replays rp in a closed loop and writes the summary.
-func runClientSummary(rp *replay, c sim.Clients, format outputFormat, s streams) error {
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes, rp.keys, c, func(*sim.Attempt) error { return nil })
+func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams) error {
+	stats, err := runClients(rp, rp.trace, rp.spec.Lanes, nil, c, s, func(*sim.Attempt) error { return nil })
 	if err != nil {
 		return err
 	}
-	rows := clientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
-	t, err := writeRecords(s.out, format, clientSummaryColumns, rows)
+	rows := tables.ClientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
+	t, err := render.WriteRecords(s.out, format, tables.ClientSummaryColumns, rows)
 	if err != nil || t == nil {
 		if err != nil {
 			return err
 		}
 		return rp.trace.finish()
 	}
-	w := &textWriter{w: s.out, format: format}
+	w := render.NewTextWriter(s.out, format)
 	var unique int64
 	if len(stats) > 0 {
 		unique = stats[0].Unique
 	}
-	w.line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, plural(unique, "request")))
-	w.line("policy: " + rp.spec.describe(false))
-	for _, l := range rp.spec.laneLines() {
-		w.line(l)
+	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
+	w.Line("policy: " + rp.spec.Describe(false))
+	for _, l := range rp.spec.LaneLines() {
+		w.Line(l)
 	}
-	w.line(clientLine(c))
-	w.blank()
-	w.table(t)
-	if w.err != nil {
-		return w.err
+	w.Line(clientLine(c, rp.spec.Lanes))
+	w.Blank()
+	w.Table(t)
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }
 
-// clientLine states the client model.
-func clientLine(c sim.Clients) string {
+// clientLine states the client model, and when latency ends for lanes.
+func clientLine(c sim.Clients, lanes []sim.Lane) string {
 	var how string
 	switch c.Model {
 	case sim.ClientsHonour:
@@ -202,74 +183,64 @@ func clientLine(c sim.Clients) string {
 	if c.MaxRetries == 1 {
 		retries = "1 retry"
 	}
-	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to the attempt allowed", how, retries)
-}
-
-// clientRunColumns are run's columns under --clients.
-func clientRunColumns(rfc3339 bool) []column {
-	return append(decisionColumns(rfc3339),
-		column{name: "attempt", right: true},
-		column{name: "original_line", right: true},
-		column{name: "gave_up"})
+	end := "the attempt allowed"
+	var queues []string
+	for _, l := range lanes {
+		if l.Algorithm.Delays() {
+			queues = append(queues, l.Name)
+		}
+	}
+	if len(queues) > 0 {
+		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
+	}
+	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
-// per attempt, in time order.
-func runClientRows(rp *replay, c sim.Clients, format outputFormat, s streams) error {
+// per attempt, in time order, with row's columns and tables.ClientColumns; with
+// keepAllowed or keepRejected false, the allowed or refused attempts are
+// left out.
+func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	rfc := rp.trace.RFC3339()
-	unit := rp.spec.Unit
-	rw := newRecordWriter(s.out, format, clientRunColumns(rfc))
+	cols, err := row.AllColumns(rfc, tables.ClientColumns...)
+	if err != nil {
+		return err
+	}
+	rw := render.NewRecordWriter(s.out, format, cols)
 	var text []byte
-	stats, err := sim.RunClients(rp.trace, rp.spec.Lanes[:1], rp.keys, c, func(a *sim.Attempt) error {
-		b := rw.begin()
-		e := &rw.enc
-		b = e.text(b, a.User)
-		if a.Number == 0 {
-			b = e.time(e.next(b), []byte(a.OriginalText))
-		} else {
-			if rfc {
-				text = time.Unix(0, a.Time).UTC().AppendFormat(text[:0], time.RFC3339Nano)
-			} else {
-				text = traces.AppendDecimal(text[:0], a.Time, unit)
-			}
-			b = e.time(e.next(b), text)
+	lanes := rp.spec.Lanes[:1]
+	stats, err := runClients(rp, rp.trace, lanes, row.Attrs, c, s, func(a *sim.Attempt) error {
+		if a.Decision.Allowed && !keepAllowed || !a.Decision.Allowed && !keepRejected {
+			return nil
 		}
-		d := &a.Decision
-		b = strconv.AppendInt(e.next(b), a.Cost, 10)
-		b = strconv.AppendBool(e.next(b), d.Allowed)
-		b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-		if d.Reason == limiters.ReasonCost || d.RetryAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.RetryAfter), unit)
+		row.Req, row.D, row.Exact, row.Time = &a.Request, &a.Decision, &a.Exact, nil
+		if a.Number > 0 {
+			text = rp.spec.Times.Append(text[:0], a.Time)
+			row.Time = text
 		}
-		if d.ResetAfter == limiters.InfDuration {
-			b = e.null(e.next(b))
-		} else {
-			b = appendDuration(e.next(b), int64(d.ResetAfter), unit)
-		}
-		b = e.text(e.next(b), string(d.Reason))
-		b = strconv.AppendInt(e.next(b), int64(a.Number), 10)
-		b = strconv.AppendInt(e.next(b), int64(a.Line), 10)
-		b = strconv.AppendBool(e.next(b), a.GaveUp)
-		return rw.end(b)
+		e := rw.Enc()
+		b := row.AppendHead(e, rw.Begin())
+		b = strconv.AppendInt(e.Next(b), int64(a.Number), 10)
+		b = strconv.AppendInt(e.Next(b), int64(a.Request.Line), 10)
+		b = strconv.AppendBool(e.Next(b), a.GaveUp)
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
+	if rw.Textual() {
 		st := stats[0]
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("%s on %s with %s clients: %s", rp.spec.Lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
-		w.line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", plural(st.Unique, "request"), plural(st.Attempts, "attempt"), ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.line(clientLine(c))
-		w.blank()
-		w.rows(rw, nil)
-		if w.err != nil {
-			return w.err
+		w := render.NewTextWriter(s.out, format)
+		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
+		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
+		w.Line(clientLine(c, lanes))
+		w.Blank()
+		w.Rows(rw, nil)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

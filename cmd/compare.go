@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"slices"
-	"strconv"
-	"time"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +14,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const compareLong = `Replay a trace through several algorithms at once and show their decisions
+var compareLong = `Replay a trace through several algorithms at once and show their decisions
 side by side: one row per request, one column per algorithm (true when it
 allowed the request). In a table, rows where the algorithms disagree are
 marked with * in the diff column, and the matrix is followed by a summary per
@@ -24,9 +26,10 @@ to the limit, the false allows and false rejects against the oracle (a
 sliding log with the same limit and window: the exact rolling policy) and the
 time of the first rejection.
 
-Default algorithms: the five classic algorithms (fixed-window, sliding-log,
-sliding-counter, token-bucket, leaky-bucket); --algos all adds gcra and
-leaky-queue.`
+` + render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
+	"); --algos all adds "+render.JoinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
+	return slices.Contains(limiters.ClassicAlgorithms(), a)
+})), "and")+".", "", 78)
 
 const compareExample = `  ratesim compare traces/examples/boundary.csv
   ratesim compare --algos fixed-window,sliding-log --diff trace.csv
@@ -97,7 +100,7 @@ func runCompare(o *compareOptions, s streams) error {
 		return usageErrorf("--timeline excludes --summary and --diff")
 	}
 	switch {
-	case o.ByKey < 0:
+	case o.ByKey < 0 || o.ByKey == 0 && o.policy.set["by-key"]:
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && (o.Summary || o.Diff || o.Timeline != ""):
 		return usageErrorf("--by-key excludes --summary, --diff and --timeline")
@@ -149,14 +152,14 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.ByKey > 0 {
 		return runByKey(o, rp, format, s)
 	}
-	var rw *recordWriter
+	var rw *render.RecordWriter
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: format == outTable || format == outMarkdown}
-		rw = newRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		row := tables.MatrixRow{Lanes: len(rp.spec.Lanes), Keyed: len(o.trace.Key) > 0, Marked: !format.Machine()}
+		rw = render.NewRecordWriter(s.out, format, row.Columns(rp.spec.Lanes, rp.trace.RFC3339()))
 		emit = func(b *sim.Batch) error {
-			return writeMatrix(rw, &row, b, o.Diff, &disagree)
+			return tables.WriteMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
 	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
@@ -164,243 +167,57 @@ func runCompare(o *compareOptions, s streams) error {
 		return err
 	}
 	if rw != nil {
-		if err := rw.close(); err != nil {
+		if err := rw.Close(); err != nil {
 			return err
 		}
 	}
 
-	if format != outTable && format != outMarkdown {
+	if format.Machine() {
 		if o.Summary {
-			if _, err := writeRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
+			if _, err := render.WriteRecords(s.out, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
 		return rp.trace.finish()
 	}
 
-	w := &textWriter{w: s.out, format: format}
-	w.compareHeader(rp, rep, true)
+	w := render.NewTextWriter(s.out, format)
+	compareHeader(w, rp, rep, true)
 	if rw != nil {
-		w.blank()
+		w.Blank()
 		if o.Diff {
-			w.line(fmt.Sprintf("%s of %d decided differently", plural(disagree, "request"), rep.Requests))
+			w.Line(fmt.Sprintf("%s of %d decided differently", render.Plural(disagree, "request"), rep.Requests))
 		}
-		if len(rw.cells) > 0 || !o.Diff {
+		if rw.Kept() > 0 || !o.Diff {
 			if o.Diff {
-				w.blank()
+				w.Blank()
 			}
-			w.table(rw.table(nil))
+			w.Table(rw.Table(nil))
 		}
-		if rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(rw.hidden, "row")))
+		if rw.Hidden() > 0 {
+			w.Blank()
+			w.Line(fmt.Sprintf("%s more not shown; -o csv lists every row", render.Plural(rw.Hidden(), "row")))
 		}
 	}
 	if !o.Diff {
-		t, _ := writeRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
-		w.blank()
-		w.line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.interval())))
-		w.line(fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", rp.spec.Oracle.Limit, rp.spec.duration(rp.spec.Oracle.Window)))
-		if note := queueNote(rp.spec.algos()); note != "" {
-			w.line(note)
+		t, _ := render.WriteRecords(nil, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec))
+		w.Blank()
+		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.Duration(rp.spec.Interval)))
+		w.Line(rp.spec.AgainstLine())
+		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
+			w.Line(note)
 		}
-		w.blank()
-		w.table(t)
+		w.Blank()
+		w.Table(t)
 		if len(rp.spec.Lanes) > 1 && rep.Agree != nil {
-			w.blank()
-			w.line("agreement: % of requests decided alike")
-			w.blank()
-			w.table(agreementTable(rep))
+			w.Blank()
+			w.Line("agreement: % of requests decided alike")
+			w.Blank()
+			w.Table(tables.AgreementTable(rep))
 		}
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// matrixRow is one request of the decision matrix, and which of the
-// optional columns it has.
-type matrixRow struct {
-	batch  *sim.Batch
-	i      int  // the request's index in batch
-	differ bool // the algorithms decided it differently
-
-	nlanes int
-	keyed  bool // the key column
-	marked bool // the diff column, which only tables have
-}
-
-// columns are the columns of the decision matrix, in the order appendTo
-// writes them: user, timestamp, then one per lane, the key with --key and
-// the diff marker in tables.
-func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []column {
-	cols := []column{{name: "user"}, {name: "timestamp", right: !rfc3339}}
-	for _, l := range lanes {
-		cols = append(cols, column{name: l.Name})
-	}
-	if r.keyed {
-		cols = append(cols, column{name: "key"})
-	}
-	if r.marked {
-		cols = append(cols, column{name: "diff"})
-	}
-	return cols
-}
-
-// appendTo appends the values of r's columns through e.
-func (r *matrixRow) appendTo(e *encoder, b []byte) []byte {
-	req := &r.batch.Requests[r.i]
-	b = e.str(b, req.User)
-	b = e.time(e.next(b), req.TimeText)
-	for a := range r.nlanes {
-		b = strconv.AppendBool(e.next(b), r.batch.Allowed(r.i, a))
-	}
-	if r.keyed {
-		b = e.str(e.next(b), req.Key)
-	}
-	if r.marked {
-		b = e.next(b)
-		if r.differ {
-			b = append(b, '*')
-		}
-	}
-	return b
-}
-
-// writeMatrix writes one batch of the decision matrix, counting the
-// requests the lanes decide differently; with onlyDiff it writes only
-// those.
-func writeMatrix(rw *recordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
-	row.batch = b
-	for i := range b.Requests {
-		first := b.Allowed(i, 0)
-		differ := false
-		for a := 1; a < row.nlanes; a++ {
-			if b.Allowed(i, a) != first {
-				differ = true
-				break
-			}
-		}
-		if differ {
-			*disagree++
-		} else if onlyDiff {
-			continue
-		}
-		row.i, row.differ = i, differ
-		if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// summaryColumns are the columns of compare --summary; the table shows the
-// counts and leaves the parameters to the policy line above it.
-var summaryColumns = []column{
-	{name: "algo"},
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
-	{name: "max_in_interval", right: true},
-	{name: "ratio", right: true},
-	{name: "false_allows", right: true},
-	{name: "false_rejects", right: true},
-	{name: "first_rejection", right: true},
-	{name: "first_rejection_user", machineOnly: true},
-	{name: "burst_user", machineOnly: true},
-	{name: "burst_from", machineOnly: true},
-	{name: "burst_to", machineOnly: true},
-	{name: "limit", machineOnly: true},
-	{name: "window", machineOnly: true},
-	{name: "interval", machineOnly: true},
-	{name: "capacity", omitNull: true, machineOnly: true},
-	{name: "rate", omitNull: true, machineOnly: true},
-	{name: "clock", machineOnly: true},
-	{name: "unit", machineOnly: true},
-	{name: "clock_backwards", machineOnly: true},
-}
-
-// summaryRows builds one summary row per algorithm.
-func summaryRows(rep *sim.Report, sp *policySpec) [][]cell {
-	var rows [][]cell
-	for _, st := range rep.Algos {
-		first, firstUser := nullCell(), nullCell()
-		if fr := st.FirstRejection; fr != nil {
-			first, firstUser = timeCell(fr.TimeText), strCell(fr.Key)
-		}
-		bUser, bFrom, bTo := burstCells(st.Burst, sp)
-		lane := sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy}
-		limit, window, capacity, rate := sp.laneCells(lane)
-		rows = append(rows, append([]cell{
-			strCell(st.Name),
-			intCell(st.Requests),
-			intCell(st.Allowed),
-			intCell(st.Rejected),
-			numCell(pct(st.Allowed, st.Requests)),
-			intCell(st.Burst.Count),
-			numCell(ratio(st.Burst.Count, sp.Oracle.Limit)),
-			intCell(st.FalseAllows),
-			intCell(st.FalseRejects),
-			first,
-			firstUser,
-			bUser, bFrom, bTo,
-			limit,
-			window,
-			decCell(sp.interval(), sp.Unit),
-			capacity,
-			rate,
-			strCell(clockName(st.Policy.Clock)),
-			strCell(unitName(sp.Unit)),
-			intCell(rep.ClockBackwards),
-		}, sp.extraCells(lane)...))
-	}
-	return rows
-}
-
-// burstCells are the user, from and to of a worst interval; null when
-// nothing was allowed.
-func burstCells(iv sim.Interval, sp *policySpec) (user, from, to cell) {
-	if iv.Count == 0 {
-		return nullCell(), nullCell(), nullCell()
-	}
-	return strCell(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
-}
-
-// instantCell renders a time of the trace: an exact number in the unit, or
-// an RFC 3339 time (UTC) for RFC 3339 traces.
-func instantCell(ns int64, sp *policySpec) cell {
-	if sp.rfc3339 {
-		return strCell(time.Unix(0, ns).UTC().Format(time.RFC3339Nano))
-	}
-	return decCell(time.Duration(ns), sp.Unit)
-}
-
-func clockName(c limiters.Clock) string {
-	if c == limiters.ClockClamp {
-		return "clamp"
-	}
-	return "reject"
-}
-
-// agreementTable is the pairwise agreement matrix.
-func agreementTable(rep *sim.Report) *table {
-	t := &table{header: []string{"agree %"}, right: []bool{false}}
-	for _, st := range rep.Algos {
-		t.header = append(t.header, st.Name)
-		t.right = append(t.right, true)
-	}
-	for a, st := range rep.Algos {
-		row := []string{st.Name}
-		for b := range rep.Algos {
-			if rep.Requests == 0 {
-				row = append(row, "-")
-				continue
-			}
-			row = append(row, pct(rep.Agree[a][b], rep.Requests))
-		}
-		t.rows = append(t.rows, row)
-	}
-	return t
 }

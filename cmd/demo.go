@@ -1,8 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,8 +54,8 @@ func newDemoCmd() *cobra.Command {
 // runDemo prints the tour. Its output is the same on every run.
 func runDemo(s streams) error {
 	s.progress = false
-	w := &textWriter{w: s.out, format: outTable}
-	w.line(demoIntro)
+	w := render.NewTextWriter(s.out, render.FormatTable)
+	w.Line(demoIntro)
 	example := func(name string) traceOptions {
 		return traceOptions{Path: name, Unit: "s", fsys: examples.FS, display: "traces/examples/" + name}
 	}
@@ -65,14 +66,14 @@ func runDemo(s streams) error {
 			policy.Capacity, policy.Rate = 3, "0.2"
 			policy.set["capacity"], policy.set["rate"] = true, true
 		}
-		w.blank()
-		w.line(fmt.Sprintf("%d. %s", i+1, algo))
-		w.blank()
-		w.line(wrap(algo.Doc().Walkthrough, 78))
-		w.blank()
-		w.line(exampleCommand(algo))
-		if w.err != nil {
-			return w.err
+		w.Blank()
+		w.Line(fmt.Sprintf("%d. %s", i+1, algo))
+		w.Blank()
+		w.Line(render.WrapText(algo.Doc().Walkthrough, "", 78))
+		w.Blank()
+		w.Line(exampleCommand(algo))
+		if w.Err() != nil {
+			return w.Err()
 		}
 		o := &runOptions{trace: example(algo.Doc().Example), policy: policy, Algo: algo.String(), Explain: true, Output: "table"}
 		if err := runRun(o, s); err != nil {
@@ -80,56 +81,37 @@ func runDemo(s streams) error {
 		}
 	}
 
-	w.blank()
-	w.line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(steps)+1))
-	w.blank()
-	w.line(wrap("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
-		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", 78))
-	w.blank()
-	w.line("$ ratesim compare traces/examples/boundary.csv")
-	if w.err != nil {
-		return w.err
+	w.Blank()
+	w.Line(fmt.Sprintf("%d. compare: all five on the boundary burst", len(steps)+1))
+	w.Blank()
+	w.Line(render.WrapText("u1 sends at 7, 8, 9, 10, 11 and 12. The fixed window lets all six through: three before the edge at 10 and three after it. "+
+		"The sliding log, the exact rolling limit, stops at three. Here the buckets use the default rate, the limit per window (0.3 per second).", "", 78))
+	w.Blank()
+	w.Line("$ ratesim compare traces/examples/boundary.csv")
+	if w.Err() != nil {
+		return w.Err()
 	}
 	co := &compareOptions{trace: example("boundary.csv"), policy: defaultPolicy(), Output: "table"}
 	if err := runCompare(co, s); err != nil {
 		return err
 	}
 
-	w.blank()
-	w.line(fmt.Sprintf("%d. burst: the worst 10 seconds each algorithm let through", len(steps)+2))
-	w.blank()
-	w.line("$ ratesim burst traces/examples/boundary.csv")
-	if w.err != nil {
-		return w.err
+	w.Blank()
+	w.Line(fmt.Sprintf("%d. burst: the worst 10 seconds each algorithm let through", len(steps)+2))
+	w.Blank()
+	w.Line("$ ratesim burst traces/examples/boundary.csv")
+	if w.Err() != nil {
+		return w.Err()
 	}
 	bo := &burstOptions{trace: example("boundary.csv"), policy: defaultPolicy(), Output: "table"}
 	if err := runBurst(bo, s); err != nil {
 		return err
 	}
-	w.blank()
-	w.line(demoOutro)
-	return w.err
+	w.Blank()
+	w.Line(demoOutro)
+	return w.Err()
 }
 
 func defaultPolicy() policyOptions {
 	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
-}
-
-// wrap breaks text into lines of at most width columns.
-func wrap(text string, width int) string {
-	var b strings.Builder
-	col := 0
-	for _, w := range strings.Fields(text) {
-		if col > 0 && col+1+len(w) > width {
-			b.WriteByte('\n')
-			col = 0
-		}
-		if col > 0 {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(w)
-		col += len(w)
-	}
-	return b.String()
 }

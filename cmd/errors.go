@@ -1,21 +1,32 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
 
 // Exit statuses, as documented in the root command's help.
 const (
-	exitOK      = 0
-	exitError   = 1
-	exitUsage   = 2
-	exitPartial = 3
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitPartial     = 3
+	exitInterrupted = 130 // as a shell reports a process ended by SIGINT
 )
+
+// interrupted is the error of a command stopped by an interrupt (its
+// context cancelled). It exits with status 130.
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string { return "interrupted" }
+func (e interrupted) Unwrap() error { return e.err }
 
 // usageError is a mistake in how ratesim was called: a bad flag, an unknown
 // algorithm, a bad parameter. It exits with status 2.
@@ -26,6 +37,13 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// usageMistake is an error of another package that reports whether it is
+// a mistake in how ratesim was called (sweep's grid and constraints).
+type usageMistake interface {
+	error
+	Usage() bool
 }
 
 // partialError reports that a lenient read skipped bad rows: the output is
@@ -41,14 +59,18 @@ func (e *partialError) Error() string {
 
 // ExitCode maps an error returned by the root command to ratesim's exit
 // status: 0 for nil, 2 for usage errors, 3 for a lenient read that skipped
-// rows, 1 for anything else.
+// rows, 130 for an interrupt (a cancelled context), 1 for anything else.
 func ExitCode(err error) int {
 	var ue *usageError
+	var se *spec.Error
+	var ae usageMistake
 	var pe *partialError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &se), errors.As(err, &ae) && ae.Usage():
 		return exitUsage
 	case errors.As(err, &pe):
 		return exitPartial
@@ -60,6 +82,9 @@ func ExitCode(err error) int {
 // ErrorText is the message printed for err after "ratesim: ". Package
 // prefixes ("traces: ", "limiters: ") are dropped: the user sees one prefix.
 func ErrorText(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
 	var pe *traces.ParseError
 	if errors.As(err, &pe) {
 		return parseErrorText(pe)
@@ -87,5 +112,37 @@ func parseErrorText(pe *traces.ParseError) string {
 	}
 	b.WriteString(": ")
 	b.WriteString(pe.Msg)
+	b.WriteString(remedy(pe))
 	return b.String()
+}
+
+// remedy says which flags read a trace that a *traces.ParseError
+// says is missing a field or has epoch times in a finer unit, after the
+// message; "" for other errors.
+func remedy(pe *traces.ParseError) string {
+	switch pe.Missing {
+	case traces.FieldUser:
+		return "; --user-field names the field to read the user from"
+	case traces.FieldTime:
+		return "; --time-field names the field to read the timestamp from (and --time-format says how it is written)"
+	case traces.FieldUser | traces.FieldTime:
+		return "; --user-field and --time-field name the fields to read them from (and --time-format says how times are written)"
+	}
+	if f := traces.UnixTimeFormat(pe.EpochUnit); f != "" {
+		// Not --unit: that would turn --window 10 into 10 ms as well.
+		return fmt.Sprintf(": read it with --time-format %s, which keeps --window and the other durations in --unit (--unit %s would make them %s too)",
+			f, traces.UnitName(pe.EpochUnit), epochUnitName(pe.EpochUnit))
+	}
+	return ""
+}
+
+// epochUnitName is the plural name of a unit: "milliseconds".
+func epochUnitName(u time.Duration) string {
+	switch u {
+	case time.Millisecond:
+		return "milliseconds"
+	case time.Microsecond:
+		return "microseconds"
+	}
+	return "nanoseconds"
 }

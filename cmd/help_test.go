@@ -9,7 +9,7 @@ import (
 )
 
 // exitStatusEnd is an EXIT STATUS section at the end of a help text.
-var exitStatusEnd = regexp.MustCompile(`\n\nEXIT STATUS\n(  [0-3]  \S.*\n)+$`)
+var exitStatusEnd = regexp.MustCompile(`\n\nEXIT STATUS\n(  ([0-3]|130)  \S.*\n)+$`)
 
 // TestHelpEndsWithExitStatus: the help of ratesim and of every command
 // under it, through --help and through the help command, ends with its

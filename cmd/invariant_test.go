@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -195,7 +197,7 @@ func csvEqualsJSON(t *testing.T, path, algo string) {
 func TestTableShowsHead(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("user,timestamp\n")
-	for i := 0; i < maxTableRows+250; i++ {
+	for i := 0; i < render.MaxTableRows+250; i++ {
 		b.WriteString("u1,")
 		b.WriteString(formatInt(int64(i)))
 		b.WriteString("\n")
@@ -204,12 +206,12 @@ func TestTableShowsHead(t *testing.T) {
 	if !strings.Contains(out, "250 rows more not shown; -o csv lists every row") {
 		t.Errorf("no note of the rows not shown:\n%s", out[len(out)-400:])
 	}
-	if n := strings.Count(out, "\n| u1 "); n != maxTableRows {
-		t.Errorf("table shows %d rows, want %d", n, maxTableRows)
+	if n := strings.Count(out, "\n| u1 "); n != render.MaxTableRows {
+		t.Errorf("table shows %d rows, want %d", n, render.MaxTableRows)
 	}
 	csvOut := mustRun(t, b.String(), "run", "--algo", "sliding-log", "-o", "csv", "-")
-	if n := strings.Count(csvOut, "\n"); n != maxTableRows+251 {
-		t.Errorf("CSV has %d lines, want %d", n, maxTableRows+251)
+	if n := strings.Count(csvOut, "\n"); n != render.MaxTableRows+251 {
+		t.Errorf("CSV has %d lines, want %d", n, render.MaxTableRows+251)
 	}
 }
 
@@ -225,11 +227,11 @@ func TestLongStateShortened(t *testing.T) {
 	header, rows := readCSV(t, mustRun(t, b.String(), append(args, "-o", "csv", "-")...))
 	states := columnOf(t, header, rows, "state")
 	last := states[len(states)-1]
-	if utf8.RuneCountInString(last) <= maxStateWidth {
+	if utf8.RuneCountInString(last) <= render.MaxStateWidth {
 		t.Fatalf("state %q is too short to test shortening", last)
 	}
 	out := mustRun(t, b.String(), append(args, "-")...)
-	short := shorten(last, maxStateWidth)
+	short := render.Shorten(last, render.MaxStateWidth)
 	if !strings.HasSuffix(short, "…") || !strings.Contains(out, short) {
 		t.Errorf("table does not show %q:\n%s", short, out)
 	}

@@ -1,17 +1,18 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	_ "time/tzdata" // --tz works on machines without zoneinfo
 
@@ -23,18 +24,65 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-// streams are where a command reads and writes.
+// streams are where a command reads and writes, and the context that an
+// interrupt cancels.
 type streams struct {
 	in       io.Reader
 	out      io.Writer
 	err      io.Writer
 	progress bool // stderr is a terminal: show progress on long replays
+	ctx      context.Context
+	// meter is where progress goes when err does not (a second read,
+	// whose warnings the first gave), and stage what the progress line
+	// names the replay: "second read: the worst keys' states".
+	meter io.Writer
+	stage string
 }
 
 func streamsOf(c *cobra.Command) streams {
-	s := streams{in: c.InOrStdin(), out: c.OutOrStdout(), err: c.ErrOrStderr()}
+	s := streams{in: c.InOrStdin(), out: c.OutOrStdout(), err: c.ErrOrStderr(), ctx: c.Context()}
 	s.progress = isTerminal(s.err)
 	return s
+}
+
+// quiet is s without diagnostics or progress: for a second pass over a
+// trace whose first pass reported them.
+func (s streams) quiet() streams {
+	s.err, s.progress = io.Discard, false
+	return s
+}
+
+// again is quiet, for a replay that reads the trace again as the stage
+// named: its warnings the first read gave already, and its progress, on
+// a terminal, names the stage.
+func (s streams) again(stage string) streams {
+	if s.progress {
+		s.meter = s.err
+	}
+	s.err, s.stage = io.Discard, stage
+	return s
+}
+
+// context is the context the command's long operations stop with.
+func (s streams) context() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
+}
+
+// stopWriter writes to w until ctx is done, and fails with ctx's error
+// after: a long output stops at an interrupt.
+type stopWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (s stopWriter) Write(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return s.w.Write(p)
 }
 
 // isTerminal reports whether f, a reader or writer, is a terminal.
@@ -73,11 +121,36 @@ type traceOptions struct {
 	// of memory (a size such as 256MiB).
 	Sort    bool
 	SortMem string
+	// spoolMax bounds the copies readTwice makes; 0 means
+	// traces.DefaultSpoolBytes. Tests set it low.
+	spoolMax int64
 
 	// fsys, when set, holds Path (the demo reads the embedded examples),
 	// and display is the name shown for it.
 	fsys    fs.FS
 	display string
+	// spool, when set, keeps the traces that can be read only once for
+	// the reads after the first (see readTwice).
+	spool *traces.Spool
+}
+
+// readTwice says that the command reads the traces more than once, and
+// how: standard input, a pipe or a process substitution is then copied
+// to a temporary file as the first read opens it, bounded, and read from
+// there by every open after it. Every command that reads a trace again
+// asks for it this way, before its first open; the returned function
+// removes the copies, and the command defers it.
+func (o *traceOptions) readTwice() (release func()) {
+	if o.spool == nil {
+		o.spool = traces.NewSpool("", o.spoolMax)
+	}
+	sp := o.spool
+	return func() {
+		sp.Close()
+		if o.spool == sp {
+			o.spool = nil
+		}
+	}
 }
 
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
@@ -93,7 +166,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.TZ, "tz", "UTC", "time zone of timestamps without an offset: an IANA name such as Europe/Berlin, or Local")
 	fs.BoolVar(&o.TimeRound, "time-round", false, "round timestamps finer than a nanosecond to the nearest one instead of refusing them")
 	fs.BoolVar(&o.Sort, "sort", false, "replay the trace in time order (stable), sorting it first in bounded memory, spilling to temporary files")
-	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the most memory the sort holds events in: a size such as 64MiB or 2GiB")
+	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the memory the sort takes, a size such as 64MiB or 2GiB: its buffer of events, taken as the trace needs it (merging adds a fixed 2.3 MiB; the replay's own memory comes on top)")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -101,7 +174,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 func parseUnit(s string) (time.Duration, error) {
 	u, err := traces.ParseUnit(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+		return 0, usageErrorf("invalid --unit %q (valid: %s)", s, traces.Units)
 	}
 	return u, nil
 }
@@ -115,26 +188,22 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	}
 	f, err := traces.ParseFormat(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl, combined, common)", s)
+		return 0, usageErrorf("invalid --format %q (valid: %s)", s, traces.ReadFormats)
 	}
 	return f, nil
 }
 
-// trace is the open traces of a replay, merged or sorted into one, whose
-// first event has been read, so that whether its timestamps are RFC 3339
-// is known before the replay starts.
+// trace is the open traces of a replay, merged or sorted into one
+// (traces.Set), whose first event has been read, so that whether its
+// timestamps are RFC 3339 is known before the replay starts. Reading it
+// stops with an error once the command's context is done.
 type trace struct {
-	src     traces.Source // the readers, merged or sorted
-	readers []*traces.Reader
-	sorted  *traces.Sorted // with --sort
-	name    string
-	first   *traces.Event
-	err     error // from reading the first event
-	peeked  bool
-	closers []io.Closer
-	stop    func()    // stops the interrupt handler, if any
-	shown   int       // skipped rows reported one by one
-	out     io.Writer // where the count of the others goes
+	set   *traces.Set
+	name  string
+	first *traces.Event // the first event, read ahead
+	err   error         // from reading the first event
+	shown int           // skipped rows reported one by one
+	out   io.Writer     // where the count of the others goes
 }
 
 // moreTraces are the traces named after the first.
@@ -174,134 +243,42 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 		}
 	}
 	t := &trace{out: s.err}
-	opts := traces.Options{
-		TimeFormat: o.TimeFormat,
-		Location:   loc,
-		TimeRound:  o.TimeRound,
-		Format:     format,
-		Unit:       unit,
-		Lenient:    o.Lenient,
-		UserField:  o.UserField,
-		TimeField:  o.TimeField,
-		CostField:  o.CostField,
-		OnSkip: func(err error) {
-			if t.shown < o.MaxErrors {
-				t.shown++
-				fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
-			}
+	opts := traces.SetOptions{
+		Options: traces.Options{
+			TimeFormat: o.TimeFormat,
+			Location:   loc,
+			TimeRound:  o.TimeRound,
+			Format:     format,
+			Unit:       unit,
+			Lenient:    o.Lenient,
+			UserField:  o.UserField,
+			TimeField:  o.TimeField,
+			CostField:  o.CostField,
+			OnSkip: func(err error) {
+				if t.shown < o.MaxErrors {
+					t.shown++
+					fmt.Fprintf(s.err, "ratesim: skipped %s\n", ErrorText(err))
+				}
+			},
 		},
+		Stdin:   s.in,
+		FS:      o.fsys,
+		Display: o.display,
+		Sort:    o.Sort,
+		Sorting: traces.SortOptions{MaxMemory: sortMem},
+		Spool:   o.spool,
 	}
-	var names []string
-	for _, path := range append([]string{o.Path}, o.More...) {
-		var r *traces.Reader
-		var name string
-		if o.fsys != nil {
-			name = o.display
-			f, err := o.fsys.Open(path)
-			if err != nil {
-				t.Close()
-				return nil, err
-			}
-			t.closers = append(t.closers, f)
-			if r, err = traces.NewReader(f, o.display, opts); err != nil {
-				t.Close()
-				return nil, err
-			}
-		} else {
-			if r, err = traces.Open(path, s.in, opts); err != nil {
-				t.Close()
-				return nil, err
-			}
-			t.closers = append(t.closers, r)
-			name = r.Name()
-		}
-		t.readers = append(t.readers, r)
-		names = append(names, name)
+	set, err := traces.OpenSet(s.context(), append([]string{o.Path}, o.More...), opts)
+	var mixed *traces.MixedTimesError
+	switch {
+	case errors.As(err, &mixed):
+		return nil, &usageError{err}
+	case err != nil:
+		return nil, err
 	}
-	t.name = strings.Join(names, ", ")
-	t.src = t.readers[0]
-	if len(t.readers) > 1 {
-		srcs := make([]traces.Source, len(t.readers))
-		for i, r := range t.readers {
-			srcs[i] = r
-		}
-		if o.Sort {
-			t.src = &concat{srcs: srcs, name: t.name}
-		} else {
-			t.src = traces.Merge(srcs...)
-		}
-	}
-	if o.Sort {
-		t.sorted = traces.Sort(t.src, traces.SortOptions{MaxMemory: sortMem})
-		t.src = t.sorted
-		t.stop = onInterrupt(func() {
-			t.sorted.Close()
-			fmt.Fprintln(s.err, "ratesim: interrupted")
-		})
-	}
-	t.first, t.err = t.src.Next()
-	if t.err == nil {
-		if err := t.checkTimes(); err != nil {
-			t.Close()
-			return nil, err
-		}
-	}
+	t.set, t.name = set, set.Name()
+	t.first, t.err = set.Peek()
 	return t, nil
-}
-
-// checkTimes refuses traces of which some have RFC 3339 times and others
-// numbers: they cannot be merged.
-func (t *trace) checkTimes() error {
-	var first *traces.Reader
-	for _, r := range t.readers {
-		switch {
-		case !r.TimesKnown():
-		case first == nil:
-			first = r
-		case r.RFC3339() != first.RFC3339():
-			return usageErrorf("%s and %s cannot be merged: one has RFC 3339 times, the other numbers", first.Name(), r.Name())
-		}
-	}
-	return nil
-}
-
-// concat is several sources one after the other, for sorting together.
-type concat struct {
-	srcs []traces.Source
-	name string
-}
-
-func (c *concat) Next() (*traces.Event, error) {
-	for len(c.srcs) > 0 {
-		ev, err := c.srcs[0].Next()
-		if err != io.EOF {
-			return ev, err
-		}
-		c.srcs = c.srcs[1:]
-	}
-	return nil, io.EOF
-}
-
-func (c *concat) Name() string { return c.name }
-
-// onInterrupt runs f and exits with status 130 when the process is
-// interrupted (SIGINT, SIGTERM); the returned function stops that.
-func onInterrupt(f func()) func() {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sig:
-			f()
-			os.Exit(130)
-		case <-done:
-		}
-	}()
-	return func() {
-		signal.Stop(sig)
-		close(done)
-	}
 }
 
 // parseSize parses a size in bytes: a whole number with an optional KiB,
@@ -328,66 +305,30 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// Next yields the peeked event first, then the rest of the trace.
-func (t *trace) Next() (*traces.Event, error) {
-	if !t.peeked {
-		t.peeked = true
-		if t.err != nil {
-			return nil, t.err
-		}
-		return t.first, nil
-	}
-	return t.src.Next()
-}
+// Next yields the first event, then the rest of the trace.
+func (t *trace) Next() (*traces.Event, error) { return t.set.Next() }
 
 // RFC3339 reports whether the trace's timestamps are RFC 3339 times: as
 // the first of its files whose kind of times is known says.
-func (t *trace) RFC3339() bool {
-	for _, r := range t.readers {
-		if r.TimesKnown() {
-			return r.RFC3339()
-		}
-	}
-	return false
-}
+func (t *trace) RFC3339() bool { return t.set.RFC3339() }
+
+// timeWriter writes instants as the trace writes its times.
+func (t *trace) timeWriter() traces.TimeWriter { return t.set.TimeWriter() }
 
 // skipOtherUsers has the readers pass over the plain records of other
 // users than users without reading them: for a second read of a trace the
 // first read checked whole.
-func (t *trace) skipOtherUsers(users []string) {
-	for _, r := range t.readers {
-		r.SkipOtherUsers(users)
-	}
-}
+func (t *trace) skipOtherUsers(users []string) { t.set.SkipOtherUsers(users) }
 
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }
 
 // Close closes the traces' files and removes the sort's temporary files.
-func (t *trace) Close() error {
-	if t.stop != nil {
-		t.stop()
-		t.stop = nil
-	}
-	var first error
-	if t.sorted != nil {
-		first = t.sorted.Close()
-	}
-	for _, c := range t.closers {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	t.closers = nil
-	return first
-}
+func (t *trace) Close() error { return t.set.Close() }
 
 // finish turns rows skipped by a lenient read into a partial error.
 func (t *trace) finish() error {
-	n := 0
-	for _, r := range t.readers {
-		n += r.Skipped()
-	}
+	n := t.set.Skipped()
 	if more := n - t.shown; more > 0 {
 		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
 	}
@@ -397,32 +338,17 @@ func (t *trace) finish() error {
 	return nil
 }
 
-// outputFormat is the -o flag of run, compare and burst.
-type outputFormat int
-
-const (
-	outTable outputFormat = iota
-	outCSV
-	outJSON
-	outJSONL
-	outMarkdown
-)
-
-var outputNames = []string{"table", "csv", "json", "jsonl", "markdown"}
-
-func parseOutput(s string) (outputFormat, error) {
-	if s == "md" {
-		s = "markdown"
+// parseOutput parses -o.
+func parseOutput(s string) (render.Format, error) {
+	f, err := render.ParseFormat(s)
+	if err != nil {
+		return 0, usageErrorf("%s", err)
 	}
-	i := slices.Index(outputNames, s)
-	if i < 0 {
-		return 0, usageErrorf("invalid -o %q (valid: %s)", s, strings.Join(outputNames, ", "))
-	}
-	return outputFormat(i), nil
+	return f, nil
 }
 
 func addOutputFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVarP(p, "output", "o", "table", "output format: table, csv, json, jsonl or markdown")
+	fs.StringVarP(p, "output", "o", "table", "output format: "+render.JoinList(render.FormatNames(), "or"))
 }
 
 // parseAlgorithms parses --algos: a comma-separated list of names, or
@@ -470,6 +396,15 @@ func parseAlgorithm(name string) (limiters.Algorithm, error) {
 		return 0, usageErrorf("unknown algorithm %q (valid: %s)", name, algorithmNames())
 	}
 	return a, nil
+}
+
+// algoNames are the names of algos.
+func algoNames(algos []limiters.Algorithm) []string {
+	names := make([]string, len(algos))
+	for i, a := range algos {
+		names[i] = a.String()
+	}
+	return names
 }
 
 func algorithmNames() string {

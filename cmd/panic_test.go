@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestPanicIsInternalError(t *testing.T) {
 		},
 	})
 	var out, errb bytes.Buffer
-	code := execute(root, []string{"explode"}, strings.NewReader(""), &out, &errb)
+	code := execute(context.Background(), root, []string{"explode"}, strings.NewReader(""), &out, &errb)
 	if code != exitError {
 		t.Errorf("exit status %d, want %d", code, exitError)
 	}

@@ -198,31 +198,29 @@ func (o *plotReplayOptions) prepare(c *cobra.Command, args []string, s streams) 
 	return rp, format, err
 }
 
-// figureTitle is the title of a figure: what it shows and of which
-// trace, the policy, and the limiters.
-func figureTitle(what string, rp *replay) []string {
+// frame is what the figures of rp share: the lines their titles state
+// the replay in (the policy, the limiters), how times become X and
+// durations are written, the intent and the burst interval.
+func (rp *replay) frame() *report.Frame {
+	sp := rp.spec
 	var names []string
-	for _, l := range rp.spec.Lanes {
+	for _, l := range sp.Lanes {
 		names = append(names, l.Name)
 	}
-	lines := []string{what + " — " + rp.trace.name, "policy: " + rp.spec.describe(true)}
-	lines = append(lines, rp.spec.laneLines()...)
-	return append(lines, "limiters: "+strings.Join(names, ", "))
-}
-
-// xLabel names the X axis of a figure over the trace's time.
-func xLabel(rp *replay) string {
-	if rp.spec.rfc3339 {
-		return "time (UTC)"
+	lines := append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
+	xLabel := "time (" + unitName(sp.Unit) + ")"
+	if sp.RFC3339 {
+		xLabel = "time (UTC)"
 	}
-	return "time (" + unitName(rp.spec.Unit) + ")"
-}
-
-// xOf is a trace time as a figure's X: a number in the unit, or Unix
-// seconds for RFC 3339 traces.
-func xOf(ns int64, sp *policySpec) float64 {
-	if sp.rfc3339 {
-		return float64(ns) / 1e9
+	return &report.Frame{
+		Trace:       rp.trace.name,
+		Lines:       append(lines, "limiters: "+strings.Join(names, ", ")),
+		Clock:       sp.RFC3339,
+		Unit:        sp.Unit,
+		XLabel:      xLabel,
+		Duration:    sp.Duration,
+		Intent:      sp.Intent,
+		IntentNamed: sp.IntentNamed,
+		Interval:    sp.Interval,
 	}
-	return float64(ns) / float64(sp.Unit)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/report"
@@ -50,22 +52,6 @@ func panelNamed(t *testing.T, f *report.Figure, name string) *report.Panel {
 	return nil
 }
 
-// marksIn counts the marks labelled label with X in [from, to].
-func marksIn(p *report.Panel, label string, from, to float64) (n int, maxY float64) {
-	for _, m := range p.Marks {
-		if m.Label != label {
-			continue
-		}
-		for _, pt := range markPoints(m) {
-			if pt.X >= from && pt.X <= to {
-				n++
-				maxY = max(maxY, pt.Y)
-			}
-		}
-	}
-	return n, maxY
-}
-
 // markPoints returns the points of marks, given or generated.
 func markPoints(m report.Marks) []report.Point {
 	if m.Points == nil && m.Series != nil {
@@ -74,10 +60,37 @@ func markPoints(m report.Marks) []report.Point {
 	return m.Points
 }
 
+// linePoints returns the points of a line, given or generated.
+func linePoints(l report.Line) []report.Point {
+	if l.Points == nil && l.Series != nil {
+		return slices.Collect(l.Series)
+	}
+	return l.Points
+}
+
+// marksOf returns the Y of the marks labelled label, in time order.
+func marksOf(p *report.Panel, label string) []float64 {
+	var ys []float64
+	for _, m := range p.Marks {
+		if m.Label == label {
+			for _, pt := range markPoints(m) {
+				ys = append(ys, pt.Y)
+			}
+		}
+	}
+	return ys
+}
+
+// approx compares plotted numbers, which are float64 quotients of exact
+// ones.
+var approx = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9 })
+
 // TestPlotStateBoundary checks the points "plot state --user u1" draws
-// for the boundary example: the fixed window lets all six requests in
-// [7, 12] through against a limit of 3, reaching its limit twice, and the
-// sliding log three, never above it.
+// for the boundary example: each request marked at the number its
+// decision left, and the line between requests as the state evolves: the
+// fixed window's count drops to 0 at the window's edge, the sliding
+// counter's estimate decays from 3 at 10 to 2.7 at 11, where the request
+// passes and leaves 3.7, buckets refill and drain at their rate.
 func TestPlotStateBoundary(t *testing.T) {
 	chdirLogged(t)
 	rp := plotReplay(t, ex+"boundary.csv", nil)
@@ -85,29 +98,42 @@ func TestPlotStateBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const edge = 9.999999999                  // a nanosecond before 10
+	xy := func(v ...float64) []report.Point { // x, y, x, y, ...
+		var pts []report.Point
+		for i := 0; i < len(v); i += 2 {
+			pts = append(pts, report.Point{X: v[i], Y: v[i+1]})
+		}
+		return pts
+	}
 	for _, tc := range []struct {
 		lane              string
-		allowed, rejected int
+		allowed, rejected []float64
+		line              []report.Point
 	}{
-		{"fixed-window", 6, 0},
-		{"sliding-log", 3, 3},
-		{"sliding-counter", 4, 2},
-		{"token-bucket", 4, 2},
-		{"leaky-bucket", 4, 2},
+		{"fixed-window", []float64{1, 2, 3, 1, 2, 3}, nil,
+			xy(7, 0, 7, 1, 8, 1, 8, 2, 9, 2, 9, 3, edge, 3, 10, 0, 10, 1, 11, 1, 11, 2, 12, 2, 12, 3)},
+		{"sliding-log", []float64{1, 2, 3}, []float64{3, 3, 3},
+			xy(7, 0, 7, 1, 8, 1, 8, 2, 9, 2, 9, 3, 10, 3, 11, 3, 12, 3)},
+		{"sliding-counter", []float64{1, 2, 3, 3.7}, []float64{3, 3.4},
+			xy(7, 0, 7, 1, 8, 1, 8, 2, 9, 2, 9, 3, edge, 3, 10, 3, 11, 2.7, 11, 3.7, 12, 3.4)},
+		{"token-bucket", []float64{2, 1.3, 0.6, 0.2}, []float64{0.9, 0.5},
+			xy(7, 3, 7, 2, 8, 2.3, 8, 1.3, 9, 1.6, 9, 0.6, 10, 0.9, 11, 1.2, 11, 0.2, 12, 0.5)},
+		{"leaky-bucket", []float64{1, 1.7, 2.4, 2.8}, []float64{2.1, 2.5},
+			xy(7, 0, 7, 1, 8, 0.7, 8, 1.7, 9, 1.4, 9, 2.4, 10, 2.1, 11, 1.8, 11, 2.8, 12, 2.5)},
 	} {
 		p := panelNamed(t, f, tc.lane)
 		if len(p.Limits) != 1 || p.Limits[0].Y != 3 {
 			t.Errorf("%s: limits %+v, want one at 3", tc.lane, p.Limits)
 		}
-		n, maxY := marksIn(p, "allowed", 7, 12)
-		if n != tc.allowed {
-			t.Errorf("%s: %d allowed requests plotted in [7, 12], want %d", tc.lane, n, tc.allowed)
+		if got := marksOf(p, "allowed"); !cmp.Equal(got, tc.allowed, approx, cmpopts.EquateEmpty()) {
+			t.Errorf("%s: allowed requests marked at %v, want %v", tc.lane, got, tc.allowed)
 		}
-		if maxY > 3 {
-			t.Errorf("%s: an allowed request plotted at %v, above the limit 3", tc.lane, maxY)
+		if got := marksOf(p, "rejected"); !cmp.Equal(got, tc.rejected, approx, cmpopts.EquateEmpty()) {
+			t.Errorf("%s: rejected requests marked at %v, want %v", tc.lane, got, tc.rejected)
 		}
-		if r, _ := marksIn(p, "rejected", 7, 12); r != tc.rejected {
-			t.Errorf("%s: %d rejected requests plotted, want %d", tc.lane, r, tc.rejected)
+		if got := linePoints(p.Lines[0]); !cmp.Equal(got, tc.line, approx) {
+			t.Errorf("%s: line %v, want %v", tc.lane, got, tc.line)
 		}
 	}
 	fw := panelNamed(t, f, "fixed-window")
@@ -117,15 +143,8 @@ func TestPlotStateBoundary(t *testing.T) {
 	if len(fw.Spans) != 1 || fw.Spans[0].From != 7 || fw.Spans[0].To != 12 {
 		t.Errorf("fixed-window worst burst %+v, want [7, 12]", fw.Spans)
 	}
-	// The window counts after each request: 1 2 3 at 7 8 9, 1 2 3 at 10 11 12.
-	var counts []float64
-	for _, m := range fw.Marks {
-		for _, p := range markPoints(m) {
-			counts = append(counts, p.Y)
-		}
-	}
-	if want := []float64{1, 2, 3, 1, 2, 3}; !cmp.Equal(counts, want) {
-		t.Errorf("fixed-window counts %v, want %v", counts, want)
+	if sl := panelNamed(t, f, "sliding-log"); sl.Edges != nil {
+		t.Errorf("sliding-log edges %v: it counts in no aligned window", sl.Edges)
 	}
 	// And the command draws it.
 	out := filepath.Join(t.TempDir(), "b.svg")

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -51,18 +53,18 @@ means in it, and which version of the library it was proven against.
 	return c
 }
 
-var presetsColumns = []column{
-	{name: "preset"},
-	{name: "library"},
-	{name: "example"},
-	{name: "parameters"},
-	{name: "mapping"},
-	{name: "burst"},
-	{name: "reproduces", machineOnly: true},
-	{name: "differences", machineOnly: true},
-	{name: "ignores", machineOnly: true},
-	{name: "time", machineOnly: true},
-	{name: "proven", machineOnly: true},
+var presetsColumns = []render.Column{
+	{Name: "preset"},
+	{Name: "library"},
+	{Name: "example"},
+	{Name: "parameters"},
+	{Name: "mapping"},
+	{Name: "burst"},
+	{Name: "reproduces", MachineOnly: true},
+	{Name: "differences", MachineOnly: true},
+	{Name: "ignores", MachineOnly: true},
+	{Name: "time", MachineOnly: true},
+	{Name: "proven", MachineOnly: true},
 }
 
 // presetParams lists a preset's parameters with their defaults:
@@ -97,18 +99,18 @@ func runPresets(o *presetsOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if format != outTable {
-		var rows [][]cell
+	if format != render.FormatTable {
+		var rows [][]render.Cell
 		for _, p := range list {
-			rows = append(rows, []cell{strCell(p.Name), strCell(p.Library), strCell(p.Name + ":" + p.Example), strCell(presetParams(p)),
-				strCell(p.Mapping), strCell(p.Burst), strCell(p.Reproduces), strCell(p.Differences),
-				strCell(p.Ignores), strCell(p.Time), strCell(p.Proven)})
+			rows = append(rows, []render.Cell{render.Str(p.Name), render.Str(p.Library), render.Str(p.Name + ":" + p.Example), render.Str(presetParams(p)),
+				render.Str(p.Mapping), render.Str(p.Burst), render.Str(p.Reproduces), render.Str(p.Differences),
+				render.Str(p.Ignores), render.Str(p.Time), render.Str(p.Proven)})
 		}
-		t, err := writeRecords(s.out, format, presetsColumns, rows)
+		t, err := render.WriteRecords(s.out, format, presetsColumns, rows)
 		if err != nil || t == nil {
 			return err
 		}
-		return t.render(s.out, format)
+		return t.Render(s.out, format)
 	}
 	var b strings.Builder
 	for i, p := range list {

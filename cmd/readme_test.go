@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +23,7 @@ func TestREADME(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no console blocks")
 	}
+	updated := string(data)
 	for _, block := range blocks {
 		end := strings.Index(block, "```\n")
 		if end < 0 {
@@ -38,9 +41,18 @@ func TestREADME(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
 			}
 			if got.stdout != want {
+				if *update {
+					updated = strings.Replace(updated, "```console\n"+command+"\n"+want+"```\n", "```console\n"+command+"\n"+got.stdout+"```\n", 1)
+					return
+				}
 				t.Errorf("README.md shows other output (-README +now):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got.stdout, "\n")))
 			}
 		})
+	}
+	if *update && updated != string(data) {
+		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -69,4 +81,32 @@ func shellFields(s string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// TestREADMENumbers checks the counts the README states against the code
+// that sets them, so that neither drifts from the other.
+func TestREADMENumbers(t *testing.T) {
+	chdirLogged(t)
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(data)), " ")
+	for _, c := range []struct {
+		re   string
+		want int
+	}{
+		{`up to (\d+) candidates`, maxCandidates},
+		{`Up to (\d+) limiters run in one pass`, maxLanes},
+	} {
+		m := regexp.MustCompile(c.re).FindAllStringSubmatch(text, -1)
+		if len(m) == 0 {
+			t.Errorf("README.md no longer says %q", c.re)
+		}
+		for _, g := range m {
+			if g[1] != strconv.Itoa(c.want) {
+				t.Errorf("README.md says %q, the code %d", g[0], c.want)
+			}
+		}
+	}
 }

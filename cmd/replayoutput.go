@@ -1,6 +1,10 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"io"
 	"slices"
@@ -16,9 +20,9 @@ import (
 // trace order, and at the end the summary and the store's figures.
 type storeOutput struct {
 	r      *storeRun
-	format outputFormat
+	format render.Format
 	s      streams
-	rw     *recordWriter // the rows; nil with --summary
+	rw     *render.RecordWriter // the rows; nil with --summary
 	unit   time.Duration
 	check  *invariantChecker
 
@@ -31,7 +35,7 @@ type storeOutput struct {
 	laneDiff  []int64
 }
 
-func newStoreOutput(r *storeRun, format outputFormat, s streams) *storeOutput {
+func newStoreOutput(r *storeRun, format render.Format, s streams) *storeOutput {
 	so := &storeOutput{
 		r: r, format: format, s: s, unit: r.rp.spec.Unit,
 		check:     newInvariantChecker(r.lanes),
@@ -42,36 +46,36 @@ func newStoreOutput(r *storeRun, format outputFormat, s streams) *storeOutput {
 		laneDiff:  make([]int64, r.nlanes),
 	}
 	if !r.o.Summary {
-		so.rw = newRecordWriter(s.out, format, so.columns())
+		so.rw = render.NewRecordWriter(s.out, format, so.columns())
 	}
 	return so
 }
 
 // columns are the columns of the rows: run's for one limiter, compare's
 // for several, and with --verify those of a decision that differs.
-func (so *storeOutput) columns() []column {
+func (so *storeOutput) columns() []render.Column {
 	rfc := so.r.rp.trace.RFC3339()
 	if so.r.o.Verify {
-		cols := []column{{name: "line", right: true}, {name: "user"}, {name: "timestamp", right: !rfc}, {name: "cost", right: true}, {name: "limiter"}}
-		for _, c := range []column{
-			{name: "allowed"}, {name: "remaining", right: true}, {name: "retry_after", right: true, nullText: "never"},
-			{name: "reset_after", right: true}, {name: "reason"}, {name: "delay", right: true},
+		cols := []render.Column{{Name: "line", Right: true}, {Name: "user"}, {Name: "timestamp", Right: !rfc}, {Name: "cost", Right: true}, {Name: "limiter"}}
+		for _, c := range []render.Column{
+			{Name: "allowed"}, {Name: "remaining", Right: true}, {Name: "retry_after", Right: true, NullText: "never"},
+			{Name: "reset_after", Right: true}, {Name: "reason"}, {Name: "delay", Right: true},
 		} {
-			if c.name == "delay" && !so.queue {
+			if c.Name == "delay" && !so.queue {
 				continue
 			}
 			mem := c
-			mem.name = "memory_" + c.name
+			mem.Name = "memory_" + c.Name
 			cols = append(cols, c, mem)
 		}
 		return cols
 	}
 	if so.r.nlanes == 1 {
-		row := runRow{queue: so.queue, keyed: so.keyed}
-		return row.columns(rfc)
+		row := tables.RunRow{Queue: so.queue, Keyed: so.keyed}
+		return row.Columns(rfc)
 	}
-	row := matrixRow{nlanes: so.r.nlanes, keyed: so.keyed}
-	cols := row.columns(so.r.lanes, rfc)
+	row := tables.MatrixRow{Lanes: so.r.nlanes, Keyed: so.keyed}
+	cols := row.Columns(so.r.lanes, rfc)
 	return cols
 }
 
@@ -97,7 +101,7 @@ func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.De
 			so.differ++
 			so.laneDiff[l]++
 			if so.rw != nil {
-				if err := so.rw.end(so.appendDiff(win, q, l, &dec[l], &mem[l])); err != nil {
+				if err := so.rw.End(so.appendDiff(win, q, l, &dec[l], &mem[l])); err != nil {
 					return err
 				}
 			}
@@ -108,71 +112,71 @@ func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.De
 		return nil
 	}
 	rw := so.rw
-	e := &rw.enc
-	b := rw.begin()
-	b = e.str(b, win.str(q.user))
-	b = e.time(e.next(b), timeText)
+	e := rw.Enc()
+	b := rw.Begin()
+	b = e.Bytes(b, win.str(q.user))
+	b = e.Time(e.Next(b), timeText)
 	if so.r.nlanes == 1 {
 		d := &dec[0]
-		b = strconv.AppendInt(e.next(b), q.cost, 10)
+		b = strconv.AppendInt(e.Next(b), q.cost, 10)
 		b = so.appendDecision(e, b, d)
 		if so.queue {
-			b = appendDuration(e.next(b), int64(d.Delay), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
 		}
 	} else {
 		for l := range dec {
-			b = strconv.AppendBool(e.next(b), dec[l].Allowed)
+			b = strconv.AppendBool(e.Next(b), dec[l].Allowed)
 		}
 	}
 	if so.keyed {
-		b = e.str(e.next(b), key)
+		b = e.Bytes(e.Next(b), key)
 	}
-	return rw.end(b)
+	return rw.End(b)
 }
 
 // appendDecision appends a decision's allowed, remaining, retry_after,
 // reset_after and reason, each after next.
-func (so *storeOutput) appendDecision(e *encoder, b []byte, d *limiters.Decision) []byte {
-	b = strconv.AppendBool(e.next(b), d.Allowed)
-	b = strconv.AppendInt(e.next(b), d.Remaining, 10)
+func (so *storeOutput) appendDecision(e *render.Encoder, b []byte, d *limiters.Decision) []byte {
+	b = strconv.AppendBool(e.Next(b), d.Allowed)
+	b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
 	if d.Reason == limiters.ReasonCost {
-		b = e.null(e.next(b))
+		b = e.Null(e.Next(b))
 	} else {
-		b = appendDuration(e.next(b), int64(d.RetryAfter), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.RetryAfter), so.unit)
 	}
-	b = appendDuration(e.next(b), int64(d.ResetAfter), so.unit)
-	return e.text(e.next(b), string(d.Reason))
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	return e.Text(e.Next(b), string(d.Reason))
 }
 
 // appendDiff appends the row of lane l's decision on q that differs: the
 // store's d and the in-memory replay's m, field beside field.
 func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limiters.Decision) []byte {
 	rw := so.rw
-	e := &rw.enc
-	b := rw.begin()
+	e := rw.Enc()
+	b := rw.Begin()
 	b = strconv.AppendInt(b, int64(q.line), 10)
-	b = e.str(e.next(b), win.str(q.user))
-	b = e.time(e.next(b), win.str(q.time))
-	b = strconv.AppendInt(e.next(b), q.cost, 10)
-	b = e.text(e.next(b), so.r.lanes[l].Name)
-	b = strconv.AppendBool(e.next(b), d.Allowed)
-	b = strconv.AppendBool(e.next(b), m.Allowed)
-	b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-	b = strconv.AppendInt(e.next(b), m.Remaining, 10)
+	b = e.Bytes(e.Next(b), win.str(q.user))
+	b = e.Time(e.Next(b), win.str(q.time))
+	b = strconv.AppendInt(e.Next(b), q.cost, 10)
+	b = e.Text(e.Next(b), so.r.lanes[l].Name)
+	b = strconv.AppendBool(e.Next(b), d.Allowed)
+	b = strconv.AppendBool(e.Next(b), m.Allowed)
+	b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
+	b = strconv.AppendInt(e.Next(b), m.Remaining, 10)
 	for _, x := range []*limiters.Decision{d, m} {
 		if x.Reason == limiters.ReasonCost {
-			b = e.null(e.next(b))
+			b = e.Null(e.Next(b))
 		} else {
-			b = appendDuration(e.next(b), int64(x.RetryAfter), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(x.RetryAfter), so.unit)
 		}
 	}
-	b = appendDuration(e.next(b), int64(d.ResetAfter), so.unit)
-	b = appendDuration(e.next(b), int64(m.ResetAfter), so.unit)
-	b = e.text(e.next(b), string(d.Reason))
-	b = e.text(e.next(b), string(m.Reason))
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(m.ResetAfter), so.unit)
+	b = e.Text(e.Next(b), string(d.Reason))
+	b = e.Text(e.Next(b), string(m.Reason))
 	if so.queue {
-		b = appendDuration(e.next(b), int64(d.Delay), so.unit)
-		b = appendDuration(e.next(b), int64(m.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(m.Delay), so.unit)
 	}
 	return b
 }
@@ -183,15 +187,15 @@ func (so *storeOutput) flush() {
 	if so.rw == nil {
 		return
 	}
-	if so.rw.textual() {
-		w := &textWriter{w: so.s.out, format: so.format}
-		w.table(so.rw.table(nil))
-		if so.rw.hidden > 0 {
-			w.blank()
-			w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(so.rw.hidden, "row")))
+	if so.rw.Textual() {
+		w := render.NewTextWriter(so.s.out, so.format)
+		w.Table(so.rw.Table(nil))
+		if so.rw.Hidden() > 0 {
+			w.Blank()
+			w.Line(fmt.Sprintf("%s more not shown; -o csv lists every row", render.Plural(so.rw.Hidden(), "row")))
 		}
 	} else {
-		_ = so.rw.close()
+		_ = so.rw.Close()
 	}
 	so.rw = nil
 }
@@ -199,43 +203,43 @@ func (so *storeOutput) flush() {
 // replaySummaryColumns are the columns of replay --summary: compare's
 // names where they mean the same, then the bounds' check, then the store's
 // figures, which are the same in every row.
-var replaySummaryColumns = []column{
-	{name: "algo"},
-	{name: "requests", right: true},
-	{name: "allowed", right: true},
-	{name: "rejected", right: true},
-	{name: "allow_pct", right: true, title: "allow %", suffix: "%"},
-	{name: "memory_allowed", right: true, title: "in memory"},
-	{name: "extra_allowed", right: true, title: "extra"},
-	{name: "differ", right: true, omitNull: true},
-	{name: "clock_backwards", right: true, title: "clock back"},
-	{name: "bound"},
-	{name: "holds"},
-	{name: "violations", right: true},
-	{name: "max_excess", right: true},
-	{name: "worst_user", machineOnly: true},
-	{name: "worst_at", machineOnly: true},
-	{name: "store", machineOnly: true},
-	{name: "workers", machineOnly: true},
-	{name: "route", machineOnly: true},
-	{name: "pipeline", machineOnly: true},
-	{name: "naive", machineOnly: true},
-	{name: "on_failure", machineOnly: true},
-	{name: "failure_decisions", machineOnly: true},
-	{name: "store_calls", machineOnly: true},
-	{name: "round_trips", machineOnly: true},
-	{name: "elapsed_s", machineOnly: true},
-	{name: "requests_per_s", machineOnly: true},
-	{name: "latency_p50_us", machineOnly: true},
-	{name: "latency_p90_us", machineOnly: true},
-	{name: "latency_p99_us", machineOnly: true},
-	{name: "latency_max_us", machineOnly: true},
-	{name: "limit", machineOnly: true},
-	{name: "window", machineOnly: true},
-	{name: "capacity", omitNull: true, machineOnly: true},
-	{name: "rate", omitNull: true, machineOnly: true},
-	{name: "clock", machineOnly: true},
-	{name: "unit", machineOnly: true},
+var replaySummaryColumns = []render.Column{
+	{Name: "algo"},
+	{Name: "requests", Right: true},
+	{Name: "allowed", Right: true},
+	{Name: "rejected", Right: true},
+	{Name: "allow_pct", Right: true, Title: "allow %", Suffix: "%"},
+	{Name: "memory_allowed", Right: true, Title: "in memory"},
+	{Name: "extra_allowed", Right: true, Title: "extra"},
+	{Name: "differ", Right: true, OmitNull: true},
+	{Name: "clock_backwards", Right: true, Title: "clock back"},
+	{Name: "bound"},
+	{Name: "holds"},
+	{Name: "violations", Right: true},
+	{Name: "max_excess", Right: true},
+	{Name: "worst_user", MachineOnly: true},
+	{Name: "worst_at", MachineOnly: true},
+	{Name: "store", MachineOnly: true},
+	{Name: "workers", MachineOnly: true},
+	{Name: "route", MachineOnly: true},
+	{Name: "pipeline", MachineOnly: true},
+	{Name: "naive", MachineOnly: true},
+	{Name: "on_failure", MachineOnly: true},
+	{Name: "failure_decisions", MachineOnly: true},
+	{Name: "store_calls", MachineOnly: true},
+	{Name: "round_trips", MachineOnly: true},
+	{Name: "elapsed_s", MachineOnly: true},
+	{Name: "requests_per_s", MachineOnly: true},
+	{Name: "latency_p50_us", MachineOnly: true},
+	{Name: "latency_p90_us", MachineOnly: true},
+	{Name: "latency_p99_us", MachineOnly: true},
+	{Name: "latency_max_us", MachineOnly: true},
+	{Name: "limit", MachineOnly: true},
+	{Name: "window", MachineOnly: true},
+	{Name: "capacity", OmitNull: true, MachineOnly: true},
+	{Name: "rate", OmitNull: true, MachineOnly: true},
+	{Name: "clock", MachineOnly: true},
+	{Name: "unit", MachineOnly: true},
 }
 
 // storeFigures are the store's figures over the replay.
@@ -267,54 +271,54 @@ func perSecond(n int64, elapsed time.Duration) int64 {
 }
 
 // summaryRows are the rows of the summary, one per lane.
-func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]cell {
+func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]render.Cell {
 	sp := so.r.rp.spec
 	o := so.r.o
-	us := func(d time.Duration) cell { return intCell(int64(d / time.Microsecond)) }
-	var rows [][]cell
+	us := func(d time.Duration) render.Cell { return render.Int(int64(d / time.Microsecond)) }
+	var rows [][]render.Cell
 	for l, lane := range so.r.lanes {
 		li := &so.check.lanes[l]
-		differ := nullCell()
+		differ := render.Null()
 		if o.Verify {
-			differ = intCell(so.laneDiff[l])
+			differ = render.Int(so.laneDiff[l])
 		}
 		memAllowed := rep.Algos[l].Allowed
-		worstUser, worstAt := nullCell(), nullCell()
+		worstUser, worstAt := render.Null(), render.Null()
 		if li.violations > 0 {
-			worstUser, worstAt = strCell(li.worstKey), timeCell(string(li.worstAt))
+			worstUser, worstAt = render.Str(li.worstKey), render.Time(string(li.worstAt))
 		}
-		limit, window, capacity, rate := sp.laneCells(lane)
-		rows = append(rows, append([]cell{
-			strCell(lane.Name),
-			intCell(so.requests),
-			intCell(so.allowed[l]),
-			intCell(so.requests - so.allowed[l]),
-			numCell(pct(so.allowed[l], so.requests)),
-			intCell(memAllowed),
-			intCell(so.allowed[l] - memAllowed),
+		limit, window, capacity, rate := sp.LaneCells(lane)
+		rows = append(rows, append([]render.Cell{
+			render.Str(lane.Name),
+			render.Int(so.requests),
+			render.Int(so.allowed[l]),
+			render.Int(so.requests - so.allowed[l]),
+			render.PctCell(so.allowed[l], so.requests),
+			render.Int(memAllowed),
+			render.Int(so.allowed[l] - memAllowed),
 			differ,
-			intCell(so.clockBack[l]),
-			strCell(li.rule(sp)),
-			boolCell(li.violations == 0),
-			intCell(li.violations),
-			intCell(li.maxExcess),
+			render.Int(so.clockBack[l]),
+			render.Str(li.rule(sp)),
+			render.Bool(li.violations == 0),
+			render.Int(li.violations),
+			render.Int(li.maxExcess),
 			worstUser, worstAt,
-			strCell(so.r.addr.String()),
-			intCell(int64(o.Workers)),
-			strCell(o.Route),
-			intCell(int64(o.Pipeline)),
-			boolCell(o.Naive),
-			strCell(o.OnFailure),
-			intCell(so.r.failureDecisions()),
-			intCell(f.calls),
-			intCell(f.trips),
-			numCell(strconv.FormatFloat(f.elapsed.Seconds(), 'f', 3, 64)),
-			intCell(perSecond(so.requests, f.elapsed)),
+			render.Str(so.r.addr.String()),
+			render.Int(int64(o.Workers)),
+			render.Str(o.Route),
+			render.Int(int64(o.Pipeline)),
+			render.Bool(o.Naive),
+			render.Str(o.OnFailure),
+			render.Int(so.r.failureDecisions()),
+			render.Int(f.calls),
+			render.Int(f.trips),
+			render.Num(strconv.FormatFloat(f.elapsed.Seconds(), 'f', 3, 64)),
+			render.Int(perSecond(so.requests, f.elapsed)),
 			us(f.lat.quantile(0.5)), us(f.lat.quantile(0.9)), us(f.lat.quantile(0.99)), us(f.lat.max),
 			limit, window, capacity, rate,
-			strCell(clockName(lane.Policy.Clock)),
-			strCell(unitName(sp.Unit)),
-		}, sp.extraCells(lane)...))
+			render.Str(spec.ClockName(lane.Policy.Clock)),
+			render.Str(unitName(sp.Unit)),
+		}, sp.ExtraCells(lane)...))
 	}
 	return rows
 }
@@ -324,81 +328,81 @@ func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]cell {
 // on standard output being the rows alone.
 func (so *storeOutput) finish(rep *sim.Report) error {
 	r, o, sp := so.r, so.r.o, so.r.rp.spec
-	if so.rw != nil && !so.rw.textual() {
-		if err := so.rw.close(); err != nil {
+	if so.rw != nil && !so.rw.Textual() {
+		if err := so.rw.Close(); err != nil {
 			return err
 		}
 	}
 	f := so.figures()
-	cols := append(slices.Clone(replaySummaryColumns), sp.extraColumns()...)
+	cols := append(slices.Clone(replaySummaryColumns), sp.ExtraColumns()...)
 	rows := so.summaryRows(rep, f)
-	textual := so.format == outTable || so.format == outMarkdown
+	textual := so.format == render.FormatTable || so.format == render.FormatMarkdown
 	if o.Summary && !textual {
-		_, err := writeRecords(so.s.out, so.format, cols, rows)
+		_, err := render.WriteRecords(so.s.out, so.format, cols, rows)
 		return err
 	}
-	var w *textWriter
+	var w *render.TextWriter
 	if textual {
-		w = &textWriter{w: so.s.out, format: so.format}
+		w = render.NewTextWriter(so.s.out, so.format)
 	} else {
-		w = &textWriter{w: prefixWriter{so.s.err}, format: outTable}
+		w = render.NewTextWriter(prefixWriter{so.s.err}, render.FormatTable)
 	}
-	w.line(fmt.Sprintf("replay on %s: %s, %s", r.rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
+	w.Line(fmt.Sprintf("replay on %s: %s, %s", r.rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
 	way := "atomic (a Lua script per limiter)"
 	if o.Naive {
 		way = "naive (GET, decide, SET: races)"
 	}
-	w.line(fmt.Sprintf("store: %s, %s, %s, route %s, %d requests per round trip, on failure %s", r.addr, way, plural(int64(o.Workers), "worker"), o.Route, o.Pipeline, o.OnFailure))
+	w.Line(fmt.Sprintf("store: %s, %s, %s, route %s, %d requests per round trip, on failure %s", r.addr, way, render.Plural(int64(o.Workers), "worker"), o.Route, o.Pipeline, o.OnFailure))
 	if textual {
-		w.line("policy: " + sp.describe(false))
-		for _, l := range sp.laneLines() {
-			w.line(l)
+		w.Line("policy: " + sp.Describe(false))
+		for _, l := range sp.LaneLines() {
+			w.Line(l)
 		}
-		if line := backwardsLine(rep); line != "" {
-			w.line(line)
+		if line := tables.BackwardsLine(rep); line != "" {
+			w.Line(line)
 		}
 		if so.rw != nil {
-			w.blank()
+			w.Blank()
 			if o.Verify {
-				w.line(fmt.Sprintf("%s of %d differ from the in-memory replay", plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
+				w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
 			}
-			if len(so.rw.cells) > 0 || !o.Verify {
+			if so.rw.Kept() > 0 || !o.Verify {
 				if o.Verify {
-					w.blank()
+					w.Blank()
 				}
-				w.table(so.rw.table(nil))
+				w.Table(so.rw.Table(nil))
 			}
-			if so.rw.hidden > 0 {
-				w.blank()
-				w.line(fmt.Sprintf("%s more not shown; -o csv lists every row", plural(so.rw.hidden, "row")))
+			if so.rw.Hidden() > 0 {
+				w.Blank()
+				w.Line(fmt.Sprintf("%s more not shown; -o csv lists every row", render.Plural(so.rw.Hidden(), "row")))
 			}
 		}
-		t, _ := writeRecords(nil, so.format, cols, rows)
-		w.blank()
-		w.line("summary: in memory is what the in-memory replay allowed, extra the store's allowed minus it;")
-		w.line("bound is what the limiter may allow for one key, checked on every key: violations count the allowed requests that broke it")
-		w.blank()
-		w.table(t)
-		w.blank()
+		t, _ := render.WriteRecords(nil, so.format, cols, rows)
+		w.Blank()
+		w.Line("summary: in memory is what the in-memory replay allowed, extra the store's allowed minus it;")
+		w.Line("bound is what the limiter may allow for one key, checked on every key: violations count the allowed requests that broke it")
+		w.Blank()
+		w.Table(t)
+		w.Blank()
 	}
 	for l, lane := range r.lanes {
-		w.line(so.laneVerdict(l, lane, rep))
+		w.Line(so.laneVerdict(l, lane, rep))
 	}
 	if !textual && o.Verify {
-		w.line(fmt.Sprintf("%s of %d differ from the in-memory replay", plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
+		w.Line(fmt.Sprintf("%s of %d differ from the in-memory replay", render.Plural(so.differ, "decision"), rep.Requests*int64(r.nlanes)))
 	}
 	if n := r.failureDecisions(); n > 0 {
-		w.line(fmt.Sprintf("--on-failure %s decided %s the store could not", o.OnFailure, plural(n, "request")))
+		w.Line(fmt.Sprintf("--on-failure %s decided %s the store could not", o.OnFailure, render.Plural(n, "request")))
 	}
-	per := plural(int64(o.Pipeline), "request")
+	per := render.Plural(int64(o.Pipeline), "request")
 	if o.Naive {
 		per = "one request and limiter: a GET and a SET"
 	}
-	w.line(fmt.Sprintf("store calls: %d (%s each), %d round trips, %s, %d requests/s",
+	w.Line(fmt.Sprintf("store calls: %d (%s each), %d round trips, %s, %d requests/s",
 		f.calls, per, f.trips, f.elapsed.Round(time.Millisecond), perSecond(so.requests, f.elapsed)))
-	w.line(fmt.Sprintf("latency of a store call: p50 %s, p90 %s, p99 %s, max %s",
+	w.Line(fmt.Sprintf("latency of a store call: p50 %s, p90 %s, p99 %s, max %s",
 		roundLatency(f.lat.quantile(0.5)), roundLatency(f.lat.quantile(0.9)), roundLatency(f.lat.quantile(0.99)), roundLatency(f.lat.max)))
-	return w.err
+	return w.Err()
 }
 
 // laneVerdict says in a line whether lane l kept its bound, and how its
@@ -410,7 +414,7 @@ func (so *storeOutput) laneVerdict(l int, lane sim.Lane, rep *sim.Report) string
 	var than string
 	switch {
 	case extra > 0:
-		than = fmt.Sprintf("%d more than in memory (%d, +%s%%)", extra, mem, pct(extra, mem))
+		than = fmt.Sprintf("%d more than in memory (%d, +%s%%)", extra, mem, render.Pct(extra, mem))
 	case extra < 0:
 		than = fmt.Sprintf("%d fewer than in memory (%d)", -extra, mem)
 	default:
@@ -418,7 +422,7 @@ func (so *storeOutput) laneVerdict(l int, lane sim.Lane, rep *sim.Report) string
 	}
 	verdict := "holds"
 	if li.violations > 0 {
-		verdict = fmt.Sprintf("BROKEN by %s, by up to %d (key %s at %s)", plural(li.violations, "allowed request"), li.maxExcess, li.worstKey, li.worstAt)
+		verdict = fmt.Sprintf("BROKEN by %s, by up to %d (key %s at %s)", render.Plural(li.violations, "allowed request"), li.maxExcess, li.worstKey, li.worstAt)
 	}
 	return fmt.Sprintf("%s: allowed %d, %s; bound %s for one key: %s", lane.Name, so.allowed[l], than, li.rule(so.r.rp.spec), verdict)
 }

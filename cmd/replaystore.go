@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/choice"
+	"github.com/ratesim/ratesim/internal/render"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -226,20 +229,14 @@ func runReplay(o *replayOptions, s streams) error {
 	if o.Pipeline < 1 || o.Pipeline > 1<<16 {
 		return usageErrorf("--pipeline must be from 1 to 65536, got %d", o.Pipeline)
 	}
-	if o.Route != "key" && o.Route != "spread" {
-		return usageErrorf("invalid --route %q (valid: key, spread)", o.Route)
+	if _, err := choose("--route", o.Route, routeChoices); err != nil {
+		return err
 	}
-	var failure redisstore.Failure
-	switch o.OnFailure {
-	case "error":
-		failure = redisstore.FailError
-	case "open":
-		failure = redisstore.FailOpen
-	case "closed":
-		failure = redisstore.FailClosed
-	default:
-		return usageErrorf("invalid --on-failure %q (valid: error, open, closed)", o.OnFailure)
+	f, err := choose("--on-failure", o.OnFailure, failureChoices)
+	if err != nil {
+		return err
 	}
+	failure := []redisstore.Failure{redisstore.FailError, redisstore.FailOpen, redisstore.FailClosed}[f]
 	if o.Naive && failure != redisstore.FailError {
 		return usageErrorf("--on-failure %s applies to the atomic store: --naive stops at the first error", o.OnFailure)
 	}
@@ -295,7 +292,7 @@ func runReplay(o *replayOptions, s streams) error {
 		return err
 	}
 	if o.Verify && o.Route == "key" && r.out.differ > 0 && r.failureDecisions() == 0 {
-		return fmt.Errorf("%s of the store differ from the in-memory replay under --route key", plural(r.out.differ, "decision"))
+		return fmt.Errorf("%s of the store differ from the in-memory replay under --route key", render.Plural(r.out.differ, "decision"))
 	}
 	return nil
 }
@@ -659,7 +656,7 @@ func (r *storeRun) writeWindow(win *window) {
 	}
 	q := &win.reqs[stop]
 	r.stopErr = fmt.Errorf("the store failed: %s; %s decided and written in trace order, stopped at %s:%d (request %d)",
-		ErrorText(err), plural(r.written, "request"), r.rp.trace.name, q.line, r.written+1)
+		ErrorText(err), render.Plural(r.written, "request"), r.rp.trace.name, q.line, r.written+1)
 	r.out.flush()
 	r.stopped.Store(true)
 }
@@ -721,3 +718,17 @@ func globEscape(s string) string {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// routeChoices are the choices of --route.
+var routeChoices = choice.List{
+	{Name: "key", Description: "a key's requests go to one worker, in trace order: decisions equal the in-memory replay's"},
+	{Name: "spread", Description: "round-robin: a key's requests race between workers"},
+}
+
+// failureChoices are the choices of --on-failure, in the order of
+// redisstore.FailError, FailOpen and FailClosed.
+var failureChoices = choice.List{
+	{Name: "error", Description: "stop the replay at the first request the store cannot decide"},
+	{Name: "open", Description: "allow what the store cannot decide"},
+	{Name: "closed", Description: "refuse what the store cannot decide"},
+}

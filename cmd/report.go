@@ -1,15 +1,22 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
 	"github.com/ratesim/ratesim/sim"
@@ -28,14 +35,20 @@ otherwise). The same input and flags give the same bytes, and long traces
 are downsampled exactly, so the file stays small.
 
 --sweep adds a sweep of the trace (see "ratesim sweep"): its flags in one
-argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m
---pick false_reject_pct<=1,ratio<=2.5', read a second time from the
-trace; the report then shows the candidates, or those that meet --pick,
-best first, or why none does, and the sweep's chart.
+argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --pick
+false_reject_pct<=1,ratio<=2.5', read a second time from the trace; the
+report then shows the candidates, or those that meet --pick, best first,
+or why none does, and the sweep's chart. The sweep scores its candidates
+against the report's own intent (its limit per window and clock, with
+--config and --interval) unless its flags say otherwise: --intent, or a
+single --limit, --window or --clock; the section says which intent it
+used and where each part came from.
 
 The timeline needs the trace in time order (or --sort); when it is not,
-the report says so in place of the timeline. The state plots read the
-trace a second time, so they are left out when it is standard input.`
+the report says so in place of the timeline. The state plots (and a
+sweep) read the trace a second time: a trace that can be read only once,
+standard input, a pipe or a process substitution, is first copied to a
+temporary file (at most 4 GiB), removed when the report is written.`
 
 // reportOptions are the options of "ratesim report".
 type reportOptions struct {
@@ -80,8 +93,8 @@ func newReportCmd() *cobra.Command {
 }
 
 // htmlTable turns a rendered table into the report's.
-func htmlTable(t *table, class, caption string) report.Table {
-	return report.Table{Caption: caption, Header: t.header, Right: t.right, Rows: t.rows, Class: class}
+func htmlTable(t *render.Table, class, caption string) report.Table {
+	return report.Table{Caption: caption, Header: t.Header, Right: t.Right, Rows: t.Rows, Class: class}
 }
 
 func runReport(o *reportOptions, s streams) error {
@@ -98,6 +111,8 @@ func runReport(o *reportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
+	// The state plots and the sweep read the trace again.
+	defer o.trace.readTwice()()
 	sw, err := o.sweepOptions()
 	if err != nil {
 		return err
@@ -108,9 +123,9 @@ func runReport(o *reportOptions, s streams) error {
 	}
 	defer rp.trace.Close()
 	sp := rp.spec
-	every := sp.Oracle.Window
+	every := sp.Intent.Window
 	if o.Every != "" {
-		if every, err = parseTimeline(o.Every, sp.Unit); err != nil {
+		if every, err = parseTimeline(o.Every, "--every", sp.Unit); err != nil {
 			return err
 		}
 	}
@@ -127,73 +142,51 @@ func runReport(o *reportOptions, s streams) error {
 		return err
 	}
 
-	doc := &report.Document{Title: "ratesim report: " + rp.trace.name}
-	doc.Lines = append(doc.Lines, fmt.Sprintf("%s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	doc.Lines = append(doc.Lines, "policy: "+sp.describe(true))
-	doc.Lines = append(doc.Lines, sp.laneLines()...)
-	if line := backwardsLine(rep); line != "" {
-		doc.Lines = append(doc.Lines, line)
+	c := &report.Contents{Frame: rp.frame(), Report: rep, Top: o.Top, Every: every}
+	c.Lines = append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
+	if line := tables.BackwardsLine(rep); line != "" {
+		c.Lines = append(c.Lines, line)
 	}
-
-	summary, _ := writeRecords(nil, outTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
-	sec := report.Section{Heading: "Summary", Text: []string{
-		fmt.Sprintf("max_in_interval is the most cost one key got through in any %s; false allows and rejects are against the oracle, a sliding log of limit %d per %s.",
-			sp.duration(sp.interval()), sp.Oracle.Limit, sp.duration(sp.Oracle.Window))}}
-	sec.Tables = append(sec.Tables, htmlTable(summary, "summary", "per limiter"))
+	summary, _ := render.WriteRecords(nil, render.FormatTable, append(slices.Clone(tables.SummaryColumns), sp.ExtraColumns()...), tables.SummaryRows(rep, sp))
+	c.Summary = htmlTable(summary, "summary", "per limiter")
 	if n > 1 && rep.Agree != nil {
-		sec.Tables = append(sec.Tables, htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike"))
+		c.Agreement = htmlTable(tables.AgreementTable(rep), "agreement", "agreement: % of requests decided alike")
 	}
-	doc.Sections = append(doc.Sections, sec)
-
-	burstTable := func(ivs []sim.Interval) *table {
-		var rows [][]cell
+	burstTable := func(ivs []sim.Interval) *render.Table {
+		var rows [][]render.Cell
 		for _, iv := range ivs {
-			user, from, to := burstCells(iv, sp)
-			rows = append(rows, []cell{strCell(iv.Name), intCell(sp.Oracle.Limit), decCell(sp.interval(), sp.Unit),
-				intCell(iv.Count), numCell(ratio(iv.Count, sp.Oracle.Limit)), user, from, to})
+			user, from, to := sp.BurstCells(iv)
+			limit, _, _, _ := sp.LaneCells(sp.Lane(iv.Name))
+			intentLimit, _ := sp.IntentCells()
+			rows = append(rows, []render.Cell{render.Str(iv.Name), limit, intentLimit, render.Dec(sp.Interval, sp.Unit),
+				render.Int(iv.Count), sp.RatioCell(iv.Count), user, from, to})
 		}
-		t, _ := writeRecords(nil, outTable, burstColumns[:8], rows)
+		t, _ := render.WriteRecords(nil, render.FormatTable, tables.BurstColumns[:9], rows)
 		return t
 	}
 	var worst []sim.Interval
 	for _, st := range rep.Algos {
 		worst = append(worst, st.Burst)
 	}
-	doc.Sections = append(doc.Sections, report.Section{Heading: "Worst bursts",
-		Text: []string{fmt.Sprintf("The most cost one key got through in any closed interval of %s, from the first to the last allowed request in it: per limiter, then the %d worst over every limiter and key (at most one per limiter and key).", sp.duration(sp.interval()), o.Top)},
-		Tables: []report.Table{htmlTable(burstTable(worst), "bursts", "per limiter"),
-			htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))}})
-
-	keys, _ := writeRecords(nil, outTable, byKeyColumns, byKeyRows(rep))
-	keySec := report.Section{Heading: "Top keys", Text: []string{fmt.Sprintf("The %d keys each limiter rejected most.", o.Top)}}
-	if len(keys.rows) == 0 {
-		keySec.Text = append(keySec.Text, "No limiter rejected a request.")
-	} else {
-		keySec.Tables = []report.Table{htmlTable(keys, "keys", "")}
-	}
-	doc.Sections = append(doc.Sections, keySec)
-
-	tlSec := report.Section{Heading: "Timeline"}
+	c.Bursts = htmlTable(burstTable(worst), "bursts", "per limiter")
+	c.TopBursts = htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))
+	keys, _ := render.WriteRecords(nil, render.FormatTable, tables.ByKeyColumns, tables.ByKeyRows(rep, sp))
+	c.Keys = htmlTable(keys, "keys", "")
 	if rep.IntervalsOutOfOrder > 0 {
-		tlSec.Text = []string{"No timeline: " + ErrorText(outOfOrder(rep.IntervalsOutOfOrder)) + "."}
-	} else {
-		tlSec.Figures = []*report.Figure{timelineFromReport(rp, every, rep)}
+		c.TimelineNote = ErrorText(tables.OutOfOrder(rep.IntervalsOutOfOrder))
 	}
-	doc.Sections = append(doc.Sections, tlSec)
-
-	stateSec, err := reportStates(o, rp, algos, specs, rep, s)
-	if err != nil {
+	if c.States, c.StatesNote, err = reportStates(o, rp, algos, specs, rep, s); err != nil {
 		return err
 	}
-	doc.Sections = append(doc.Sections, stateSec)
 	if sw != nil {
+		sw.inherit = o.policy.intentOf(sp)
 		sweepSec, err := reportSweep(sw, s)
 		if err != nil {
 			return err
 		}
-		doc.Sections = append(doc.Sections, sweepSec)
+		c.Sweep = &sweepSec
 	}
-	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, doc) })
+	return writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) })
 }
 
 // sweepOptions parses --sweep into the options of a sweep of the same
@@ -201,9 +194,6 @@ func runReport(o *reportOptions, s streams) error {
 func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	if o.Sweep == "" {
 		return nil, nil
-	}
-	if o.trace.Path == "-" || slices.Contains(o.trace.More, "-") {
-		return nil, usageErrorf("--sweep reads the trace a second time: it needs trace files, not standard input")
 	}
 	so := &sweepOptions{values: map[string]*string{}, trace: o.trace, set: map[string]bool{}}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
@@ -225,6 +215,99 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	return so, nil
 }
 
+// inheritedIntent is the intent of a replay, resolved, that a sweep which
+// is part of it (the report's) takes unless its own flags say otherwise:
+// the limit, window and clock, the burst interval, and where each came
+// from; and the replay's --config.
+type inheritedIntent struct {
+	policy   limiters.Policy   // Limit, Window and Clock
+	interval time.Duration     // the burst interval given, 0 for the window
+	text     map[string]string // limit, window and clock, as written
+	from     map[string]string // where each came from: "--limit", "policy.yaml:3", "default"
+	config   string
+}
+
+// intentOf returns the intent of a replay resolved from o as sp, for a
+// sweep to inherit.
+func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
+	in := &inheritedIntent{policy: sp.Intent, config: o.Config,
+		text: map[string]string{"limit": strconv.FormatInt(sp.Intent.Limit, 10), "window": sp.Duration(sp.Intent.Window), "clock": spec.ClockName(sp.Intent.Clock)},
+		from: map[string]string{}}
+	if sp.IntervalGiven {
+		in.interval = sp.Interval
+	}
+	for _, name := range []string{"limit", "window", "clock"} {
+		in.from[name] = "default"
+		switch {
+		case name != "clock" && o.set["intent"]:
+			in.from[name] = "--intent"
+		case o.set[name]:
+			in.from[name] = "--" + name
+		case o.Config != "":
+			if pf, err := o.policyFile(); err == nil {
+				if name != "clock" && pf.Intent.Value != "" {
+					in.from[name] = string(pf.Intent.At)
+				} else if st, ok := pf.Shared[name]; ok {
+					in.from[name] = string(st.At)
+				}
+			}
+		}
+	}
+	return in
+}
+
+// takeIntent sets in po the intent of a sweep that is part of another
+// replay (o.inherit, a report's) and says where it came from: the sweep's
+// own --intent, or per parameter its own --limit or --window when it
+// gives one value, else the replay's, as resolved; the clock its own
+// --clock or the replay's; and the replay's --config.
+func (o *sweepOptions) takeIntent(po *policyOptions, g *sweep.Grid) (string, error) {
+	in := o.inherit
+	po.Config, po.set, po.inherit = in.config, map[string]bool{}, spec.Params{}
+	var from []string
+	inherit := func(name string, v any) {
+		po.inherit[name] = spec.Setting{Value: in.text[name], At: spec.Source("the report's " + in.from[name]), Resolved: v}
+		if in.from[name] == "default" {
+			from = append(from, name+" the report's default")
+		} else {
+			from = append(from, name+" from the report's "+in.from[name])
+		}
+	}
+	if o.Intent != "" {
+		var err error
+		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
+			return "", err
+		}
+		po.set["limit"], po.set["window"] = true, true
+		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
+		from = append(from, "limit and window from --intent")
+	} else {
+		if vals := g.Values("limit"); o.set["limit"] && len(vals) == 1 {
+			n, err := strconv.ParseInt(vals[0], 10, 64)
+			if err != nil {
+				return "", usageErrorf("--limit: invalid limit %q: want a whole number", vals[0])
+			}
+			po.Limit, po.set["limit"] = n, true
+			from = append(from, "limit from --limit")
+		} else {
+			inherit("limit", in.policy.Limit)
+		}
+		if vals := g.Values("window"); o.set["window"] && len(vals) == 1 {
+			po.Window, po.set["window"] = vals[0], true
+			from = append(from, "window from --window")
+		} else {
+			inherit("window", in.policy.Window)
+		}
+	}
+	if o.set["clock"] {
+		po.set["clock"] = true
+		from = append(from, "clock from --clock")
+	} else {
+		inherit("clock", in.policy.Clock)
+	}
+	return strings.Join(from, ", "), nil
+}
+
 // reportSweep replays the trace through a sweep's candidates and returns
 // the report's section about it.
 func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
@@ -233,90 +316,66 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	res, err := sweepReplay(so, g, algos, cons, streams{in: s.in, out: s.out, err: io.Discard})
+	res, err := sweepReplay(so, g, algos, cons, s.again("the sweep"))
 	if err != nil {
 		return sec, err
 	}
 	defer res.rp.trace.Close()
 	sp := res.rp.spec
 	sec.Text = []string{
-		fmt.Sprintf("%s%s.", plural(int64(len(res.cands)), "candidate"), g.describe(algos)),
-		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s: false allows and rejects, and max_in_interval over %s; the frontier (no other candidate has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Oracle.Limit, sp.duration(sp.Oracle.Window), sp.duration(sp.interval())),
+		fmt.Sprintf("%s%s.", render.Plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
+		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s, clock %s (%s): false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
+			sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), res.intentFrom, sp.Duration(sp.Interval), tables.FrontierAmong(cons)),
 	}
 	rows := res.cands
 	caption := "every candidate"
 	if cons != nil {
 		if len(res.picked) == 0 {
-			sec.Text = append(sec.Text, unreachable(res.cands, cons, res.intent, sp)...)
+			sec.Text = append(sec.Text, tables.Unreachable(res.cands, cons, res.intent, sp)...)
 		} else {
 			rows = res.picked
-			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.text())
+			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.String())
 		}
 	}
-	cols := sweepColumns(sp, res.cands, cons != nil)
+	cols := tables.SweepColumns(res.cands, cons != nil)
 	if cons == nil || len(res.picked) > 0 {
-		t, _ := writeRecords(nil, outTable, cols, sweepRows(rows, sp, cols, true))
+		t, _ := render.WriteRecords(nil, render.FormatTable, cols, tables.SweepRows(rows, sp, cols, true))
 		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
 	}
 	sec.Figures = []*report.Figure{sweepFigure(res, false)}
 	return sec, nil
 }
 
-// reportStates draws, for each limiter, the state of the key of its worst
-// burst, from a second pass over the trace that keeps only those keys.
-func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, specs []limiterSpec, rep *sim.Report, s streams) (report.Section, error) {
-	sec := report.Section{Heading: "The worst key's state, per limiter"}
+// reportStates keeps the requests of each limiter's worst key, from a
+// second pass over the trace that reads only those keys' records; nil
+// and the reason when the states are not drawn.
+func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, specs []limiterSpec, rep *sim.Report, s streams) (*report.States, string, error) {
 	switch {
 	case len(rp.keys) > 0:
-		sec.Text = []string{"Not drawn with --key: the state plots are of users."}
-		return sec, nil
-	case o.trace.Path == "-" || slices.Contains(o.trace.More, "-"):
-		sec.Text = []string{"Not drawn: the trace was standard input, which cannot be read twice."}
-		return sec, nil
-	case slices.ContainsFunc(rp.spec.Lanes, func(l sim.Lane) bool { return l.Algorithm.KeysInteract() }):
-		sec.Text = []string{"Not drawn: a limiter's decisions for one user depend on the other users' requests (nginx's zone), and the states are drawn from a pass over the drawn users' requests alone."}
-		return sec, nil
+		return nil, "Not drawn with --key: the state plots are of users.", nil
+	case report.Undrawable(rp.spec.Lanes) != "":
+		return nil, "Not drawn: " + report.Undrawable(rp.spec.Lanes) + ".", nil
 	}
-	var users []string
-	for _, st := range rep.Algos {
-		if st.Burst.Count > 0 && !slices.Contains(users, st.Burst.Key) {
-			users = append(users, st.Burst.Key)
-		}
-	}
+	users := report.WorstUsers(rep)
 	if len(users) == 0 {
-		sec.Text = []string{"No limiter allowed a request."}
-		return sec, nil
+		return nil, "No limiter allowed a request.", nil
 	}
-	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, streams{in: s.in, out: s.out, err: io.Discard})
+	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.again("second read: the worst keys' states"))
 	if err != nil {
-		return sec, err
+		return nil, "", err
 	}
 	defer again.trace.Close()
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
 	again.trace.skipOtherUsers(users)
-	states, _, _, err := keyStates(again, users, streams{in: s.in, out: s.out, err: io.Discard})
+	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
-		return sec, err
+		return nil, "", err
 	}
-	sp := rp.spec
-	sec.Text = []string{"For each limiter, the key of its worst burst: its state over time, each request marked, the worst interval shaded."}
-	for _, user := range users {
-		var panels []report.Panel
-		var names []string
-		for l, lane := range sp.Lanes {
-			if st := rep.Algos[l]; st.Burst.Count > 0 && st.Burst.Key == user && states[user] != nil {
-				panels = append(panels, statePanel(lane, l, states[user], st.Burst, sp))
-				names = append(names, lane.Name)
-			}
+	for _, u := range users {
+		if !states.Has(u) {
+			return nil, "", fmt.Errorf("the second read of %s found no request of user %q, whose worst burst the first read found: the trace changed between the reads, or can be read only once", rp.trace.name, u)
 		}
-		sec.Figures = append(sec.Figures, &report.Figure{
-			Title:  []string{fmt.Sprintf("state of %s, the worst key of %s", user, strings.Join(names, ", "))},
-			Clock:  sp.rfc3339,
-			XLabel: xLabel(rp),
-			Panels: panels,
-		})
 	}
-	return sec, nil
+	return states, "", nil
 }

@@ -3,12 +3,14 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/report"
 )
 
 // writeReport runs ratesim report on trace with args into a temporary
@@ -99,7 +102,6 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacity 5..1", "-o", filepath.Join(dir, "r.html")}, 2, `--capacity "5..1": range "5..1" is empty`},
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacty 5", "-o", filepath.Join(dir, "r.html")}, 2, `--sweep "--capacty 5": unknown flag: --capacty`},
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--pick ratio=1", "-o", filepath.Join(dir, "r.html")}, 2, `compares with = or !=`},
-		{[]string{"report", "-", "--sweep", "--capacity 1..3", "-o", filepath.Join(dir, "r.html")}, 2, "--sweep reads the trace a second time"},
 	} {
 		r := ratesim(t, "", tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
@@ -311,5 +313,207 @@ func TestReportInBrowserSeesExternalURL(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the browser check missed the external image; problems: %q", got.problems)
+	}
+}
+
+// sortLog is an access log whose keys (IPs) were first rejected on days
+// whose numbers run against the calendar (10 Oct, 31 Oct, 1 Nov, 9 Nov,
+// 10 Nov), and 10.0.0.10 more often than the others: sorted as floats,
+// the first_rejection, key and requests columns come out in a wrong
+// order.
+func sortLog() string {
+	var b strings.Builder
+	for _, k := range []struct {
+		ip, day string
+		n       int
+	}{{"203.0.113.9", "10/Oct/2024", 5}, {"10.0.0.10", "31/Oct/2024", 12}, {"9.0.0.1", "01/Nov/2024", 5}, {"10.0.0.2", "09/Nov/2024", 5}, {"2001:db8::1", "10/Nov/2024", 5}} {
+		for i := range k.n {
+			fmt.Fprintf(&b, "%s - - [%s:10:00:%02d +0100] \"GET / HTTP/1.1\" 200 10 \"-\" \"test\"\n", k.ip, k.day, i)
+		}
+	}
+	return b.String()
+}
+
+// sortColumn clicks the header of column col of the table of class cls
+// and returns the column's cells as they then stand.
+func sortColumn(t *testing.T, ctx context.Context, cls, col string) []string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`(function () {
+  var t = document.querySelector("table.%s"), ths = Array.from(t.tHead.rows[0].cells);
+  var i = ths.findIndex(function (h) { return h.textContent === %q; });
+  if (i < 0) { return ["no column %s"]; }
+  ths[i].click();
+  return Array.from(t.tBodies[0].rows).map(function (r) { return r.cells[i].textContent; });
+})()`, cls, col, col)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestReportSortsInBrowser clicks the report's column headers in headless
+// Chromium: times sort chronologically (CLF, RFC 3339), numbers
+// numerically, IPs by address, and a second click reverses.
+func TestReportSortsInBrowser(t *testing.T) {
+	chrome := chromePath(t)
+	chdirLogged(t)
+	trace := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(trace, []byte(sortLog()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := writeReport(t, trace, "--algos", "sliding-log", "--top", "10")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	clf := func(s string) time.Time {
+		tm, err := time.Parse("02/Jan/2006:15:04:05 -0700", s)
+		if err != nil {
+			t.Fatalf("first_rejection %q: %v", s, err)
+		}
+		return tm
+	}
+	times := sortColumn(t, ctx, "keys", "first_rejection")
+	if len(times) != 5 {
+		t.Fatalf("first_rejection column %q, want 5 keys", times)
+	}
+	if !slices.IsSortedFunc(times, func(a, b string) int { return clf(a).Compare(clf(b)) }) || !strings.HasPrefix(times[0], "10/Oct/2024") {
+		t.Errorf("first_rejection sorted as %q, want chronological", times)
+	}
+	reversed := slices.Clone(times)
+	slices.Reverse(reversed)
+	if again := sortColumn(t, ctx, "keys", "first_rejection"); !slices.Equal(again, reversed) {
+		t.Errorf("a second click gives %q, want %q reversed", again, times)
+	}
+	if keys := sortColumn(t, ctx, "keys", "key"); !slices.Equal(keys, []string{"9.0.0.1", "10.0.0.2", "10.0.0.10", "203.0.113.9", "2001:db8::1"}) {
+		t.Errorf("keys sorted as %q, want by address", keys)
+	}
+	if n := sortColumn(t, ctx, "keys", "requests"); !slices.Equal(n, []string{"5", "5", "5", "5", "12"}) {
+		t.Errorf("requests sorted as %q, want by number", n)
+	}
+	from := sortColumn(t, ctx, "top-bursts", "from")
+	if !slices.IsSortedFunc(from, func(a, b string) int { return strings.Compare(report.SortKey(a), report.SortKey(b)) }) || len(from) != 5 {
+		t.Errorf("top bursts' from sorted as %q, want chronological", from)
+	}
+	for _, s := range from {
+		if report.SortKey(s)[0] != '3' {
+			t.Errorf("top bursts' from %q is not read as a time", s)
+		}
+	}
+}
+
+// htmlTableRows returns the header and rows of the report's table of
+// class cls, as text.
+func htmlTableRows(t *testing.T, html, cls string) (header []string, rows [][]string) {
+	t.Helper()
+	i := strings.Index(html, `<table class="sortable `+cls+`">`)
+	if i < 0 {
+		t.Fatalf("no %s table", cls)
+	}
+	tbl := html[i : i+strings.Index(html[i:], "</table>")]
+	cell := regexp.MustCompile(`<t[hd][^>]*>(.*?)</t[hd]>`)
+	for j, row := range regexp.MustCompile(`<tr>(.*?)</tr>`).FindAllStringSubmatch(tbl, -1) {
+		var cells []string
+		for _, c := range cell.FindAllStringSubmatch(row[1], -1) {
+			cells = append(cells, c[1])
+		}
+		if j == 0 {
+			header = cells
+		} else {
+			rows = append(rows, cells)
+		}
+	}
+	return header, rows
+}
+
+// TestReportSweepInheritsIntent: the report's sweep scores its candidates
+// against the report's own intent, as "ratesim sweep --intent" with that
+// intent does, and says where it came from; the sweep's own --intent, or
+// a single --limit or --window, overrides it, and --config and --clock
+// carry over.
+func TestReportSweepInheritsIntent(t *testing.T) {
+	chdirLogged(t)
+	sweepSection := func(args ...string) string {
+		data, err := os.ReadFile(writeReport(t, ex+"bursty.csv", args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, after, ok := strings.Cut(string(data), ">Sweep</h2>")
+		if !ok {
+			t.Fatalf("%q: no Sweep section", args)
+		}
+		return after
+	}
+	got := sweepSection("--limit", "20", "--window", "1m", "--sweep", "--capacity 5..40:5 --rate 20/1m,30/1m --pick false_reject_pct<=1")
+	for _, want := range []string{"a sliding log of limit 20 per 60s, clock reject (limit from the report&#39;s --limit, window from the report&#39;s --window, clock the report&#39;s default)",
+		"intent: limit 20 per 60s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the Sweep section lacks %q", want)
+		}
+	}
+	// The same candidates meet the pick, with the same false allows and
+	// rejects, as in the sweep command told the intent.
+	header, rows := htmlTableRows(t, got, "sweep")
+	col := func(name string) int {
+		i := slices.Index(header, name)
+		if i < 0 {
+			t.Fatalf("no column %q in %q", name, header)
+		}
+		return i
+	}
+	var inReport []string
+	for _, r := range rows {
+		inReport = append(inReport, strings.Join([]string{r[col("capacity")], r[col("rate")], r[col("false allows")], r[col("false rejects")]}, " "))
+	}
+	r := ratesim(t, "", "sweep", "--capacity", "5..40:5", "--rate", "20/1m,30/1m", "--intent", "20/1m", "--pick", "false_reject_pct<=1", "-o", "json", ex+"bursty.csv")
+	if r.code != 0 {
+		t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var bySweep []string
+	for _, c := range raw {
+		if c["meets"] == true {
+			bySweep = append(bySweep, fmt.Sprintf("%v %v %v %v", c["capacity"], c["rate"], c["false_allows"], c["false_rejects"]))
+		}
+	}
+	slices.Sort(inReport)
+	slices.Sort(bySweep)
+	if len(inReport) == 0 || !slices.Equal(inReport, bySweep) {
+		t.Errorf("the report's sweep picked (capacity rate false_allows false_rejects)\n%q\nthe sweep command with --intent 20/1m\n%q", inReport, bySweep)
+	}
+
+	// The sweep's own flags win.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--limit", "20", "--window", "1m", "--sweep", "--capacity 5..10:5 --intent 10/30s"},
+			"a sliding log of limit 10 per 30s, clock reject (limit and window from --intent, clock the report&#39;s default)"},
+		{[]string{"--limit", "20", "--window", "1m", "--clock", "clamp", "--sweep", "--capacity 5..10:5 --limit 7"},
+			"a sliding log of limit 7 per 60s, clock clamp (limit from --limit, window from the report&#39;s --window, clock from the report&#39;s --clock)"},
+		{[]string{"--limit", "20", "--sweep", "--capacity 5..10:5 --window 30s --clock clamp"},
+			"a sliding log of limit 20 per 30s, clock clamp (limit from the report&#39;s --limit, window from --window, clock from --clock)"},
+		{[]string{"--sweep", "--capacity 5..10:5"},
+			"a sliding log of limit 3 per 10s, clock reject (limit the report&#39;s default, window the report&#39;s default, clock the report&#39;s default)"},
+	} {
+		if got := sweepSection(tc.args...); !strings.Contains(got, tc.want) {
+			t.Errorf("report %q: the Sweep section lacks %q", tc.args, tc.want)
+		}
+	}
+	// And a config file's intent.
+	cfg := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(cfg, []byte("limit: 15\nwindow: 2m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "a sliding log of limit 15 per 120s, clock reject (limit from the report&#39;s " + cfg + ":1, window from the report&#39;s " + cfg + ":2, clock the report&#39;s default)"
+	if got := sweepSection("--config", cfg, "--sweep", "--capacity 5..10:5"); !strings.Contains(got, want) {
+		t.Errorf("report --config: the Sweep section lacks %q", want)
 	}
 }

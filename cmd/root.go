@@ -4,12 +4,18 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,27 +51,51 @@ EXIT STATUS
 const replayExitStatus = `  0  success
   1  error: the trace could not be read or is malformed, or output failed
   2  usage error: a bad flag or argument, an unknown algorithm, a bad parameter
-  3  partial: --lenient skipped bad rows (each is reported on standard error)`
+  3  partial: --lenient skipped bad rows (each is reported on standard error)
+` + interruptedStatus
+
+// interruptedStatus is the line of every EXIT STATUS section for an
+// interrupt.
+const interruptedStatus = `  130  interrupted (SIGINT or SIGTERM): stopped, its temporary files removed`
 
 // exitStatus is the EXIT STATUS of a command that reads no trace; usage
 // says what its usage errors are.
 func exitStatus(usage string) map[string]string {
 	return map[string]string{exitStatusKey: `  0  success
   1  error: output failed
-  2  usage error: ` + usage}
+  2  usage error: ` + usage + "\n" + interruptedStatus}
 }
 
 // Main runs ratesim with args (without the program name) and returns the exit
 // status. Errors are printed once, as "ratesim: message", on stderr.
+//
+// An interrupt (SIGINT or SIGTERM) cancels the command's context: the
+// command stops what it is doing, returns through its cleanup (temporary
+// files removed, files closed) and Main returns 130, the status of a
+// program interrupted. A second interrupt, during that cleanup, ends the
+// process at once.
 func Main(version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return execute(NewRootCmd(version), args, stdin, stdout, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the next interrupt is the system's: it ends the process
+	}()
+	return MainContext(ctx, version, args, stdin, stdout, stderr)
+}
+
+// MainContext is Main with ctx in place of the context an interrupt
+// cancels: once ctx is done, the command stops and cleans up, and
+// MainContext returns 130.
+func MainContext(ctx context.Context, version string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return execute(ctx, NewRootCmd(version), args, stdin, stdout, stderr)
 }
 
 // execute runs the command tree root with args and returns the exit
 // status. A panic is a bug in ratesim, not a mistake of the user's: it is
 // reported with its stack and exits with status 1, never with the
 // runtime's status 2, which would read as a usage error.
-func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
+func execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "ratesim: internal error: %v\n%s", p, debug.Stack())
@@ -76,9 +106,13 @@ func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Whatever the command met on its way out, the interrupt is why.
+		err = interrupted{ctx.Err()}
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ratesim: %s\n", ErrorText(err))
+		fmt.Fprintf(stderr, "ratesim: %s\n", render.TerminalSafe(ErrorText(err)))
 	}
 	return ExitCode(err)
 }

@@ -1,19 +1,17 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/choice"
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
-	"math/big"
-	"math/bits"
-	"slices"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 const runLong = `Replay a trace through one algorithm and print its decision on every
@@ -113,29 +111,23 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	var keepAllowed, keepRejected = true, true
-	switch o.Only {
-	case "":
-	case "allowed":
-		keepRejected = false
-	case "rejected":
-		keepAllowed = false
-	default:
-		return usageErrorf("invalid --only %q (valid: allowed, rejected)", o.Only)
+	keepAllowed, keepRejected, err := onlyFlag(o.Only)
+	if err != nil {
+		return err
 	}
 	style, err := headers.StyleNone, error(nil)
 	if o.Headers != "" {
 		style, err = headers.ParseStyle(o.Headers)
 	}
 	if err != nil {
-		return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+		return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 	}
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
 		return err
 	}
-	if clients.Model != sim.ClientsNone && (o.Explain || o.Only != "" || len(o.With) > 0 || style != headers.StyleNone) {
-		return usageErrorf("--clients shows the attempts as they are: it excludes --explain, --only, --with and --headers")
+	if clients.Model != sim.ClientsNone && o.Explain {
+		return usageErrorf("--clients shows no state texts: it excludes --explain")
 	}
 	if err := checkKeys(o.trace.Key); err != nil {
 		return err
@@ -146,76 +138,66 @@ func runRun(o *runOptions, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
-	if clients.Model != sim.ClientsNone {
-		return runClientRows(rp, clients, format, s)
-	}
 
-	algo := rp.spec.Lanes[0].Algorithm
-	row := runRow{unit: rp.spec.Unit, queue: algo.Delays(), keyed: len(o.trace.Key) > 0, explain: o.Explain, with: o.With}
-	cols := row.columns(rp.trace.RFC3339())
+	lane := rp.spec.Lanes[0]
+	row := tables.RunRow{Unit: rp.spec.Unit, Queue: lane.Algorithm.Delays(), Keyed: len(o.trace.Key) > 0, Explain: o.Explain}
+	row.SetWith(o.With)
 	if style != headers.StyleNone {
-		lane := rp.spec.Lanes[0]
 		q, err := headers.QuotaOf("", lane.Algorithm, lane.Policy)
 		if err != nil {
 			return usageErrorf("--headers: %s", ErrorText(err))
 		}
-		row.quotas = []headers.Quota{q}
-		var fcols []column
-		row.fields, fcols = fieldColumns(style)
-		cols = append(cols, fcols...)
+		row.SetFields(style, []headers.Quota{q})
 	}
-	for _, w := range o.With {
-		if w == "" {
-			return usageErrorf("--with has an empty name")
-		}
-		if slices.ContainsFunc(cols, func(c column) bool { return c.name == w }) {
-			return usageErrorf("--with %s: run already has a %s column", w, w)
-		}
-		cols = append(cols, column{name: w, right: w == "line"})
-		if w != "line" {
-			row.attrs = append(row.attrs, w)
-		}
+	if clients.Model != sim.ClientsNone {
+		return runClientRows(rp, &row, clients, keepAllowed, keepRejected, format, s)
 	}
-	rw := newRecordWriter(s.out, format, cols)
-	var totalCost costSum
+	cols, err := row.AllColumns(rp.trace.RFC3339())
+	if err != nil {
+		return err
+	}
+	rw := render.NewRecordWriter(s.out, format, cols)
+	var totalCost tables.CostSum
 	emit := func(b *sim.Batch) error {
 		for i := range b.Requests {
-			row.batch, row.i = b, i
-			row.req, row.d = &b.Requests[i], b.Decision(i, 0)
-			totalCost.add(row.req.Cost)
-			if row.d.Allowed {
+			row.Req, row.D = &b.Requests[i], b.Decision(i, 0)
+			totalCost.Add(row.Req.Cost)
+			if row.D.Allowed {
 				if !keepAllowed {
 					continue
 				}
 			} else if !keepRejected {
 				continue
 			}
-			row.exact = b.Exact(i, 0)
-			if err := rw.end(row.appendTo(&rw.enc, rw.begin())); err != nil {
+			row.Exact = b.Exact(i, 0)
+			if o.Explain {
+				row.State = b.State(i, 0)
+			}
+			if err := rw.End(row.AppendTo(rw.Enc(), rw.Begin())); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	cfg := rp.config(true, o.Explain)
-	cfg.With = row.attrs
+	cfg.With = row.Attrs
 	cfg.DecisionsOnly = true // run shows no oracle or burst figures
 	cfg.Detail = true
 	rep, err := rp.run(cfg, s, emit)
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
+	if rw.Textual() {
 		st := rep.Algos[0]
 		var footer map[string]string
 		if rep.Requests > 0 {
 			// The footer counts the whole trace; when the table lists fewer
-			// rows (--only, or past maxTableRows) it says how many it shows.
-			requests := plural(rep.Requests, "request")
-			if shown := int64(len(rw.cells)); shown != rep.Requests {
+			// rows (--only, or past render.MaxTableRows) it says how many it shows.
+			requests := render.Plural(rep.Requests, "request")
+			if shown := int64(rw.Kept()); shown != rep.Requests {
 				which := ""
 				if o.Only != "" {
 					which = o.Only + " "
@@ -230,19 +212,19 @@ func runRun(o *runOptions, s streams) error {
 				"reason":    formatInt(st.Rejected) + " rejected",
 			}
 		}
-		w := &textWriter{w: s.out, format: format}
-		name := algo.String()
-		if lane := rp.spec.Lanes[0]; lane.Name != name {
-			name = fmt.Sprintf("%s (%s)", lane.Name, algo)
+		w := render.NewTextWriter(s.out, format)
+		name := lane.Algorithm.String()
+		if lane.Name != name {
+			name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
 		}
-		w.line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.describe(false)))
-		w.line(fmt.Sprintf("%s, %s", plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-		if line := backwardsLine(rep); line != "" {
-			w.line(line)
+		w.Line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.DescribeLane(rp.spec.Lanes[0], "; ")))
+		w.Line(fmt.Sprintf("%s, %s", render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+		if line := tables.BackwardsLine(rep); line != "" {
+			w.Line(line)
 		}
-		w.blank()
-		w.rows(rw, footer)
-		if err := w.err; err != nil {
+		w.Blank()
+		w.Rows(rw, footer)
+		if err := w.Err(); err != nil {
 			return err
 		}
 	}
@@ -254,8 +236,12 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	switch {
 	case o.Algo != "":
 		return usageErrorf("%s stacks policies: --algo does not join them", o.policy.Config)
-	case o.Explain || o.Only != "" || len(o.With) > 0 || (o.clients.Model != "" && o.clients.Model != "none"):
-		return usageErrorf("a stack of policies excludes --explain, --only, --with and --clients")
+	case o.Explain || (o.clients.Model != "" && o.clients.Model != "none"):
+		return usageErrorf("a stack of policies excludes --explain and --clients")
+	}
+	keepAllowed, keepRejected, err := onlyFlag(o.Only)
+	if err != nil {
+		return err
 	}
 	mode, err := o.policy.stackMode()
 	if err != nil {
@@ -268,7 +254,7 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	style := headers.StyleNone
 	if o.Headers != "" {
 		if style, err = headers.ParseStyle(o.Headers); err != nil {
-			return usageErrorf("invalid --headers %q (valid: ietf, x-ratelimit, both, none)", o.Headers)
+			return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 		}
 	}
 	rp, policies, err := prepareStack(&o.trace, &o.policy, stack, s)
@@ -276,84 +262,23 @@ func runStack(o *runOptions, stack []stackSpec, s streams) error {
 		return err
 	}
 	defer rp.trace.Close()
-	return runStackRows(rp, policies, mode, style, format, s)
+	return runStackRows(rp, policies, mode, style, o.With, keepAllowed, keepRejected, format, s)
 }
 
-// decisionColumns are the first columns of a row per decision: user,
-// timestamp (right-aligned when numeric), cost, allowed, remaining,
-// retry_after, reset_after and reason.
-func decisionColumns(rfc3339 bool) []column {
-	return []column{
-		{name: "user"},
-		{name: "timestamp", right: !rfc3339},
-		{name: "cost", right: true},
-		{name: "allowed"},
-		{name: "remaining", right: true},
-		{name: "retry_after", right: true, nullText: "never"},
-		{name: "reset_after", right: true, nullText: "never"},
-		{name: "reason"},
+// onlyFlag parses --only: whether to show the allowed requests, and the
+// rejected ones.
+func onlyFlag(only string) (allowed, rejected bool, err error) {
+	if only == "" {
+		return true, true, nil
 	}
+	i, err := choose("--only", only, onlyChoices)
+	return i == 0, i == 1, err
 }
 
-// appendFields appends, through e, the values of the rate-limit fields
-// for decisions ds of the policies with quotas: null where the response
-// has no such field.
-func appendFields(e *encoder, b []byte, fields []headers.Field, quotas []headers.Quota, ds []limiters.Decision) []byte {
-	for _, f := range fields {
-		b = e.next(b)
-		start := len(b)
-		v, ok := f.Append(b, quotas, ds)
-		switch {
-		case !ok:
-			b = e.null(v[:start])
-		case f == headers.RateLimitPolicy || f == headers.RateLimit:
-			b = e.text(v[:start], string(v[start:]))
-		default:
-			b = v // a whole number, the same in every format
-		}
-	}
-	return b
-}
-
-// fieldColumns are the columns of the fields style has.
-func fieldColumns(style headers.Style) ([]headers.Field, []column) {
-	var fields []headers.Field
-	var cols []column
-	for _, f := range headers.Fields() {
-		if style.Has(f) {
-			fields = append(fields, f)
-			cols = append(cols, column{name: f.String(), right: f != headers.RateLimitPolicy && f != headers.RateLimit})
-		}
-	}
-	return fields, cols
-}
-
-// costSum is a sum of costs in 128 bits, two's complement: a few huge
-// costs pass int64, and the footer shows the exact total.
-type costSum struct {
-	hi int64
-	lo uint64
-}
-
-func (s *costSum) add(cost int64) {
-	var carry uint64
-	s.lo, carry = bits.Add64(s.lo, uint64(cost), 0)
-	s.hi += cost>>63 + int64(carry)
-}
-
-func (s costSum) String() string {
-	n := big.NewInt(s.hi)
-	n.Lsh(n, 64)
-	return n.Add(n, new(big.Int).SetUint64(s.lo)).String()
-}
-
-// plural writes "1 request", "2 requests".
-func plural(n int64, noun string) string {
-	s := strconv.FormatInt(n, 10) + " " + noun
-	if n != 1 {
-		s += "s"
-	}
-	return s
+// onlyChoices are the choices of --only.
+var onlyChoices = choice.List{
+	{Name: "allowed", Description: "only allowed requests"},
+	{Name: "rejected", Description: "only rejected requests"},
 }
 
 // checkKeys checks the --key attribute names.
@@ -364,112 +289,4 @@ func checkKeys(keys []string) error {
 		}
 	}
 	return nil
-}
-
-// appendWait appends a decision's duration d as an exact number in unit.
-// A d of limiters.InfDuration stands for a wait longer than a Duration
-// holds (about 292 years); full has it exactly.
-func appendWait(dst []byte, d time.Duration, full limiters.Span, unit time.Duration) []byte {
-	if d != limiters.InfDuration {
-		return appendDuration(dst, int64(d), unit)
-	}
-	q, r := new(big.Int).QuoRem(full.Big(), big.NewInt(int64(unit)), new(big.Int))
-	dst = q.Append(dst, 10)
-	if r.Sign() != 0 {
-		frac := traces.AppendDecimal(nil, r.Int64(), unit) // "0.xyz"
-		dst = append(dst, frac[1:]...)
-	}
-	return dst
-}
-
-// appendDuration appends ns as an exact number in unit; zero, the common
-// case, without the general conversion.
-func appendDuration(dst []byte, ns int64, unit time.Duration) []byte {
-	if ns == 0 {
-		return append(dst, '0')
-	}
-	return traces.AppendDecimal(dst, ns, unit)
-}
-
-// runRow is one request of run's output, and which of the optional
-// columns it has.
-type runRow struct {
-	batch *sim.Batch
-	i     int // the request's index in batch
-	req   *sim.Request
-	d     *limiters.Decision
-	exact *limiters.Exact
-	unit  time.Duration
-
-	queue, keyed, explain bool // the delay, key and state columns
-
-	with  []string // the --with columns: line, or attributes
-	attrs []string // the attributes of with, in order (sim.Config.With)
-
-	fields []headers.Field     // the --headers columns
-	quotas []headers.Quota     // the limiter's quota, for them
-	ds     []limiters.Decision // scratch: the decision, for them
-}
-
-// columns are run's columns, in the order appendTo writes them: user,
-// timestamp (right-aligned when numeric), cost, allowed, remaining,
-// retry_after, reset_after and reason, then delay for the leaky queue, key
-// with --key and state with --explain.
-func (r *runRow) columns(rfc3339 bool) []column {
-	cols := decisionColumns(rfc3339)
-	if r.queue {
-		cols = append(cols, column{name: "delay", right: true})
-	}
-	if r.keyed {
-		cols = append(cols, column{name: "key"})
-	}
-	if r.explain {
-		cols = append(cols, column{name: "state", width: maxStateWidth})
-	}
-	return cols
-}
-
-// appendTo appends the values of r's columns through e, for every format.
-// It is straight-line code on purpose: it runs for every row of run -o
-// csv, which a function call per column slowed by about a tenth.
-func (r *runRow) appendTo(e *encoder, b []byte) []byte {
-	d, x := r.d, r.exact
-	b = e.str(b, r.req.User)
-	b = e.time(e.next(b), r.req.TimeText)
-	b = strconv.AppendInt(e.next(b), r.req.Cost, 10)
-	b = strconv.AppendBool(e.next(b), d.Allowed)
-	b = strconv.AppendInt(e.next(b), d.Remaining, 10)
-	if d.Reason == limiters.ReasonCost {
-		b = e.null(e.next(b))
-	} else {
-		b = appendWait(e.next(b), d.RetryAfter, x.RetryAfter, r.unit)
-	}
-	b = appendWait(e.next(b), d.ResetAfter, x.ResetAfter, r.unit)
-	b = e.text(e.next(b), string(d.Reason))
-	if r.queue {
-		b = appendWait(e.next(b), d.Delay, x.Delay, r.unit)
-	}
-	if r.keyed {
-		b = e.str(e.next(b), r.req.Key)
-	}
-	if r.explain {
-		b = e.str(e.next(b), r.batch.State(r.i, 0))
-	}
-	if len(r.fields) > 0 {
-		if r.ds == nil {
-			r.ds = make([]limiters.Decision, 1)
-		}
-		r.ds[0] = *d
-		b = appendFields(e, b, r.fields, r.quotas, r.ds)
-	}
-	j := 0
-	for _, w := range r.with {
-		if w == "line" {
-			b = strconv.AppendInt(e.next(b), int64(r.req.Line), 10)
-			continue
-		}
-		b = e.str(e.next(b), r.batch.With(r.i, j))
-		j++
-	}
-	return b
 }

@@ -1,10 +1,11 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
@@ -30,8 +31,15 @@ STACKED POLICIES
   the first that refused it. --stack consume (default) lets the policies
   that allowed a refused request still count it, as limiters in series do;
   --stack refund checks them all, then takes the request in all or none.
-  run lists policy and would_reject per request; compare --summary gives
-  per policy how many it refused, and how many it alone refused.`
+  A row is the stack's answer: remaining is the least any enforcing policy
+  has left, reset_after the longest until all are fresh, and retry_after
+  (and Retry-After) the earliest time at which every enforcing policy
+  would let the same request through, given what they took of this one.
+  Under refund a refused request is taken by none, and the row, rate-limit
+  fields included, says what the policies hold untaken. run lists policy
+  and would_reject per request (--only and --with as for one limiter);
+  compare --summary gives per policy how many it refused, and how many it
+  alone refused.`
 
 // stackOf returns the stack of the --config file, nil when it has no
 // policies: list. A stack replaces --algos and --limiter.
@@ -46,7 +54,7 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(pf.policies) == 0 {
+	if len(pf.Policies) == 0 {
 		if o.set["stack"] {
 			return nil, usageErrorf("--stack needs a policies: list in %s", o.Config)
 		}
@@ -55,18 +63,16 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	if len(o.Limiters) > 0 {
 		return nil, usageErrorf("%s stacks policies: --limiter does not join them", o.Config)
 	}
-	return pf.policies, nil
+	return pf.Policies, nil
 }
 
 // stackMode parses --stack.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
-	switch o.Stack {
-	case "", "consume":
+	if o.Stack == "" {
 		return sim.StackConsume, nil
-	case "refund":
-		return sim.StackRefund, nil
 	}
-	return 0, usageErrorf("invalid --stack %q (valid: consume, refund)", o.Stack)
+	m, err := choose("--stack", o.Stack, sim.StackModes)
+	return sim.StackMode(m), err
 }
 
 // prepareStack resolves a stack's policies and opens the trace.
@@ -74,7 +80,7 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	po.single = true
 	specs := make([]limiterSpec, len(stack))
 	for i, sp := range stack {
-		specs[i] = sp.limiterSpec
+		specs[i] = sp.Limiter
 	}
 	rp, err := prepare(to, po, nil, specs, "", s)
 	if err != nil {
@@ -82,129 +88,84 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	}
 	policies := make([]sim.StackPolicy, len(stack))
 	for i, sp := range stack {
-		key := sp.key
+		key := sp.Key
 		if key == nil {
 			key = rp.keys
 			if key == nil {
 				key = []string{"user"}
 			}
 		}
-		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.shadow}
+		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow}
+		if err := sim.StackCheck(policies[i]); err != nil {
+			rp.trace.Close()
+			return nil, nil, usageErrorf("%s", ErrorText(err))
+		}
 	}
 	return rp, policies, nil
 }
 
-// stackKey describes a policy's key: "user", "user,path", "global".
-func stackKey(p sim.StackPolicy) string {
-	if len(p.KeyFields) == 0 {
-		return "global"
+// replayStack replays rp through a stack of policies, each request
+// carrying the attributes with, and calls emit for every request; on a
+// terminal it shows progress.
+func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, with []string, s streams, emit func(*sim.StackDecision) error) (*sim.StackReport, error) {
+	var src sim.Source = rp.trace
+	if s.progress {
+		m := rp.meter(s, src)
+		defer m.Stop()
+		src = m.Count(src)
 	}
-	return strings.Join(p.KeyFields, ",")
+	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
-// stackSummaryColumns are the columns of compare --summary on a stack.
-var stackSummaryColumns = []column{
-	{name: "policy"},
-	{name: "algo"},
-	{name: "key"},
-	{name: "shadow"},
-	{name: "requests", right: true},
-	{name: "refused", right: true},
-	{name: "refused_alone", right: true, title: "alone"},
-	{name: "would_reject", right: true, title: "would reject"},
-	{name: "allowed", right: true, title: "stack allowed"},
-	{name: "stack", machineOnly: true},
-}
-
-func stackSummaryRows(policies []sim.StackPolicy, stats []sim.StackStats, requests, allowed int64, mode sim.StackMode) [][]cell {
-	var rows [][]cell
-	for i, p := range policies {
-		refused, would := intCell(stats[i].Refused), intCell(0)
-		if p.Shadow {
-			refused, would = intCell(0), intCell(stats[i].Refused)
-		}
-		rows = append(rows, []cell{
-			strCell(p.Name), strCell(p.Algorithm.String()), strCell(stackKey(p)), boolCell(p.Shadow),
-			intCell(requests), refused, intCell(stats[i].Alone), would, intCell(allowed), strCell(stackModeName(mode)),
-		})
+// stackHeader writes the lines that open a stack's reports.
+func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
+	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode)))
+	for _, l := range tables.StackLines(rp.spec, policies) {
+		tw.Line(l)
 	}
-	return rows
-}
-
-func stackModeName(m sim.StackMode) string {
-	if m == sim.StackRefund {
-		return "refund"
-	}
-	return "consume"
 }
 
 // runStackSummary replays a stack and writes a row per policy.
-func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format outputFormat, s streams) error {
-	var requests int64
-	stats, allowed, err := sim.RunStack(rp.trace, policies, mode, func(*sim.StackDecision) error { requests++; return nil })
+func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format render.Format, s streams) error {
+	rep, err := replayStack(rp, policies, mode, nil, s, func(*sim.StackDecision) error { return nil })
 	if err != nil {
 		return err
 	}
-	rows := stackSummaryRows(policies, stats, requests, allowed, mode)
-	t, err := writeRecords(s.out, format, stackSummaryColumns, rows)
+	t, err := render.WriteRecords(s.out, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
 	if err != nil {
 		return err
 	}
 	if t != nil {
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(requests, "request"), allowed, stackModeName(mode)))
-		for _, l := range stackLines(rp, policies) {
-			w.line(l)
-		}
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+		w := render.NewTextWriter(s.out, format)
+		stackHeader(w, rp, policies, rep, mode)
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()
 }
 
-// stackLines describe the policies, a line each.
-func stackLines(rp *replay, policies []sim.StackPolicy) []string {
-	var lines []string
-	for _, p := range policies {
-		pol := p.Policy
-		text := fmt.Sprintf("policy %s (%s, key %s", p.Name, p.Algorithm, stackKey(p))
-		if p.Shadow {
-			text += ", shadow"
-		}
-		text += "): "
-		if p.Algorithm.Windowed() {
-			text += fmt.Sprintf("limit %d per %s", pol.Limit, rp.spec.duration(pol.Window))
-		} else {
-			text += fmt.Sprintf("capacity %d, rate %s per %s", pol.Capacity, pol.Rate.Format(rp.spec.Unit), unitName(rp.spec.Unit))
-		}
-		lines = append(lines, text+rp.spec.extraParams([]limiters.Algorithm{p.Algorithm}, pol))
-	}
-	return lines
-}
-
-// stackRunColumns are run's columns on a stack.
-func stackRunColumns(rfc3339 bool) []column {
-	return append(decisionColumns(rfc3339),
-		column{name: "policy"},
-		column{name: "would_reject"})
-}
-
-// runStackRows replays a stack and writes a row per request, then, in
-// tables, the summary per policy.
-func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, format outputFormat, s streams) error {
-	cols := stackRunColumns(rp.trace.RFC3339())
-	var quotas []headers.Quota
-	var fields []headers.Field
+// runStackRows replays a stack and writes a row per request, with run's
+// columns and tables.StackColumns, then, in tables, the summary per policy. The
+// decision is the stack's answer (sim.StackDecision.Decision); the
+// rate-limit fields list every enforcing policy, and Retry-After is the
+// stack's wait. With keepAllowed or keepRejected false, the allowed or
+// refused requests are left out.
+func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	var enforcing []int
+	row := tables.RunRow{Unit: rp.spec.Unit}
 	for i, p := range policies {
 		if !p.Shadow {
 			enforcing = append(enforcing, i)
+			row.Queue = row.Queue || p.Algorithm.Delays()
 		}
 	}
+	row.SetWith(with)
+	ds := make([]limiters.Decision, len(enforcing))
 	if style != headers.StyleNone {
+		var quotas []headers.Quota
 		for _, i := range enforcing {
 			q, err := headers.QuotaOf(policies[i].Name, policies[i].Algorithm, policies[i].Policy)
 			if err != nil {
@@ -212,81 +173,59 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 			quotas = append(quotas, q)
 		}
-		var fcols []column
-		fields, fcols = fieldColumns(style)
-		cols = append(cols, fcols...)
+		row.SetFields(style, quotas)
+		row.FieldDs = ds
 	}
-	rw := newRecordWriter(s.out, format, cols)
-	unit := rp.spec.Unit
-	ds := make([]limiters.Decision, len(enforcing))
-	var requests int64
-	stats, allowed, err := sim.RunStack(rp.trace, policies, mode, func(d *sim.StackDecision) error {
-		requests++
-		b := rw.begin()
-		e := &rw.enc
-		b = e.text(b, d.User)
-		b = e.time(e.next(b), []byte(d.TimeText))
-		b = strconv.AppendInt(e.next(b), d.Cost, 10)
-		b = strconv.AppendBool(e.next(b), d.Allowed)
-		// The stack's answer: the least remaining and the longest reset of
-		// the enforcing policies, and the longest wait of those that
-		// refused.
-		remaining := int64(-1)
-		var retry, reset time.Duration
+	cols, err := row.AllColumns(rp.trace.RFC3339(), tables.StackColumns...)
+	if err != nil {
+		return err
+	}
+	rw := render.NewRecordWriter(s.out, format, cols)
+	var would []string
+	rep, err := replayStack(rp, policies, mode, row.Attrs, s, func(d *sim.StackDecision) error {
+		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
+			return nil
+		}
 		for k, i := range enforcing {
-			pd := &d.Decisions[i]
-			ds[k] = *pd
-			if remaining < 0 || pd.Remaining < remaining {
-				remaining = pd.Remaining
-			}
-			reset = max(reset, pd.ResetAfter)
-			if !pd.Allowed {
-				retry = max(retry, pd.RetryAfter)
+			ds[k] = d.Decisions[i]
+			if !ds[k].Allowed {
+				// The response's Retry-After is when the stack lets the
+				// request through, not when this policy alone would.
+				ds[k].RetryAfter = d.Decision.RetryAfter
 			}
 		}
-		b = strconv.AppendInt(e.next(b), max(remaining, 0), 10)
-		for _, v := range []time.Duration{retry, reset} {
-			if v == limiters.InfDuration {
-				b = e.null(e.next(b))
-			} else {
-				b = appendDuration(e.next(b), int64(v), unit)
-			}
-		}
+		row.Req, row.D, row.Exact, row.RefusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {
-			b = e.text(e.next(b), policies[d.Refused].Name+": "+string(d.Decisions[d.Refused].Reason))
-			b = e.text(e.next(b), policies[d.Refused].Name)
-		} else {
-			b = e.text(e.next(b), "")
-			b = e.text(e.next(b), "")
+			row.RefusedBy = policies[d.Refused].Name
 		}
-		var would []string
+		e := rw.Enc()
+		b := row.AppendHead(e, rw.Begin())
+		b = e.Text(e.Next(b), row.RefusedBy)
+		would = would[:0]
 		for i, p := range policies {
 			if p.Shadow && !d.Decisions[i].Allowed {
 				would = append(would, p.Name)
 			}
 		}
-		b = e.text(e.next(b), strings.Join(would, ","))
-		return rw.end(appendFields(e, b, fields, quotas, ds))
+		b = e.Text(e.Next(b), strings.Join(would, ","))
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err
 	}
-	if err := rw.close(); err != nil {
+	if err := rw.Close(); err != nil {
 		return err
 	}
-	if rw.textual() {
-		w := &textWriter{w: s.out, format: format}
-		w.line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, plural(requests, "request"), allowed, stackModeName(mode)))
-		for _, l := range stackLines(rp, policies) {
-			w.line(l)
-		}
-		w.blank()
-		w.rows(rw, nil)
-		t, _ := writeRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, stats, requests, allowed, mode))
-		w.blank()
-		w.table(t)
-		if w.err != nil {
-			return w.err
+	if rw.Textual() {
+		w := render.NewTextWriter(s.out, format)
+		stackHeader(w, rp, policies, rep, mode)
+		w.Blank()
+		w.Rows(rw, nil)
+		t, _ := render.WriteRecords(nil, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
+		w.Blank()
+		w.Table(t)
+		if w.Err() != nil {
+			return w.Err()
 		}
 	}
 	return rp.trace.finish()

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,11 +12,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 )
 
-const sweepLong = `Replay a trace through every combination of the parameter values given,
+var sweepLong = `Replay a trace through every combination of the parameter values given,
 each combination one candidate limiter, all in one pass over the trace, and
 score every candidate against the intent: the exact rolling policy you mean,
 --intent LIMIT/WINDOW (default: --limit per --window), as compare scores
@@ -23,10 +28,12 @@ its algorithms against its oracle.
 Values: a list (--capacity 5,10,20), a range of whole numbers (--capacity
 5..50, or 5..50:5 with a step), and lists of rates (--rate 1/1s,2/1s,5/1s)
 and windows (--window 10s,1m). --algos names the algorithms (default
-token-bucket); each takes the parameters that apply to it, and its
-candidates are every combination of their values. A bucket given no
+token-bucket) or presets, real libraries' limiters swept by their own
+parameters (--algos nginx --rate 10r/s,20r/s --burst 5..40:5); each takes
+the parameters that apply to it, and its candidates are every combination
+of their values. A bucket given no
 capacity or rate takes the intent's limit, and its limit per window. At
-most 4096 candidates run in one sweep.
+most ` + strconv.Itoa(maxCandidates) + ` candidates run in one sweep.
 
 Per candidate: limiter (the --limiter text that replays it alone, beside
 --intent's limit and window), algo and its parameters, requests, allowed,
@@ -36,9 +43,11 @@ once), max_in_interval (the most cost one key got through in any interval
 of the intent's window) and its ratio to the intent's limit,
 p99_retry_after (the 99th percentile, nearest rank, of the Retry-After told
 to the requests it rejected, in the trace unit; "never" when that is a
-request no wait cures), state_bytes (the most memory one key's state takes
+request no wait cures, above every number for --pick; empty when it
+rejected none, which meets p99_retry_after<=x), state_bytes (the most memory one key's state takes
 in ratesim's limiters) and frontier (no other candidate has both fewer or
-as many false allows and false rejects, and fewer of one).
+as many false allows and false rejects, and fewer of one; with --pick, no
+other candidate that meets it, and only those that meet it are on it).
 
 --pick 'false_reject_pct<=1,ratio<=1.2' keeps the candidates that meet every
 constraint (<, <=, >, >= against a number, on any numeric column; a comma is
@@ -48,14 +57,16 @@ parameters. The best is marked; in CSV and JSON every candidate carries
 meets and best. When none meets them, sweep says so, gives for each
 constraint the best value any candidate reached, and why, where that can be
 shown exactly. --by-key N then lists the best candidate's N most rejected
-keys, from a second pass over the trace. --frontier keeps only the frontier.`
+keys, from a second pass over the trace. --frontier keeps only the frontier;
+with --pick, the frontier of the candidates that meet it, on which the best
+always is.`
 
 const sweepExample = `  ratesim sweep --capacity 1..20 --rate 1/1s,2/1s --intent 10/10s trace.csv
   ratesim sweep --algos token-bucket,gcra --capacity 5..50:5 --pick 'false_reject_pct<=1,ratio<=1.2' trace.csv
   ratesim sweep --algos fixed-window,sliding-counter --limit 50..150:10 --window 1m --intent 100/1m -o json trace.csv`
 
-// maxCandidates is the most candidates one sweep runs: one replay's lanes.
-const maxCandidates = maxLanes - 1 // and the intent's own sliding log
+// maxCandidates is the most candidates one sweep runs.
+const maxCandidates = sweep.MaxCandidates
 
 // sweepOptions are the options of "ratesim sweep".
 type sweepOptions struct {
@@ -69,6 +80,10 @@ type sweepOptions struct {
 	ByKey    int
 	Output   string
 	set      map[string]bool
+	// inherit, when not nil, is the intent of the replay the sweep is
+	// part of (a report's), which it takes unless its own flags say
+	// otherwise.
+	inherit *inheritedIntent
 }
 
 func newSweepCmd() *cobra.Command {
@@ -96,203 +111,203 @@ func newSweepCmd() *cobra.Command {
 }
 
 // addSweepFlags adds the flags that describe a sweep's grid, intent and
-// pick.
+// pick: a flag of values for every parameter of the algorithms and of the
+// presets.
 func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
-	fs.StringSliceVar(&o.Algos, "algos", []string{limiters.TokenBucket.String()}, "algorithms to sweep, comma-separated, or all")
-	for _, prm := range limiters.Params() {
+	fs.StringSliceVar(&o.Algos, "algos", []string{limiters.TokenBucket.String()}, "algorithms or presets to sweep, comma-separated, or all")
+	for _, name := range sweep.ParamNames() {
 		v := new(string)
-		o.values[prm.Name] = v
-		def := prm.Default
-		switch prm.Name {
-		case "limit":
-			def = strconv.Itoa(defaultLimit)
-		case "window":
-			def = defaultWindow
+		o.values[name] = v
+		flag := sweepFlag(name)
+		def, usage := "", ""
+		if prm, ok := limiterParam(name); ok {
+			def, usage = prm.Default, prm.Usage+": values, comma-separated"
+			switch name {
+			case "limit":
+				def = strconv.Itoa(defaultLimit)
+			case "window":
+				def = defaultWindow
+			}
+			if prm.Kind == limiters.ParamCount {
+				usage += ", or a range A..B or A..B:STEP"
+			}
+			usage = takers(name) + ": " + usage
 		}
-		usage := prm.Usage + ": values, comma-separated"
-		if prm.Kind == limiters.ParamCount {
-			usage += ", or a range A..B or A..B:STEP"
+		if users := presetsTaking(name); users != "" {
+			if usage != "" {
+				usage += "; "
+			}
+			usage += "presets " + users + ": the library's " + name + ": values, comma-separated, or a range A..B or A..B:STEP"
 		}
-		fs.StringVar(v, prm.Name, def, takers(prm.Name)+": "+usage)
+		fs.StringVar(v, flag, def, usage)
 	}
-	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: reject, or clamp to the key's last time")
+	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: "+clockChoices())
 	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit candidates are scored against (default: --limit per --window)")
 	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
-	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects")
+	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects (with --pick, of those that meet it)")
 	fs.IntVar(&o.ByKey, "by-key", 0, "with --pick, the N keys the best candidate rejected most, from a second pass over the trace")
 }
 
-// candidate is one limiter of a sweep: an algorithm with one combination
-// of the values given, and what the replay found of it.
-type candidate struct {
-	spec   limiterSpec
-	index  int // in grid order
-	values map[string]string
-	lane   sim.Lane
-	stats  *sim.AlgoStats
-	num    map[string]*big.Rat // the numeric columns, exactly; nil: null
-	never  bool                // p99_retry_after is a wait no request can end
-	meets  bool
-	best   bool
-	front  bool
+// sweepFlag is the flag of sweep parameter name: its name, or for a
+// preset's parameter whose name another flag of sweep has (envoy's unit,
+// beside the trace's --unit) or that is one letter (x/time/rate's r and
+// b, which shells take for short flags), the preset's name and its:
+// --envoy-unit, --x-time-rate-b.
+func sweepFlag(name string) string {
+	if _, ok := limiterParam(name); ok {
+		return name
+	}
+	taken := pflag.NewFlagSet("", pflag.ContinueOnError)
+	addTraceFlags(taken, &traceOptions{})
+	addOutputFlag(taken, new(string))
+	if taken.Lookup(name) == nil && len(name) > 1 {
+		return name
+	}
+	return strings.ReplaceAll(presetsTaking(name), ", ", "-") + "-" + name
 }
 
-// grid is the parameter values of a sweep, per parameter in
-// limiters.Params order.
-type grid struct {
-	names  []string
-	values map[string][]string
-}
-
-// parseGrid parses the value flags. A flag not given on the command line
-// is one value, its default, and only matters as the default of another
-// parameter (a bucket's capacity is the limit) unless an algorithm takes it.
-func (o *sweepOptions) parseGrid() (*grid, error) {
-	g := &grid{values: map[string][]string{}}
+// limiterParam returns the limiters parameter named name.
+func limiterParam(name string) (limiters.Param, bool) {
 	for _, prm := range limiters.Params() {
-		text := *o.values[prm.Name]
-		if !o.set[prm.Name] {
+		if prm.Name == name {
+			return prm, true
+		}
+	}
+	return limiters.Param{}, false
+}
+
+// presetsTaking names the presets that take parameter name: "nginx,
+// redis-rate".
+func presetsTaking(name string) string {
+	var names []string
+	for _, p := range presets.All() {
+		if slices.Contains(p.ParamNames(), name) {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseGrid parses the value flags given on the command line. A limit or
+// window flag not given is one value, its default, which only matters as
+// the default of another parameter (a bucket's capacity is the limit).
+func (o *sweepOptions) parseGrid() (*sweep.Grid, error) {
+	g := &sweep.Grid{}
+	for _, name := range sweep.ParamNames() {
+		flag := sweepFlag(name)
+		if !o.set[flag] {
 			continue
 		}
-		vals, err := parseValues(prm, text)
-		if err != nil {
+		if err := g.Set(name, *o.values[name]); err != nil {
+			if flag != name {
+				return nil, usageErrorf("%s", strings.Replace(err.Error(), "--"+name, "--"+flag, 1))
+			}
 			return nil, err
 		}
-		g.names = append(g.names, prm.Name)
-		g.values[prm.Name] = vals
 	}
 	return g, nil
 }
 
-// parseValues parses one value flag: a comma-separated list of values,
-// and for whole numbers ranges A..B and A..B:STEP. A value given twice is
-// an error, as it would make two candidates alike.
-func parseValues(prm limiters.Param, text string) ([]string, error) {
-	flag := "--" + prm.Name
-	bad := func(format string, args ...any) error {
-		return usageErrorf("%s %q: %s", flag, text, fmt.Sprintf(format, args...))
-	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(v string) error {
-		if seen[v] {
-			return bad("%s given twice", v)
-		}
-		seen[v] = true
-		out = append(out, v)
-		if len(out) > maxCandidates {
-			return bad("more than %d values; use a coarser step", maxCandidates)
-		}
-		return nil
-	}
-	for _, item := range strings.Split(text, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			return nil, bad("an empty value")
-		}
-		from, rest, isRange := strings.Cut(item, "..")
-		if !isRange {
-			if err := add(item); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if prm.Kind != limiters.ParamCount {
-			return nil, bad("ranges A..B take whole numbers; list the %s values instead", prm.Name)
-		}
-		to, stepText, stepped := strings.Cut(rest, ":")
-		lo, err1 := strconv.ParseInt(from, 10, 64)
-		hi, err2 := strconv.ParseInt(to, 10, 64)
-		switch {
-		case from == "" || to == "":
-			return nil, bad("range %q needs a start and an end, as in 5..50", item)
-		case err1 != nil || err2 != nil:
-			return nil, bad("range %q: want whole numbers, as in 5..50", item)
-		case hi < lo:
-			return nil, bad("range %q is empty: its end is below its start", item)
-		}
-		step := int64(1)
-		if stepped {
-			s, err := strconv.ParseInt(stepText, 10, 64)
-			switch {
-			case err != nil:
-				return nil, bad("range %q: the step %q is not a whole number", item, stepText)
-			case s <= 0:
-				return nil, bad("range %q: the step must be positive, got %d", item, s)
-			}
-			step = s
-		}
-		if n := (uint64(hi)-uint64(lo))/uint64(step) + 1; n > maxCandidates {
-			return nil, bad("range %q has %d values, more than the %d candidates a sweep runs; use a coarser step", item, n, maxCandidates)
-		}
-		for v := lo; ; v += step {
-			if err := add(strconv.FormatInt(v, 10)); err != nil {
-				return nil, err
-			}
-			if hi-v < step {
-				break
-			}
-		}
-	}
-	return out, nil
+// intentLane names the sliding log of the intent's own policy that a sweep
+// replays beside its candidates: what it allowed, the intent allowed.
+const intentLane = "intent"
+
+// sweepResult is what a sweep's replay found.
+type sweepResult struct {
+	rp     *replay // its trace is open until the caller closes it
+	po     *policyOptions
+	g      *sweep.Grid
+	algos  []sweep.Algo
+	rep    *sim.Report
+	cands  []*sweep.Candidate
+	cons   sweep.Constraints
+	picked []*sweep.Candidate // the candidates that meet cons, best first
+	intent *sim.AlgoStats     // the intent's own sliding log
+	// intentFrom says where the intent came from: "--intent", or per
+	// parameter for an inherited one.
+	intentFrom string
 }
 
-// candidates are the grid's combinations for each algorithm, in algorithm
-// order, then by the parameters in limiters.Params order, the last
-// varying fastest.
-func (g *grid) candidates(algos []limiters.Algorithm) ([]*candidate, error) {
-	var out []*candidate
-	total := 0
-	for _, a := range algos {
-		var names []string
-		n := 1
-		for _, name := range g.names {
-			if slices.Contains(a.Params(), name) {
-				names = append(names, name)
-				n *= len(g.values[name])
-				if n > maxCandidates {
-					break
-				}
-			}
-		}
-		total += n
-		if n > maxCandidates || total > maxCandidates {
-			return nil, usageErrorf("the grid has more than %d candidates; give fewer values or a coarser step", maxCandidates)
-		}
-		idx := make([]int, len(names))
-		for {
-			c := &candidate{index: len(out), values: map[string]string{}}
-			c.spec.alg = a
-			var args []string
-			for i, name := range names {
-				v := g.values[name][idx[i]]
-				c.values[name] = v
-				args = append(args, name+"="+v)
-				if err := c.spec.set(name, v, "--"+name); err != nil {
-					return nil, usageErrorf("--%s: %s", name, ErrorText(err))
-				}
-			}
-			c.spec.args = strings.Join(args, ",")
-			c.spec.name = a.String()
-			if c.spec.args != "" {
-				c.spec.name += ":" + c.spec.args
-			}
-			out = append(out, c)
-			// The next combination, the last parameter fastest.
-			i := len(idx) - 1
-			for ; i >= 0; i-- {
-				idx[i]++
-				if idx[i] < len(g.values[names[i]]) {
-					break
-				}
-				idx[i] = 0
-			}
-			if i < 0 {
-				break
-			}
-		}
+// check checks the flags of a sweep that do not depend on the
+// output.
+func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, error) {
+	algos, err := sweep.ParseAlgos(o.Algos)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return out, nil
+	g, err := o.parseGrid()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cons, err := sweep.ParsePick(o.Pick)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g, algos, cons, nil
+}
+
+// sweepReplay replays the trace through the sweep's candidates and scores
+// them. The caller closes res.rp.trace.
+func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
+	var err error
+	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
+	intentFrom := "--intent"
+	switch {
+	case o.inherit != nil:
+		if intentFrom, err = o.takeIntent(po, g); err != nil {
+			return nil, err
+		}
+	case o.Intent != "":
+		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
+			return nil, err
+		}
+		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
+	default:
+		intentFrom = "--limit and --window"
+		for _, name := range []string{"limit", "window"} {
+			if len(g.Values(name)) > 1 {
+				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.Values(name)))
+			}
+		}
+		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
+			return nil, usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
+		}
+		po.Window = strings.TrimSpace(*o.values["window"])
+	}
+	cands, err := g.Candidates(algos)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]limiterSpec, 0, len(cands)+1)
+	for _, c := range cands {
+		specs = append(specs, c.Limiter)
+	}
+	specs = append(specs, limiterSpec{Name: intentLane, Algorithm: limiters.SlidingLog})
+	rp, err := prepare(&o.trace, po, nil, specs, "", s)
+	if err != nil {
+		return nil, err
+	}
+	rp.given = o.set // for the warnings about flags with no effect
+	if o.inherit != nil && o.inherit.interval > 0 {
+		rp.spec.Interval = o.inherit.interval
+	}
+	for _, name := range g.Unused(algos) {
+		warnf(s.err, "--%s has no effect: no swept algorithm or preset takes it", name)
+	}
+	cfg := rp.config(false, false)
+	cfg.Rejections = true
+	rep, err := rp.run(cfg, s, nil)
+	if err != nil {
+		rp.trace.Close()
+		return nil, err
+	}
+	sp := rp.spec
+	for i, c := range cands {
+		c.Score(sp.Lanes[i], &rep.Algos[i], sp.Intent, sp.Unit)
+	}
+	picked := sweep.Pick(cands, cons)
+	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
+		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
@@ -311,115 +326,28 @@ func parseIntent(s string) (limit int64, window string, err error) {
 	return n, strings.TrimSpace(w), nil
 }
 
-// intentLane names the sliding log of the intent's own policy that a sweep
-// replays beside its candidates: what it allowed, the intent allowed.
-const intentLane = "intent"
-
-// sweepResult is what a sweep's replay found.
-type sweepResult struct {
-	rp     *replay // its trace is open until the caller closes it
-	po     *policyOptions
-	g      *grid
-	algos  []limiters.Algorithm
-	rep    *sim.Report
-	cands  []*candidate
-	cons   constraints
-	picked []*candidate   // the candidates that meet cons, best first
-	intent *sim.AlgoStats // the intent's own sliding log
-}
-
-// check checks the flags of a sweep that do not depend on the
-// output.
-func (o *sweepOptions) check() (*grid, []limiters.Algorithm, constraints, error) {
-	algos, err := parseAlgorithms(o.Algos)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if len(algos) == 0 {
-		return nil, nil, nil, usageErrorf("--algos names no algorithm")
-	}
-	g, err := o.parseGrid()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cons, err := parsePick(o.Pick)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return g, algos, cons, nil
-}
-
-// sweepReplay replays the trace through the sweep's candidates and scores
-// them. The caller closes res.rp.trace.
-func sweepReplay(o *sweepOptions, g *grid, algos []limiters.Algorithm, cons constraints, s streams) (*sweepResult, error) {
-	var err error
-	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	if o.Intent != "" {
-		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
-			return nil, err
-		}
-	} else {
-		for _, name := range []string{"limit", "window"} {
-			if len(g.values[name]) > 1 {
-				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.values[name]))
-			}
-		}
-		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
-			return nil, usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
-		}
-		po.Window = strings.TrimSpace(*o.values["window"])
-	}
-	cands, err := g.candidates(algos)
-	if err != nil {
-		return nil, err
-	}
-	specs := make([]limiterSpec, 0, len(cands)+1)
-	for _, c := range cands {
-		specs = append(specs, c.spec)
-	}
-	specs = append(specs, limiterSpec{name: intentLane, alg: limiters.SlidingLog})
-	rp, err := prepare(&o.trace, po, nil, specs, po.Window, s)
-	if err != nil {
-		return nil, err
-	}
-	cfg := rp.config(false, false)
-	cfg.Rejections = true
-	rep, err := rp.run(cfg, s, nil)
-	if err != nil {
-		rp.trace.Close()
-		return nil, err
-	}
-	sp := rp.spec
-	for i, c := range cands {
-		c.lane, c.stats = sp.Lanes[i], &rep.Algos[i]
-		c.score(sp)
-	}
-	markFrontier(cands)
-	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: pick(cands, cons), intent: &rep.Algos[len(cands)]}, nil
-}
-
 func runSweep(o *sweepOptions, s streams) error {
 	format, err := parseOutput(o.Output)
 	if err != nil {
 		return err
 	}
-	if _, err := parseAlgorithms(o.Algos); err != nil {
+	if _, err := sweep.ParseAlgos(o.Algos); err != nil {
 		return err
 	}
 	switch {
-	case o.ByKey < 0:
+	case o.ByKey < 0 || o.ByKey == 0 && o.set["by-key"]:
 		return usageErrorf("--by-key must be positive, got %d", o.ByKey)
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
-	case o.ByKey > 0 && (o.trace.Path == "-" || slices.Contains(o.trace.More, "-")):
-		return usageErrorf("--by-key reads the trace twice: it needs trace files, not standard input")
-	case o.ByKey > 0 && format != outTable && format != outMarkdown:
+	case o.ByKey > 0 && format.Machine():
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
 	g, algos, cons, err := o.check()
 	if err != nil {
 		return err
+	}
+	if o.ByKey > 0 {
+		defer o.trace.readTwice()() // the best candidate's keys are a second read
 	}
 	res, err := sweepReplay(o, g, algos, cons, s)
 	if err != nil {
@@ -431,50 +359,50 @@ func runSweep(o *sweepOptions, s streams) error {
 
 	rows := cands
 	if o.Frontier {
-		rows = slices.DeleteFunc(slices.Clone(rows), func(c *candidate) bool { return !c.front })
+		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
-	cols := sweepColumns(sp, cands, cons != nil)
-	machine := format != outTable && format != outMarkdown
+	cols := tables.SweepColumns(cands, cons != nil)
+	machine := format.Machine()
 	if machine {
-		if _, err := writeRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {
+		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
 		return rp.trace.finish()
 	}
 
-	w := &textWriter{w: s.out, format: format}
-	w.line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, plural(rep.Requests, "request"), plural(int64(rep.Keys), "key")))
-	w.line(fmt.Sprintf("grid: %s%s", plural(int64(len(cands)), "candidate"), g.describe(algos)))
-	w.line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Oracle.Limit, sp.duration(sp.Oracle.Window), clockName(sp.Oracle.Clock), sp.duration(sp.interval())))
-	if line := backwardsLine(rep); line != "" {
-		w.line(line)
+	w := render.NewTextWriter(s.out, format)
+	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
+	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(cands)), "candidate"), g.Describe(algos)))
+	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
+		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
+	if line := tables.BackwardsLine(rep); line != "" {
+		w.Line(line)
 	}
-	w.blank()
+	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
-			for _, l := range unreachable(cands, cons, intent, sp) {
-				w.line(l)
+			for _, l := range tables.Unreachable(cands, cons, intent, sp) {
+				w.Line(l)
 			}
 		} else {
 			verb := "meet"
 			if len(picked) == 1 {
 				verb = "meets"
 			}
-			w.line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", plural(int64(len(picked)), "candidate"), len(cands), verb, cons.text()))
-			w.blank()
+			w.Line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", render.Plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
+			w.Blank()
 			rows = picked
 			if o.Frontier {
-				rows = slices.DeleteFunc(slices.Clone(rows), func(c *candidate) bool { return !c.front })
+				rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 			}
 		}
 	}
 	if cons == nil || len(picked) > 0 {
-		t, _ := writeRecords(nil, format, cols, sweepRows(rows, sp, cols, true))
-		w.table(t)
+		t, _ := render.WriteRecords(nil, format, cols, tables.SweepRows(rows, sp, cols, true))
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
@@ -485,35 +413,10 @@ func runSweep(o *sweepOptions, s streams) error {
 	return nil
 }
 
-// describe states the values of the grid, per algorithm the parameters it
-// takes: ": token-bucket capacity 1..64 (64) × rate 1/1s".
-func (g *grid) describe(algos []limiters.Algorithm) string {
-	var parts []string
-	for _, a := range algos {
-		var dims []string
-		for _, name := range g.names {
-			if !slices.Contains(a.Params(), name) {
-				continue
-			}
-			vals := g.values[name]
-			text := strings.Join(vals, ",")
-			if len(vals) > 4 {
-				text = fmt.Sprintf("%s,%s,...,%s (%d values)", vals[0], vals[1], vals[len(vals)-1], len(vals))
-			}
-			dims = append(dims, name+" "+text)
-		}
-		if len(dims) == 0 {
-			dims = append(dims, "as the intent")
-		}
-		parts = append(parts, a.String()+" "+strings.Join(dims, " × "))
-	}
-	return ": " + strings.Join(parts, "; ")
-}
-
 // sweepByKey replays the trace again through the best candidate alone and
 // writes its most rejected keys.
-func sweepByKey(o *sweepOptions, po *policyOptions, best *candidate, s streams) error {
-	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.spec}, po.Window, s)
+func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s streams) error {
+	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s.again("second read: the best candidate's keys"))
 	if err != nil {
 		return err
 	}
@@ -523,18 +426,18 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *candidate, s streams) 
 	if err != nil {
 		return err
 	}
-	t, _ := writeRecords(nil, format, byKeyColumns, rows)
-	w := &textWriter{w: s.out, format: format}
-	w.blank()
-	w.line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.spec.name))
-	w.blank()
+	t, _ := render.WriteRecords(nil, format, tables.ByKeyColumns, rows)
+	w := render.NewTextWriter(s.out, format)
+	w.Blank()
+	w.Line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))
+	w.Blank()
 	if len(rows) == 0 {
-		w.line("it rejected no request")
+		w.Line("it rejected no request")
 	} else {
-		w.table(t)
+		w.Table(t)
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err() != nil {
+		return w.Err()
 	}
 	return rp.trace.finish()
 }

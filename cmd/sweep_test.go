@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ratesim/ratesim/sim"
 )
 
 // sweepRowsOf parses sweep -o jsonl.
@@ -124,22 +122,4 @@ func algoParams(t *testing.T, name string) []string {
 		return []string{"limit", "window", "buckets"}
 	}
 	return []string{"limit", "window"}
-}
-
-// TestFrontier: the frontier is the candidates no other has at most as
-// many false allows and false rejects as, with fewer of one; equal ones
-// are both on it.
-func TestFrontier(t *testing.T) {
-	pairs := [][2]int64{{0, 9}, {1, 5}, {2, 5}, {3, 1}, {3, 1}, {5, 0}, {6, 0}, {4, 4}}
-	want := []bool{true, true, false, true, true, true, false, false}
-	var cands []*candidate
-	for _, p := range pairs {
-		cands = append(cands, &candidate{stats: &sim.AlgoStats{FalseAllows: p[0], FalseRejects: p[1]}})
-	}
-	markFrontier(cands)
-	for i, c := range cands {
-		if c.front != want[i] {
-			t.Errorf("%v: frontier %v, want %v", pairs[i], c.front, want[i])
-		}
-	}
 }

@@ -150,6 +150,15 @@ type kind struct {
 	// zoned: the kind's keys share one zone per store, which a request
 	// for one key may change for the others (see NginxLimitReq).
 	zoned bool
+	// gauge is the number that stands for the state (Algorithm.Gauge).
+	gauge gaugeSpec
+	// aligned is the length of the aligned windows it counts in
+	// (Algorithm.Aligned), or nil when it has none.
+	aligned func(p Policy) int64
+	// logEntries is the most entries its state's log holds under p (a
+	// sliding log's, a time each; sliding buckets', a sub-window each), or
+	// nil when it keeps no log.
+	logEntries func(p Policy) int64
 }
 
 // kinds is the table of algorithms, in declaration order.
@@ -175,6 +184,8 @@ var kinds = [numAlgorithms]kind{
 		fast:       fastOf((*FixedWindowState).decide),
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
+		gauge:      gaugeSpec{quantity: "count in window"},
+		aligned:    func(p Policy) int64 { return int64(p.Window) },
 	},
 	SlidingLog: {
 		name:    "sliding-log",
@@ -200,6 +211,8 @@ var kinds = [numAlgorithms]kind{
 			n, w := uint64(interval)+1, uint64(p.Window)
 			return satMul((n+w)/(w+1), uint64(p.Limit)) // n+w does not overflow: both < 2^63
 		},
+		gauge:      gaugeSpec{quantity: "cost in log"},
+		logEntries: func(p Policy) int64 { return p.Limit }, // an entry per admitted time in the window
 	},
 	SlidingCounter: {
 		name:    "sliding-counter",
@@ -223,6 +236,8 @@ var kinds = [numAlgorithms]kind{
 		fast:       fastOf((*SlidingCounterState).decide),
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
+		gauge:      gaugeSpec{quantity: "estimate"},
+		aligned:    func(p Policy) int64 { return int64(p.Window) },
 	},
 	TokenBucket: {
 		name:    "token-bucket",
@@ -246,6 +261,7 @@ var kinds = [numAlgorithms]kind{
 		alike:   "meter",
 		setup:   setupRate,
 		bound:   meterBound,
+		gauge:   gaugeSpec{quantity: "tokens", free: true},
 	},
 	LeakyBucket: {
 		name:    "leaky-bucket",
@@ -269,6 +285,7 @@ var kinds = [numAlgorithms]kind{
 		alike:   "meter",
 		setup:   setupRate,
 		bound:   meterBound,
+		gauge:   gaugeSpec{quantity: "level"},
 	},
 	GCRA: {
 		name:    "gcra",
@@ -289,6 +306,7 @@ var kinds = [numAlgorithms]kind{
 		validate: validateDrain,
 		setup:    setupRate,
 		bound:    meterBound,
+		gauge:    gaugeSpec{quantity: "debt (tokens)"},
 	},
 	LeakyQueue: {
 		name:    "leaky-queue",
@@ -319,6 +337,7 @@ var kinds = [numAlgorithms]kind{
 			}
 			return meterBound(p, interval)
 		},
+		gauge: gaugeSpec{quantity: "queued"},
 	},
 	SlidingBuckets:  slidingBuckets,
 	FixedWindowHits: fixedWindowHits,
@@ -377,7 +396,7 @@ func validateDrain(p Policy) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("limiters: capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
+	return policyErrorf("capacity", "capacity %d at rate %d per %dns takes longer than 2^63ns to drain", p.Capacity, p.Rate.N, int64(p.Rate.Per))
 }
 
 func (a Algorithm) kind() *kind {
@@ -496,10 +515,10 @@ func (a Algorithm) MaxInInterval(p Policy, interval time.Duration) int64 {
 }
 
 // StateBytes returns the most memory one key's state takes under a policy
-// p valid for a, in bytes: the state value, and for a sliding log its log
-// at the longest it can grow (an entry per request in the window, so at
-// most Limit) and for sliding buckets one entry per sub-window with a
-// count (at most the lesser of Buckets and Limit). A log longer than the
+// p valid for a, in bytes: the state value, and for a state that keeps a
+// log the log at the longest it can grow (a sliding log: an entry per
+// request in the window, so at most Limit; sliding buckets: one entry per
+// sub-window with a count, at most the lesser of the buckets and Limit). A log longer than the
 // entries the state holds in itself takes a power of two entries. Stores
 // add their own bookkeeping per key (a map entry for Keyed, the key's
 // slot for Table and Group).
@@ -510,11 +529,8 @@ func (a Algorithm) StateBytes(p Policy) int64 {
 	}
 	size := int64(k.ops.stateType().Size())
 	var entries int64
-	switch a {
-	case SlidingLog:
-		entries = p.Limit
-	case SlidingBuckets:
-		entries = min(p.Buckets, p.Limit)
+	if k.logEntries != nil {
+		entries = k.logEntries(p)
 	}
 	if entries > inlineLog {
 		ring := int64(1) << bits.Len64(uint64(entries-1))
@@ -551,7 +567,7 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 		}
 		names = append(names, kinds[a].name)
 	}
-	return 0, fmt.Errorf("limiters: unknown algorithm %q (valid: %s)", name, strings.Join(names, ", "))
+	return 0, policyErrorf("", "unknown algorithm %q (valid: %s)", name, strings.Join(names, ", "))
 }
 
 // ClassicAlgorithms returns the five classic algorithms: FixedWindow,

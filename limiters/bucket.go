@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"math"
 	"math/bits"
 	"time"
 )
@@ -90,6 +91,17 @@ func (b *bucket) idle(r *Rule, now int64) bool {
 	c := *b
 	c.drain(r, now)
 	return c.lh|c.ll == 0
+}
+
+// gauge is the level at now, falling at the rate until the bucket is
+// empty (for a token bucket: the tokens missing from a full one).
+func (b *bucket) gauge(r *Rule, now int64) (float64, int64) {
+	c := *b
+	c.drain(r, now)
+	if c.lh|c.ll == 0 {
+		return 0, math.MaxInt64
+	}
+	return ratio(c.lh, c.ll, r.per), laterSpan(now, divCeilSpan(c.lh, c.ll, r.n))
 }
 
 // appendText appends "tokens T" (TokenBucket) or "level L" (LeakyBucket)
@@ -279,6 +291,19 @@ func (s LeakyQueueState) Step(r *Rule, now, cost int64) (LeakyQueueState, Decisi
 	}
 	d := apply(&s.g, r, now, cost)
 	return s, d
+}
+
+// gauge is the debt at now in tokens (for LeakyQueue: the units queued),
+// falling at the rate until it is paid.
+func (g *debt) gauge(r *Rule, now int64) (float64, int64) {
+	c := *g
+	c.advance(now)
+	if c.ns|c.frac == 0 {
+		return 0, math.MaxInt64
+	}
+	hi, lo := bits.Mul64(c.ns, r.n)
+	hi, lo = add128(hi, lo, 0, c.frac)
+	return ratio(hi, lo, r.per), later(now, c.ceil())
 }
 
 // appendText appends "tat T" (GCRA) or "queue Q until T" (LeakyQueue)

@@ -26,6 +26,11 @@
 // compared in integers, with 128-bit products where needed, so ten refills
 // of a tenth of a token make exactly one token.
 //
+// Table.Gauge reads the number that stands for a key's state (a window's
+// count, a bucket's tokens, a sliding counter's estimate) at any time, and
+// when it next stops moving on a straight line, so that a picture can draw
+// the state exactly as it evolves between requests.
+//
 // Every request carries a cost, a positive integer (1 for a plain request).
 // A decision reports whether the request is allowed and what a client needs
 // to know: how much is left, when a retry would succeed, when the key is

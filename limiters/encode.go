@@ -16,7 +16,34 @@ func (r *Rule) StepEncoded(state []byte, now, cost int64, dst []byte) ([]byte, D
 	if r == nil || r.k == nil {
 		return dst, Decision{Reason: ReasonBadRule}, nil
 	}
-	return r.k.ops.stepEncoded(r, state, now, cost, dst)
+	return r.k.ops.stepEncoded(r, state, now, cost, dst, nil)
+}
+
+// StepEncodedExact is StepEncoded that also returns the decision's
+// durations in full, as Table.AllowExact does.
+func (r *Rule) StepEncodedExact(state []byte, now, cost int64, dst []byte) ([]byte, Decision, Exact, error) {
+	if r == nil || r.k == nil {
+		return dst, Decision{Reason: ReasonBadRule}, Exact{}, nil
+	}
+	x := new(Exact)
+	dst, d, err := r.k.ops.stepEncoded(r, state, now, cost, dst, x)
+	return dst, d, *x, err
+}
+
+// DescribeEncoded returns what a key's state held as bytes (see
+// StepEncoded) stands at, at now, without judging a request: the
+// Remaining and ResetAfter that a refusal at now reports, in a Decision
+// that is neither allowed nor refused for a reason, and ResetAfter in full.
+// A state that a request at now would find the clock gone backwards for is
+// described at its earliest time, with the wait from now added. It is
+// what a request the caller decides not to take leaves: a stack of limits
+// that refunds a request refused by one of them describes the others'
+// states with it.
+func (r *Rule) DescribeEncoded(state []byte, now int64) (Decision, Exact, error) {
+	if r == nil || r.k == nil {
+		return Decision{Reason: ReasonBadRule}, Exact{}, nil
+	}
+	return r.k.ops.describeEncoded(r, state, now)
 }
 
 // errState is the error of StepEncoded for bytes that are no state.
@@ -29,7 +56,7 @@ type codec interface {
 	readBinary(r *Rule, b []byte) bool
 }
 
-func (ops[S, P]) stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte) ([]byte, Decision, error) {
+func (ops[S, P]) stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte, x *Exact) ([]byte, Decision, error) {
 	if r.k.zoned {
 		return dst, Decision{}, errZoned
 	}
@@ -38,8 +65,24 @@ func (ops[S, P]) stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte)
 	if len(state) > 0 && !c.readBinary(r, state) {
 		return dst, Decision{}, errState
 	}
-	d := apply(P(&s), r, now, cost)
+	d := applyExact(P(&s), r, now, cost, new(Decision), x)
 	return c.appendBinary(dst), d, nil
+}
+
+func (ops[S, P]) describeEncoded(r *Rule, state []byte, now int64) (Decision, Exact, error) {
+	var s S
+	c := any(P(&s)).(codec)
+	if len(state) > 0 && !c.readBinary(r, state) {
+		return Decision{}, Exact{}, errState
+	}
+	at := now
+	var off Span
+	if b, back := P(&s).boundary(r, now); back {
+		at, off = b, span64(since(b, now))
+	}
+	x := new(Exact)
+	d := refuse(P(&s), r, at, off, 0, ReasonNone, new(Decision), x)
+	return d, *x, nil
 }
 
 // words reads n little-endian 64-bit words from b, which must hold

@@ -60,3 +60,49 @@ func FuzzStepEncoded(f *testing.F) {
 		}
 	})
 }
+
+// TestStepEncodedExactAndDescribe: StepEncodedExact decides as
+// Keyed.AllowExact does, durations in full included, and DescribeEncoded
+// says of a state what a request it cannot take (a cost above the limit)
+// is told, leaving the state as it was, for every algorithm and clock.
+func TestStepEncodedExactAndDescribe(t *testing.T) {
+	for _, a := range AllAlgorithms() {
+		for _, clock := range []Clock{ClockReject, ClockClamp} {
+			p := Policy{Limit: 4, Window: 10 * time.Second, Capacity: 4, Rate: Rate{N: 3, Per: 7 * time.Second}, Buckets: 5, Clock: clock}
+			r, err := NewRule(a, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _ := NewKeyed(a, p)
+			states := map[string][]byte{}
+			rng := rand.New(rand.NewPCG(uint64(a)+100, uint64(clock)))
+			now := int64(-50e9)
+			for i := 0; i < 5000; i++ {
+				now += rng.Int64N(3e9)
+				at := now - rng.Int64N(2e9)
+				key := fmt.Sprint(rng.IntN(5))
+				desc, descX, err := r.DescribeEncoded(states[key], at)
+				if err != nil {
+					t.Fatalf("%v: step %d: describe: %v", a, i, err)
+				}
+				_, over, overX, err := r.StepEncodedExact(states[key], at, 5, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if over.Reason != ReasonCost || desc.Allowed || desc.Reason != ReasonNone || desc.RetryAfter != 0 ||
+					desc.Remaining != over.Remaining || desc.ResetAfter != over.ResetAfter || descX.ResetAfter != overX.ResetAfter {
+					t.Fatalf("%v clock %d: step %d: described %+v %+v, a cost above the limit is told %+v %+v", a, clock, i, desc, descX, over, overX)
+				}
+				cost := 1 + rng.Int64N(4)
+				next, got, gotX, err := r.StepEncodedExact(states[key], at, cost, nil)
+				if err != nil {
+					t.Fatalf("%v: step %d: %v", a, i, err)
+				}
+				states[key] = next
+				if want, wantX := k.AllowExact(key, at, cost); got != want || gotX != wantX {
+					t.Fatalf("%v clock %d: step %d: got %+v %+v want %+v %+v", a, clock, i, got, gotX, want, wantX)
+				}
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ var envoyRateLimit = kind{
 	params:   windowParams,
 	refusal:  ReasonOverLimit,
 	ops:      ops[EnvoyState, *EnvoyState]{},
+	gauge:    gaugeSpec{quantity: "hits in window"},
 	fast:     fastOf((*EnvoyState).decide),
 	validate: validateEnvoy,
 	setup:    func(r *Rule) { r.lib.divider = int64(r.pol.Window / time.Second); noCostLimit(r) },
@@ -211,4 +212,16 @@ func (s *EnvoyState) readBinary(_ *Rule, b []byte) bool {
 	}
 	s.window, s.hits, s.seen = int64(w[0]), int64(w[1]), b[16] == 1
 	return true
+}
+
+// gauge is the counter of the window that holds now, every hit counted,
+// until the window ends.
+func (s *EnvoyState) gauge(r *Rule, now int64) (float64, int64) {
+	sec, _ := floorDivMod(now, int64(time.Second))
+	k, next := envoyWindowOf(r, sec)
+	end := max(satMulInt64(next, int64(time.Second)), satAdd(now, 1))
+	if !s.seen || k != s.window {
+		return 0, end
+	}
+	return float64(s.hits), end
 }

@@ -2,6 +2,7 @@ package limiters_test
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -151,4 +152,33 @@ func ExampleNewGroupOf() {
 	// t=10 tb3 false tb10 true  log false
 	// t=11 tb3 true  tb10 true  log false
 	// t=12 tb3 false tb10 true  log false
+}
+
+// Gauge reads the number that stands for a key's state at any time,
+// without changing it, and when that number next stops moving on a
+// straight line: here the sliding counter's estimate, which decays as the
+// previous window slides out of the rolling one.
+func ExampleTable_Gauge() {
+	tab, err := limiters.NewTable(limiters.SlidingCounter, limiters.Policy{Limit: 3, Window: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	g := limiters.SlidingCounter.Gauge()
+	for _, s := range []int64{7, 8, 9} {
+		tab.Allow(0, s*int64(time.Second), 1)
+	}
+	for _, s := range []int64{9, 10, 11, 15, 20} {
+		v, until := tab.Gauge(0, s*int64(time.Second))
+		bend := "it stays"
+		if until != math.MaxInt64 {
+			bend = fmt.Sprintf("straight until %v", time.Duration(until))
+		}
+		fmt.Printf("t=%d %s %.1f (%s %d), %s\n", s, g.Quantity, v, g.Limit, limiters.SlidingCounter.Limit(tab.Policy()), bend)
+	}
+	// Output:
+	// t=9 estimate 3.0 (limit 3), straight until 10s
+	// t=10 estimate 3.0 (limit 3), straight until 20s
+	// t=11 estimate 2.7 (limit 3), straight until 20s
+	// t=15 estimate 1.5 (limit 3), straight until 20s
+	// t=20 estimate 0.0 (limit 3), it stays
 }

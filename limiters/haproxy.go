@@ -24,6 +24,7 @@ var haproxyRate = kind{
 	params:   windowParams,
 	refusal:  ReasonOverLimit,
 	ops:      ops[HAProxyState, *HAProxyState]{},
+	gauge:    gaugeSpec{quantity: "http_req_rate"},
 	fast:     fastOf((*HAProxyState).decide),
 	validate: validateHAProxy,
 	setup: func(r *Rule) {
@@ -253,4 +254,15 @@ func (s *HAProxyState) readBinary(_ *Rule, b []byte) bool {
 	s.tick, s.curr, s.prev = uint32(w[0]), uint32(w[0]>>32), uint32(w[1])
 	s.touched, s.seen = int64(w[2]), b[24] == 1
 	return true
+}
+
+// gauge is the rate sc_http_req_rate reads at now's millisecond, which
+// changes from one millisecond to the next until the entry reads 0.
+func (s *HAProxyState) gauge(r *Rule, now int64) (float64, int64) {
+	ms, _ := floorDivMod(now, int64(time.Millisecond))
+	if !s.seen || ms >= s.zeroAt(r) {
+		return 0, math.MaxInt64
+	}
+	e := s.entry(r, ms)
+	return float64(e.read(r.lib.hPeriod, uint32(ms))), satMulInt64(satAdd(ms, 1), int64(time.Millisecond))
 }

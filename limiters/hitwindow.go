@@ -28,6 +28,8 @@ var fixedWindowHits = kind{
 	fast:       fastOf((*FixedWindowHitsState).decide),
 	bound:      alignedBound,
 	backWithin: func(p Policy) int64 { return int64(p.Window) },
+	gauge:      gaugeSpec{quantity: "hits in window"},
+	aligned:    func(p Policy) int64 { return int64(p.Window) },
 }
 
 // ReasonOverLimit is FixedWindowHits' plain refusal, Envoy's OVER_LIMIT.
@@ -137,6 +139,15 @@ func nearOver(limit, hits int64) (near, over int64) {
 		over = hits - limit
 	}
 	return near, over
+}
+
+// gauge is the hits counted in the window that holds now, until the
+// window ends.
+func (s *FixedWindowHitsState) gauge(r *Rule, now int64) (float64, int64) {
+	if k, _ := floorDivMod(now, r.window); s.hits == 0 || k > s.window {
+		return 0, math.MaxInt64
+	}
+	return float64(s.hits), edgeAfter(now, r.window)
 }
 
 func (s *FixedWindowHitsState) appendText(r *Rule, _ *FixedWindowHitsState, at int64, unit time.Duration, dst []byte) []byte {

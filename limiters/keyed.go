@@ -103,6 +103,24 @@ func (k *Keyed) Allow(key string, now, cost int64) Decision {
 	return d
 }
 
+// AllowExact is Allow that also returns the decision's durations in full,
+// as Table.AllowExact does.
+func (k *Keyed) AllowExact(key string, now, cost int64) (Decision, Exact) {
+	if k.rule == nil {
+		return Decision{Reason: ReasonBadRule}, Exact{}
+	}
+	sh := &k.shards[keyhash.String(key)&(keyedShards-1)]
+	sh.mu.Lock()
+	id, ok := sh.ids[key]
+	if !ok {
+		id = sh.alloc()
+	}
+	d, x := sh.table.AllowExact(id, now, cost)
+	sh.after(key, id, ok, now)
+	sh.mu.Unlock()
+	return d, x
+}
+
 // AllowExplain is Allow that also appends the state text that
 // Table.AllowExplain describes to dst.
 func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, dst []byte) (Decision, []byte) {

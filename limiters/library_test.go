@@ -2,6 +2,7 @@ package limiters_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -412,5 +413,87 @@ func TestZoneReset(t *testing.T) {
 	tab.Allow(501, int64(3*time.Second), 1) // full: deletes the least recently used, key 1
 	if d := tab.Allow(1, int64(4*time.Second), 1); !d.Allowed {
 		t.Fatalf("key 1 kept its node in a full zone: %+v", d)
+	}
+}
+
+// TestLibraryGauges: every library kind but nginx's has a gauge, drawn
+// against its limit; reading it changes no decision; between requests it
+// moves on straight lines (standing still within a millisecond or a
+// microsecond where the library reads its clock so), each up to the time
+// Gauge says it stops, the same read from anywhere on the line, and never
+// turns back. nginx's declares none, and says why.
+func TestLibraryGauges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+	for _, c := range libraryCases {
+		a, pol := libraryRule(t, c.preset, c.params)
+		g := a.Gauge()
+		if a.KeysInteract() {
+			if g.None == "" || g.Quantity != "" {
+				t.Errorf("%s: gauge %+v, want none declared", a, g)
+			}
+			continue
+		}
+		if g.Quantity == "" || g.None != "" || g.Limit == "" || a.Limit(pol) <= 0 && c.params != "replenishRate=3" {
+			t.Errorf("%s %s: gauge %+v against limit %d", a, c.params, g, a.Limit(pol))
+		}
+		limit := float64(a.Limit(pol))
+		plain, _ := limiters.NewTable(a, pol)
+		tab, _ := limiters.NewTable(a, pol)
+		trace := libraryTrace(rng, 400, 1)
+		for i, rq := range trace {
+			where := fmt.Sprintf("%s %s request %d %+v", a, c.params, i, rq)
+			if d1, d2 := plain.Allow(0, rq.at, rq.cost), tab.Allow(0, rq.at, rq.cost); d1 != d2 {
+				t.Fatalf("%s: %+v without reading the gauge, %+v with", where, d1, d2)
+			}
+			if v, _ := tab.Gauge(0, rq.at); v < 0 || g.Left && v > limit {
+				t.Fatalf("%s: gauge %v against limit %v", where, v, limit)
+			}
+			end := rq.at + int64(10*time.Second)
+			if i+1 < len(trace) {
+				end = max(trace[i+1].at, rq.at+1)
+			}
+			dir := 0
+			move := func(x, y float64) {
+				if near(x, y) {
+					return
+				}
+				d := 1
+				if y < x {
+					d = -1
+				}
+				if dir != 0 && d != dir {
+					t.Fatalf("%s: the gauge turns back at %v -> %v", where, x, y)
+				}
+				dir = d
+			}
+			cur := rq.at
+			for pieces := 0; cur < end && pieces < 3000; pieces++ {
+				v, until := tab.Gauge(0, cur)
+				if until <= cur {
+					t.Fatalf("%s: Gauge(%d) stops being linear at %d, not after it", where, cur, until)
+				}
+				last := min(until-1, end)
+				vl, ul := tab.Gauge(0, last)
+				if ul != until {
+					t.Fatalf("%s: Gauge(%d) says the line ends at %d, Gauge(%d) at %d", where, cur, until, last, ul)
+				}
+				if last > cur {
+					s := cur + rng.Int64N(last-cur)
+					vs, us := tab.Gauge(0, s)
+					want := v + (vl-v)*float64(s-cur)/float64(last-cur)
+					if math.Abs(vs-want) > 1e-6*math.Max(1, limit) || us != until {
+						t.Fatalf("%s: Gauge(%d) = %v until %d, want %v on the line from (%d, %v) to (%d, %v) until %d", where, s, vs, us, want, cur, v, last, vl, until)
+					}
+				}
+				move(v, vl)
+				if until > end {
+					break
+				}
+				vu, _ := tab.Gauge(0, until)
+				move(vl, vu)
+				cur = until
+			}
+		}
 	}
 }

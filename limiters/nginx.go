@@ -26,6 +26,7 @@ var nginxKind = kind{
 	params:   []string{"capacity", "rate", "delay"},
 	refusal:  ReasonQueueFull,
 	ops:      ops[NginxState, *NginxState]{},
+	gauge:    gaugeSpec{none: "nginx's zone makes one key's state depend on the other keys' requests"},
 	fast:     fastOf((*NginxState).decide),
 	delays:   true,
 	validate: validateNginx,
@@ -316,3 +317,7 @@ func (z *nginxZone) forget(s *store, m *member, id uint32) {
 		z.unlink(s, m, st)
 	}
 }
+
+// gauge: NginxLimitReq declares no gauge (its zone makes one key's state
+// depend on the others' requests, and a plot replays one key alone).
+func (s *NginxState) gauge(*Rule, int64) (float64, int64) { return 0, math.MaxInt64 }

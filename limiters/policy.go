@@ -1,7 +1,6 @@
 package limiters
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"time"
@@ -111,21 +110,21 @@ func (prm Param) check(p Policy) error {
 	switch v := prm.field(&p).(type) {
 	case *int64:
 		if *v < 0 && prm.Default == "0" {
-			return fmt.Errorf("limiters: %s must not be negative, got %d", prm.Name, *v)
+			return policyErrorf(prm.Name, "%s must not be negative, got %d", prm.Name, *v)
 		}
 		if *v <= 0 && (*v != 0 || prm.Default == "") && prm.Default != "0" { // 0 stands for the default
-			return fmt.Errorf("limiters: %s must be positive, got %d", prm.Name, *v)
+			return policyErrorf(prm.Name, "%s must be positive, got %d", prm.Name, *v)
 		}
 	case *time.Duration:
 		if *v <= 0 && (*v != 0 || prm.Default == "") { // 0 stands for the default
-			return fmt.Errorf("limiters: %s must be positive, got %dns", prm.Name, int64(*v))
+			return policyErrorf(prm.Name, "%s must be positive, got %dns", prm.Name, int64(*v))
 		}
 	case *Rate:
 		if v.N <= 0 {
-			return fmt.Errorf("limiters: %s must be positive, got %d tokens per %dns", prm.Name, v.N, int64(v.Per))
+			return policyErrorf(prm.Name, "%s must be positive, got %d tokens per %dns", prm.Name, v.N, int64(v.Per))
 		}
 		if v.Per <= 0 {
-			return fmt.Errorf("limiters: %s period must be positive, got %dns", prm.Name, int64(v.Per))
+			return policyErrorf(prm.Name, "%s period must be positive, got %dns", prm.Name, int64(v.Per))
 		}
 	}
 	return nil
@@ -176,10 +175,10 @@ func (p Policy) SameFor(a Algorithm, q Policy) bool {
 func (p Policy) Validate(a Algorithm) error {
 	k := a.kind()
 	if k == nil {
-		return fmt.Errorf("limiters: unknown algorithm %d", uint8(a))
+		return policyErrorf("", "unknown algorithm %d", uint8(a))
 	}
 	if p.Clock > ClockClamp {
-		return fmt.Errorf("limiters: unknown clock mode %d", uint8(p.Clock))
+		return policyErrorf("clock", "unknown clock mode %d", uint8(p.Clock))
 	}
 	for _, name := range k.params {
 		if err := param(name).check(p); err != nil {

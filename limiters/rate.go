@@ -96,7 +96,7 @@ func rateError(s string, err error) error {
 	if errors.Is(err, errRange) {
 		err = errRange
 	}
-	return fmt.Errorf("limiters: bad rate %q: %v", s, err)
+	return policyErrorf("rate", "bad rate %q: %v", s, err)
 }
 
 func isLetter(c byte) bool {

@@ -24,6 +24,7 @@ var redisRate = kind{
 	params:   bucketParams,
 	refusal:  ReasonTooEarly,
 	ops:      ops[RedisRateState, *RedisRateState]{},
+	gauge:    gaugeSpec{quantity: "debt (requests)"},
 	fast:     fastOf((*RedisRateState).decide),
 	validate: validateRedisRate,
 	setup: func(r *Rule) {
@@ -208,4 +209,18 @@ func (s *RedisRateState) readBinary(_ *Rule, b []byte) bool {
 // in; ok is false when it has never held one.
 func (s RedisRateState) Key() (tat float64, expire int64, ok bool) {
 	return s.tat, s.expire, s.seen
+}
+
+// gauge is the debt in requests, (tat - now) / emission_interval, as the
+// script computes it at the microsecond it reads: it stands still within
+// a microsecond and falls at the next, until the tat; 0 when there is no
+// key.
+func (s *RedisRateState) gauge(r *Rule, now int64) (float64, int64) {
+	ms, _ := floorDivMod(now, int64(time.Millisecond))
+	nowS := redisNow(now)
+	if !s.live(ms) || !(s.tat > nowS) {
+		return 0, math.MaxInt64
+	}
+	us, _ := floorDivMod(now, int64(time.Microsecond))
+	return (s.tat - nowS) / r.lib.emission, satMulInt64(satAdd(us, 1), int64(time.Microsecond))
 }

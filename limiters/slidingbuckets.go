@@ -1,7 +1,7 @@
 package limiters
 
 import (
-	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"time"
@@ -46,6 +46,10 @@ var slidingBuckets = kind{
 		return satMul((touched+n-1)/n, uint64(p.Limit))
 	},
 	backWithin: func(p Policy) int64 { return int64(p.Window) / p.bucketCount() },
+	gauge:      gaugeSpec{quantity: "count in span"},
+	aligned:    func(p Policy) int64 { return int64(p.Window) / p.bucketCount() },
+	// An entry per sub-window with a count in the span.
+	logEntries: func(p Policy) int64 { return min(p.bucketCount(), p.Limit) },
 }
 
 // ReasonBuckets is SlidingBuckets' plain refusal.
@@ -67,7 +71,7 @@ func (p Policy) bucketCount() int64 {
 func validateBuckets(p Policy) error {
 	n := p.bucketCount()
 	if int64(p.Window)%n != 0 {
-		return fmt.Errorf("limiters: window %dns does not divide into %d buckets of whole nanoseconds", int64(p.Window), n)
+		return policyErrorf("buckets", "window %dns does not divide into %d buckets of whole nanoseconds", int64(p.Window), n)
 	}
 	return nil
 }
@@ -181,6 +185,19 @@ func (s *SlidingBucketsState) idle(r *Rule, now int64) bool {
 	k, _ := floorDivMod(now, r.sub)
 	newest := s.log.newest()
 	return k >= newest && since(k, newest) >= uint64(r.buckets)
+}
+
+// gauge is the cost counted in the span of the sub-window that holds now,
+// until the oldest of its sub-windows leaves the span.
+func (s *SlidingBucketsState) gauge(r *Rule, now int64) (float64, int64) {
+	k, m := floorDivMod(now, r.sub)
+	head, n, sum := s.span(r, k)
+	if n == 0 {
+		return 0, math.MaxInt64
+	}
+	// The entry of sub-window e leaves when sub-window e+Buckets begins.
+	e := s.log.ring()[head].t
+	return float64(sum), later(now, uint64(r.buckets-int64(since(k, e)))*uint64(r.sub)-uint64(m))
 }
 
 func (s *SlidingBucketsState) appendText(r *Rule, _ *SlidingBucketsState, at int64, unit time.Duration, dst []byte) []byte {

@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -206,6 +207,16 @@ func (s *SlidingLogState) idle(r *Rule, now int64) bool {
 	}
 	t := s.newest()
 	return now >= t && since(now, t) > uint64(r.window)
+}
+
+// gauge is the cost logged in [now-W, now], until its oldest entry leaves
+// it, W+1 ns after the entry's time.
+func (s *SlidingLogState) gauge(r *Rule, now int64) (float64, int64) {
+	head, n, sum := s.expire(r, now)
+	if n == 0 {
+		return 0, math.MaxInt64
+	}
+	return float64(sum), later(s.ring()[head].t, uint64(r.window)+1)
 }
 
 // logTextEntries is the most entries a state text shows; longer logs show

@@ -24,6 +24,7 @@ var springGateway = kind{
 	params:   []string{"rate"},
 	refusal:  ReasonNoTokens,
 	ops:      ops[SpringState, *SpringState]{},
+	gauge:    gaugeSpec{quantity: "tokens", free: true, limit: springCapacity, limitName: "burstCapacity"},
 	fast:     fastOf((*SpringState).decide),
 	validate: validateSpring,
 	setup: func(r *Rule) {
@@ -196,3 +197,18 @@ func (s *SpringState) readBinary(r *Rule, b []byte) bool {
 	s.tokens, s.last, s.seen = int64(w[0]), int64(w[1]), b[16] == 1
 	return true
 }
+
+// gauge is burstCapacity less the tokens the script would find at now's
+// second, which change at each whole second until the bucket is full.
+func (s *SpringState) gauge(r *Rule, now int64) (float64, int64) {
+	sec, _ := floorDivMod(now, int64(time.Second))
+	used := float64(r.lib.sCapacity) - s.filled(r, sec)
+	if used <= 0 {
+		return 0, math.MaxInt64
+	}
+	return used, satMulInt64(satAdd(sec, 1), int64(time.Second))
+}
+
+// springCapacity is the limit SpringGateway's gauge is drawn against: its
+// burstCapacity.
+func springCapacity(p Policy) int64 { return p.Library.Spring.BurstCapacity }

@@ -42,6 +42,19 @@ func TestStateBytes(t *testing.T) {
 			t.Errorf("sliding buckets %d/%d at their longest hold %d bytes, StateBytes says %d", c.limit, c.buckets, got, want)
 		}
 	}
+	// Buckets 0 is DefaultBuckets: a sub-window of a second each here.
+	p := Policy{Limit: 100, Window: DefaultBuckets * time.Second}
+	r, err := NewRule(SlidingBuckets, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s SlidingBucketsState
+	for i := range int64(DefaultBuckets) {
+		s, _ = s.Step(r, i*int64(time.Second), 1)
+	}
+	if got, want := int64(unsafe.Sizeof(s))+int64(cap(s.log.buf))*int64(unsafe.Sizeof(logEntry{})), SlidingBuckets.StateBytes(p); got != want {
+		t.Errorf("sliding buckets of the default %d hold %d bytes at their longest, StateBytes says %d", DefaultBuckets, got, want)
+	}
 	if got, want := TokenBucket.StateBytes(Policy{Capacity: 3, Rate: Rate{N: 1, Per: time.Second}}), int64(unsafe.Sizeof(TokenBucketState{})); got != want {
 		t.Errorf("token bucket StateBytes %d, want %d", got, want)
 	}

@@ -34,6 +34,14 @@ type stateOps[S any] interface {
 	// appendText appends the state text of Table.AllowExplain for the
 	// state after a decision judged at at; pre is the state before it.
 	appendText(r *Rule, pre *S, at int64, unit time.Duration, dst []byte) []byte
+	// gauge returns the number the state stands for at now, which is not
+	// before the state's boundary, and the first time after now at which
+	// that number stops being linear in time (math.MaxInt64: never),
+	// without changing the state. It is the side of the limit that is
+	// used (a count, a level); the kind's gaugeSpec says whether the
+	// number drawn is what is left instead (tokens). Between requests the
+	// number never turns back.
+	gauge(r *Rule, now int64) (used float64, until int64)
 }
 
 // kindOps is one algorithm's state operations on a state the caller holds
@@ -55,9 +63,14 @@ type kindOps interface {
 	text(r *Rule, p unsafe.Pointer, now int64, unit time.Duration, dst []byte) []byte
 	idle(r *Rule, p unsafe.Pointer, now int64) bool
 	decidedAt(r *Rule, p unsafe.Pointer, now int64) int64
+	// gauge is Table.Gauge.
+	gauge(r *Rule, p unsafe.Pointer, now int64) (value float64, until int64)
 	reset(p unsafe.Pointer)
-	// stepEncoded is Rule.StepEncoded.
-	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte) ([]byte, Decision, error)
+	// stepEncoded is Rule.StepEncodedExact, with x nil or where the
+	// durations go in full.
+	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte, x *Exact) ([]byte, Decision, error)
+	// describeEncoded is Rule.DescribeEncoded.
+	describeEncoded(r *Rule, state []byte, now int64) (Decision, Exact, error)
 }
 
 // fastDecide is a state type's decide as a plain function of a pointer to
@@ -111,6 +124,15 @@ func (ops[S, P]) idle(r *Rule, p unsafe.Pointer, now int64) bool {
 
 func (ops[S, P]) decidedAt(r *Rule, p unsafe.Pointer, now int64) int64 {
 	return decidedAt(P((*S)(p)), r, now)
+}
+
+func (ops[S, P]) gauge(r *Rule, p unsafe.Pointer, now int64) (float64, int64) {
+	s := P((*S)(p))
+	v, until := s.gauge(r, decidedAt(s, r, now))
+	if r.k.gauge.free {
+		v = float64(gaugeLimit(r)) - v
+	}
+	return v, until
 }
 
 func (ops[S, P]) reset(p unsafe.Pointer) {

@@ -23,6 +23,7 @@ var throttled = kind{
 	params:   bucketParams,
 	refusal:  ReasonTooEarly,
 	ops:      ops[ThrottledState, *ThrottledState]{},
+	gauge:    gaugeSpec{quantity: "debt (requests)"},
 	fast:     fastOf((*ThrottledState).decide),
 	validate: validateThrottled,
 	setup: func(r *Rule) {
@@ -225,4 +226,20 @@ func (s *ThrottledState) readBinary(_ *Rule, b []byte) bool {
 // lives in; ok is false when it has never held one.
 func (s ThrottledState) Key() (tat, expire int64, ok bool) {
 	return s.tat, s.expire, s.seen
+}
+
+// gauge is the debt in requests, (tat - now) / emission interval, until
+// the tat (with the Redis store, which reads the clock in microseconds,
+// it stands still within a microsecond), or until the store's key
+// expires before it: 0 when the store holds no key.
+func (s *ThrottledState) gauge(r *Rule, now int64) (float64, int64) {
+	t, ms := s.clock(r, now)
+	if !s.live(r, ms) || s.tat <= t || r.lib.tEmission <= 0 {
+		return 0, math.MaxInt64
+	}
+	until := s.tat
+	if r.lib.tRedis {
+		until = min(satAdd(t, int64(time.Microsecond)), satMulInt64(satAdd(s.expire, 1), int64(time.Millisecond)))
+	}
+	return float64(s.tat-t) / float64(r.lib.tEmission), until
 }

@@ -1,7 +1,6 @@
 package limiters
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
@@ -31,6 +30,7 @@ var tickQueue = kind{
 	delays:   true,
 	validate: validateTickQueue,
 	setup:    setupTickQueue,
+	gauge:    gaugeSpec{quantity: "queued"},
 	bound: func(p Policy, interval int64) int64 {
 		if p.Delay < p.Capacity-1 {
 			return math.MaxInt64 // releases follow the delays: no bound worked out
@@ -96,14 +96,14 @@ func tickLeak(p Policy) (a, b uint64, ok bool) {
 // fit the integers TickQueue computes in.
 func validateTickQueue(p Policy) error {
 	if p.Delay < 0 {
-		return fmt.Errorf("limiters: delay must not be negative, got %d", p.Delay)
+		return policyErrorf("delay", "delay must not be negative, got %d", p.Delay)
 	}
 	parts := p.partsOf()
 	if p.Capacity > math.MaxInt64/4/parts {
-		return fmt.Errorf("limiters: capacity %d in %d parts a request does not fit 62 bits", p.Capacity, parts)
+		return policyErrorf("capacity", "capacity %d in %d parts a request does not fit 62 bits", p.Capacity, parts)
 	}
 	if _, _, ok := tickLeak(p); !ok {
-		return fmt.Errorf("limiters: rate %d per %dns in %d parts per tick of %dns does not reduce to numbers below 2^63",
+		return policyErrorf("rate", "rate %d per %dns in %d parts per tick of %dns does not reduce to numbers below 2^63",
 			p.Rate.N, int64(p.Rate.Per), parts, int64(p.tickOf()))
 	}
 	return nil
@@ -270,6 +270,18 @@ func (s *TickQueueState) idle(r *Rule, now int64) bool {
 	}
 	k, _ := floorDivMod(now, r.tick)
 	return k >= s.last && s.ahead(r, k) == 0
+}
+
+// gauge is the queue ahead of a request at now, in requests: it stays
+// until the drain since the state's tick passes another whole part.
+func (s *TickQueueState) gauge(r *Rule, now int64) (float64, int64) {
+	k, m := floorDivMod(now, r.tick)
+	ahead := s.ahead(r, k)
+	if ahead == 0 {
+		return 0, math.MaxInt64
+	}
+	next := r.ticksToDrain(r.drained(since(k, s.last)) + 1) // ticks after s.last
+	return float64(ahead) / float64(r.parts), laterSpan(now, r.untilTick(s.last, k, m, next))
 }
 
 // appendText appends "queue Q at T": the requests queued after a decision

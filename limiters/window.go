@@ -1,6 +1,7 @@
 package limiters
 
 import (
+	"math"
 	"math/bits"
 	"strconv"
 	"time"
@@ -78,6 +79,14 @@ func (s *FixedWindowState) idle(r *Rule, now int64) bool {
 	}
 	k, _ := floorDivMod(now, r.window)
 	return k > s.window
+}
+
+// gauge is the count of the window that holds now, until the window ends.
+func (s *FixedWindowState) gauge(r *Rule, now int64) (float64, int64) {
+	if k, _ := floorDivMod(now, r.window); s.count == 0 || k > s.window {
+		return 0, math.MaxInt64
+	}
+	return float64(s.count), edgeAfter(now, r.window)
 }
 
 func (s *FixedWindowState) appendText(r *Rule, _ *FixedWindowState, at int64, unit time.Duration, dst []byte) []byte {
@@ -245,6 +254,19 @@ func (s *SlidingCounterState) idle(r *Rule, now int64) bool {
 	}
 	k, _ := floorDivMod(now, r.window)
 	return k > s.window && (uint64(k)-uint64(s.window) >= 2 || s.cur == 0)
+}
+
+// gauge is the estimate a request at now would be judged by, less its own
+// cost: it falls by prev/W a nanosecond until the window ends, where prev
+// becomes cur and it falls by that.
+func (s *SlidingCounterState) gauge(r *Rule, now int64) (float64, int64) {
+	c := *s
+	m, _ := c.rotate(r, now)
+	if !c.used() {
+		return 0, math.MaxInt64
+	}
+	eh, el := c.estimate(r, m)
+	return ratio(eh, el, uint64(r.window)), edgeAfter(now, r.window)
 }
 
 // appendText appends "estimate X", the estimate the request at at was

@@ -23,6 +23,7 @@ var xTimeRate = kind{
 	params:   bucketParams,
 	refusal:  ReasonNoTokens,
 	ops:      ops[XTimeRateState, *XTimeRateState]{},
+	gauge:    gaugeSpec{quantity: "tokens", free: true},
 	fast:     fastOf((*XTimeRateState).decide),
 	validate: validateXTimeRate,
 	setup: func(r *Rule) {
@@ -246,4 +247,37 @@ func (s *XTimeRateState) readBinary(r *Rule, b []byte) bool {
 	}
 	s.tokens, s.last, s.seen = tokens, int64(w[1]), b[16] == 1
 	return true
+}
+
+// gauge is the burst less the tokens at now, as the library counts them
+// (TokensAt), until the bucket is full; before the last update nothing
+// refills, so it stands still until then.
+func (s *XTimeRateState) gauge(r *Rule, now int64) (float64, int64) {
+	used := r.lib.xBurst - s.advance(r, now)
+	limit := r.lib.xLimit
+	switch {
+	case used <= 0 || limit <= 0 || limit == math.MaxFloat64:
+		return max(used, 0), math.MaxInt64
+	case now < s.last:
+		return used, s.last
+	}
+	return used, s.fullAt(r)
+}
+
+// fullAt returns the first time from the last update at which the tokens
+// are back at the burst, as advance counts them: from the wait for the
+// missing tokens, which durationFromTokens truncates, to the nanosecond
+// at which the float64 sum reaches the burst.
+func (s *XTimeRateState) fullAt(r *Rule) int64 {
+	full := func(t int64) bool {
+		return s.tokens+xTokens(r.lib.xLimit, time.Duration(satSub(t, s.last))) >= r.lib.xBurst
+	}
+	t := satAdd(s.last, int64(xDuration(r.lib.xLimit, r.lib.xBurst-s.tokens)))
+	for i := 0; i < 64 && t > s.last && full(t-1); i++ {
+		t--
+	}
+	for i := 0; i < 64 && t < math.MaxInt64 && !full(t); i++ {
+		t++
+	}
+	return t
 }

@@ -6,8 +6,10 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -20,6 +22,16 @@ import (
 
 // Formats are the file formats Write draws, by extension.
 var Formats = []string{"svg", "png", "pdf"}
+
+// pdfDate is the creation and modification date of every PDF drawn. The
+// PDF writer gonum/plot draws through (fpdf) writes the time of drawing
+// unless told one, and then the same figure would not give the same bytes
+// from one second to the next. fixPDFDates tells it, once, before the
+// first PDF.
+var (
+	pdfDate     = time.Unix(0, 0).UTC()
+	fixPDFDates sync.Once
+)
 
 // Width and panel height of a drawn figure.
 const (
@@ -42,6 +54,10 @@ func Write(w io.Writer, f *Figure, format string) error {
 	case "png":
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figureWidth, height), vgimg.UseDPI(96), vgimg.UseBackgroundColor(color.White))}
 	case "pdf":
+		fixPDFDates.Do(func() {
+			fpdf.SetDefaultCreationDate(pdfDate)
+			fpdf.SetDefaultModificationDate(pdfDate)
+		})
 		pc := vgpdf.New(figureWidth, height)
 		pc.EmbedFonts(true)
 		c = pc

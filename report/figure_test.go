@@ -82,6 +82,12 @@ func TestWriteDeterministic(t *testing.T) {
 		if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
 			t.Errorf("%s: two drawings differ (%d and %d bytes)", format, a.Len(), b.Len())
 		}
+		// A PDF states when it was made: not the time of drawing, or the
+		// bytes would change from one second to the next.
+		if format == "pdf" && (!bytes.Contains(a.Bytes(), []byte("/CreationDate (D:19700101000000)")) || !bytes.Contains(a.Bytes(), []byte("/ModDate (D:19700101000000)"))) {
+			i := bytes.Index(a.Bytes(), []byte("/CreationDate"))
+			t.Errorf("pdf: dated %q, want the fixed date", a.Bytes()[i:min(i+80, a.Len())])
+		}
 	}
 	var term strings.Builder
 	if err := WriteTerm(&term, f, TermOptions{Width: 50, ASCII: true}); err != nil {

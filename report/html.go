@@ -51,7 +51,8 @@ func WriteHTML(w io.Writer, d *Document) error {
 	}
 	type section struct {
 		Section
-		SVGs []figure
+		SVGs   []figure
+		Tables []table
 	}
 	var data struct {
 		Title    string
@@ -88,6 +89,9 @@ func WriteHTML(w io.Writer, d *Document) error {
 	i := 0
 	for _, s := range d.Sections {
 		sec := section{Section: s}
+		for _, t := range s.Tables {
+			sec.Tables = append(sec.Tables, tableOf(t))
+		}
 		for _, f := range s.Figures {
 			title := ""
 			if len(f.Title) > 0 {
@@ -99,6 +103,38 @@ func WriteHTML(w io.Writer, d *Document) error {
 		data.Sections = append(data.Sections, sec)
 	}
 	return page.Execute(w, data)
+}
+
+// table is a Table as the page writes it: each cell with its sort key.
+type table struct {
+	Caption, Class string
+	Header         []string
+	Rows           [][]tableCell
+}
+
+// tableCell is one cell of a table: its text, whether it is a number
+// (right-aligned), and the key the page sorts it by, "" for text (which
+// the page sorts by the text itself).
+type tableCell struct {
+	Text string
+	Num  bool
+	Key  string
+}
+
+// tableOf gives every cell of t its sort key (SortKey).
+func tableOf(t Table) table {
+	out := table{Caption: t.Caption, Class: t.Class, Header: t.Header}
+	for _, row := range t.Rows {
+		cells := make([]tableCell, len(row))
+		for i, text := range row {
+			cells[i] = tableCell{Text: text, Num: i < len(t.Right) && t.Right[i]}
+			if k := SortKey(text); k[0] != classText {
+				cells[i].Key = k
+			}
+		}
+		out.Rows = append(out.Rows, cells)
+	}
+	return out
 }
 
 var (
@@ -115,20 +151,29 @@ func inlineSVG(svg []byte) []byte {
 	return bytes.Replace(svg, []byte("<svg"), []byte(`<svg role="img"`), 1)
 }
 
-// sortScript sorts a table by the column whose header is clicked, numbers
-// as numbers; without JavaScript the tables read as they are.
-const sortScript = `document.querySelectorAll("table.sortable th").forEach(function (th, i) {
+// sortScript sorts a table by the column whose header is clicked, a
+// click again the other way: by each cell's data-sort key (SortKey) when
+// it has one, which orders numbers, times and addresses, and as text in
+// the reader's language otherwise. Without JavaScript the tables read as
+// they are.
+const sortScript = `document.querySelectorAll("table.sortable th").forEach(function (th) {
   th.tabIndex = 0;
-  th.addEventListener("click", function () {
+  var key = function (cell) { var k = cell.getAttribute("data-sort"); return k === null ? "` + string(classText) + `" + cell.textContent : k; };
+  var compare = function (a, b) {
+    if (a.charAt(0) === "` + string(classText) + `" && b.charAt(0) === "` + string(classText) + `") { return a.slice(1).localeCompare(b.slice(1)); }
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+  var sort = function () {
     var body = th.closest("table").tBodies[0], rows = Array.from(body.rows);
-    var dir = th.dataset.dir === "asc" ? -1 : 1; th.dataset.dir = dir > 0 ? "asc" : "desc";
-    var num = function (s) { var v = parseFloat(s.replace(/[%,]/g, "")); return isNaN(v) ? null : v; };
-    rows.sort(function (a, b) {
-      var x = a.cells[th.cellIndex].textContent, y = b.cells[th.cellIndex].textContent, p = num(x), q = num(y);
-      return dir * (p !== null && q !== null ? p - q : x.localeCompare(y));
-    });
+    var dir = th.dataset.dir === "asc" ? -1 : 1;
+    th.closest("tr").querySelectorAll("th").forEach(function (h) { delete h.dataset.dir; h.removeAttribute("aria-sort"); });
+    th.dataset.dir = dir > 0 ? "asc" : "desc";
+    th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+    rows.sort(function (a, b) { return dir * compare(key(a.cells[th.cellIndex]), key(b.cells[th.cellIndex])); });
     rows.forEach(function (r) { body.appendChild(r); });
-  });
+  };
+  th.addEventListener("click", sort);
+  th.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); } });
 });`
 
 const style = `:root { color-scheme: light dark; --fg: #1a1a1a; --bg: #ffffff; --muted: #555; --line: #ccc; --head: #f2f2f2; }
@@ -166,7 +211,7 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{with .Caption}}<caption>{{.}}</caption>
 {{end}}<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{$t := .}}{{range .Rows}}<tr>{{range $i, $c := .}}<td{{if index $t.Right $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Num}} class="num"{{end}}{{with .Key}} data-sort="{{.}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{end}}{{range .SVGs}}<figure class="chart" aria-label="{{.Title}}">

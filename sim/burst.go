@@ -489,7 +489,8 @@ func (bt *burstTracker) topKeyBests(keys *interner, lanes, n int) []scoredInterv
 		}
 		return a.algo > b.algo
 	}
-	top := make([]candidate, 0, n+1) // worst first
+	// Worst first; as long as the held keys' bests, not n.
+	top := make([]candidate, 0, min(n, keys.Len()*lanes)+1)
 	for l := range lanes {
 		bests := &bt.keyBst[bt.ringOf[l]]
 		for id := range uint32(keys.ids()) {

@@ -3,13 +3,13 @@ package sim
 import (
 	"container/heap"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/internal/keyhash"
 	"github.com/ratesim/ratesim/limiters"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // ClientModel says what a client does when a request is refused.
@@ -31,34 +31,46 @@ const (
 	ClientsBackoff
 )
 
-var clientModelNames = [...]string{"none", "honour", "immediate", "backoff"}
+// ClientModels are the client models, in the order of their constants.
+var ClientModels = choice.List{
+	{Name: "none", Description: "the open-loop replay of the trace (default)"},
+	{Name: "honour", Description: "retry at the Retry-After told"},
+	{Name: "immediate", Description: "retry after --retry-delay"},
+	{Name: "backoff", Description: "retry after an exponential backoff"},
+}
 
 // String returns the model's name: none, honour, immediate or backoff.
 func (m ClientModel) String() string {
-	if int(m) < len(clientModelNames) {
-		return clientModelNames[m]
+	if int(m) < len(ClientModels) {
+		return ClientModels[m].Name
 	}
 	return fmt.Sprintf("ClientModel(%d)", m)
 }
 
 // ParseClientModel returns the model named name.
 func ParseClientModel(name string) (ClientModel, error) {
-	for m, n := range clientModelNames {
-		if n == name {
-			return ClientModel(m), nil
-		}
+	if m := ClientModels.Index(name); m >= 0 {
+		return ClientModel(m), nil
 	}
 	if name == "honor" {
 		return ClientsHonour, nil
 	}
-	return 0, fmt.Errorf("sim: unknown client model %q (valid: none, honour, immediate, backoff)", name)
+	return 0, fmt.Errorf("sim: unknown client model %q (valid: %s)", name, ClientModels)
 }
+
+// MaxClientRetries is the most retries Clients.MaxRetries may allow a
+// request. Every refused request may be retried that often, and a request
+// that can never pass (its cost above the capacity) is, whatever the
+// limiter: the bound keeps a replay's attempts within MaxClientRetries+1
+// per request of the trace, while letting a client retry far longer than
+// real ones do (10000 retries after 30 s backoffs are 3 and a half days).
+const MaxClientRetries = 10000
 
 // Clients describes the clients of a closed-loop replay.
 type Clients struct {
 	Model ClientModel
 	// MaxRetries is how many times a client offers a refused request
-	// again before it gives up.
+	// again before it gives up, at most MaxClientRetries.
 	MaxRetries int
 	// RetryAfterExact has ClientsHonour wait the exact RetryAfter rather
 	// than the whole seconds of an HTTP Retry-After field.
@@ -76,21 +88,32 @@ type Clients struct {
 // trace, or a client's retry of it.
 type Attempt struct {
 	Lane int
-	// Seq, Line, User, Key and Cost are the trace request's; Original is
-	// its time and OriginalText the time as the trace wrote it.
-	Seq          int64
-	Line         int
-	User, Key    string
-	Cost         int64
-	Original     int64
-	OriginalText string
+	// Request is the trace's request the attempt offers, at its own time
+	// (Request.Time, Request.TimeText). Its byte slices are valid only
+	// during the emit callback.
+	Request Request
 	// Time is when this attempt was made; Number is 0 for the request
 	// itself and n for its n-th retry.
 	Time     int64
 	Number   int
 	Decision limiters.Decision
+	// Exact holds Decision's durations in full.
+	Exact limiters.Exact
 	// GaveUp says the client gives up after this refusal.
 	GaveUp bool
+}
+
+// Latency is how long after its request's own time the attempt's request
+// was through: when the attempt was allowed, plus the wait in the queue
+// of a limiter that delays what it admits (Decision.Delay), as the client
+// has its answer only at the release. It saturates at
+// limiters.InfDuration.
+func (a *Attempt) Latency() time.Duration {
+	lat := time.Duration(a.Time - a.Request.Time) // never negative: a retry comes later
+	if d := a.Decision.Delay; d > limiters.InfDuration-lat {
+		return limiters.InfDuration
+	}
+	return lat + a.Decision.Delay
 }
 
 // ClientStats summarises one lane of a closed-loop replay.
@@ -101,8 +124,9 @@ type ClientStats struct {
 	Rejected int64 // attempts refused
 	Goodput  int64 // requests eventually allowed
 	GaveUp   int64 // requests refused at every attempt
-	// Latency holds, for each request eventually allowed, how long after
-	// its own time it was: 0 for those allowed at once.
+	// Latency holds, for each request eventually allowed, its
+	// Attempt.Latency: 0 for those allowed at once by a limiter that
+	// does not delay.
 	Latency []DurationCount
 }
 
@@ -111,6 +135,7 @@ type pending struct {
 	at     int64
 	order  int64 // ties in time: the earlier scheduled first
 	a      Attempt
+	key    string
 	retrys int
 }
 
@@ -132,20 +157,23 @@ func (h *retryHeap) Pop() any {
 	return p
 }
 
-// RunClients replays src through each lane with clients that offer a
-// refused request again as c says: a closed loop, in which what a lane
-// refuses changes the load it sees, so each lane has its own retries.
-// Retries go through the lane like any request, in time order with the
-// rest of the trace; a retry due at the time of a trace request goes
-// first. keyFields are as Config.KeyFields. emit gets every attempt, lane
-// by lane in time order within a lane, interleaved across lanes by time.
-// Memory grows with the keys and the retries pending, not the trace.
-func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit func(*Attempt) error) ([]ClientStats, error) {
+// RunClients replays src through each lane of cfg (Lanes, or Algorithms
+// under Policy) with clients that offer a refused request again as c
+// says: a closed loop, in which what a lane refuses changes the load it
+// sees, so each lane has its own retries. Retries go through the lane like
+// any request, in time order with the rest of the trace; a retry due at
+// the time of a trace request goes first. cfg says what each request
+// carries, as for Run (KeyFields, With); its other fields do not apply.
+// emit gets every attempt, lane by lane in time order within a lane,
+// interleaved across lanes by time. Memory grows with the keys and the
+// retries pending, not the trace.
+func RunClients(src Source, cfg Config, c Clients, emit func(*Attempt) error) ([]ClientStats, error) {
+	lanes := cfg.lanes()
 	if len(lanes) == 0 {
 		return nil, fmt.Errorf("sim: no limiters for the clients")
 	}
-	if c.MaxRetries < 0 {
-		return nil, fmt.Errorf("sim: MaxRetries must not be negative, got %d", c.MaxRetries)
+	if c.MaxRetries < 0 || c.MaxRetries > MaxClientRetries {
+		return nil, fmt.Errorf("sim: MaxRetries must be from 0 to %d, got %d", MaxClientRetries, c.MaxRetries)
 	}
 	keyed := make([]*limiters.Keyed, len(lanes))
 	for i, l := range lanes {
@@ -159,20 +187,16 @@ func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit fu
 	lat := make([]waitCounts, len(lanes))
 	heaps := make([]retryHeap, len(lanes))
 	var order int64
-	var file string
-	if n, ok := src.(interface{ Name() string }); ok {
-		file = n.Name()
-	}
-	decide := func(lane int, a *Attempt, retries int) error {
+	decide := func(lane int, a *Attempt, key string, retries int) error {
 		st := &stats[lane]
 		a.Lane = lane
-		a.Decision = keyed[lane].Allow(a.Key, a.Time, a.Cost)
+		a.Decision, a.Exact = keyed[lane].AllowExact(key, a.Time, a.Request.Cost)
 		a.GaveUp = false
 		st.Attempts++
 		if a.Decision.Allowed {
 			st.Allowed++
 			st.Goodput++
-			lat[lane].add(time.Duration(a.Time - a.Original))
+			lat[lane].add(a.Latency())
 			return emit(a)
 		}
 		st.Rejected++
@@ -183,7 +207,12 @@ func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit fu
 			return emit(a)
 		}
 		order++
-		p := &pending{at: a.Time + int64(wait), order: order, a: *a, retrys: retries + 1}
+		p := &pending{at: a.Time + int64(wait), order: order, a: *a, key: key, retrys: retries + 1}
+		if retries == 0 {
+			// The first attempt's bytes are the batch's: the retry keeps
+			// its own.
+			p.a.Request = ownRequest(&a.Request)
+		}
 		p.a.Time, p.a.Number = p.at, a.Number+1
 		heap.Push(&heaps[lane], p)
 		return emit(a)
@@ -193,54 +222,34 @@ func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit fu
 		for lane := range heaps {
 			for heaps[lane].Len() > 0 && heaps[lane][0].at <= t {
 				p := heap.Pop(&heaps[lane]).(*pending)
-				if err := decide(lane, &p.a, p.retrys); err != nil {
+				if err := decide(lane, &p.a, p.key, p.retrys); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	var seq int64
-	var keyBuf []byte
-	for {
-		ev, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := drain(ev.Time); err != nil {
-			return nil, err
-		}
-		key := string(ev.User)
-		if len(keyFields) > 0 {
-			keyBuf = keyBuf[:0]
-			for i, name := range keyFields {
-				v, ok := ev.Attr(name)
-				if !ok {
-					f := file
-					if ev.File != "" {
-						f = ev.File
-					}
-					return nil, &traces.ParseError{File: f, Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
-				}
-				if i > 0 {
-					keyBuf = append(keyBuf, ':')
-				}
-				keyBuf = appendKeyField(keyBuf, v)
+	cfg.Lanes, cfg.keySets = nil, nil
+	_, err := newEngine(src, cfg).start(src, nil).each(func(b *batch) error {
+		b.expose()
+		for i := range b.Requests {
+			q := &b.Requests[i]
+			if err := drain(q.Time); err != nil {
+				return err
 			}
-			key = string(keyBuf)
-		}
-		base := Attempt{Seq: seq, Line: ev.Line, User: string(ev.User), Key: key, Cost: ev.Cost, Original: ev.Time, OriginalText: string(ev.TimeText), Time: ev.Time}
-		seq++
-		for lane := range lanes {
-			a := base
-			stats[lane].Unique++
-			if err := decide(lane, &a, 0); err != nil {
-				return nil, err
+			key := string(q.Key)
+			for lane := range lanes {
+				a := Attempt{Request: *q, Time: q.Time}
+				stats[lane].Unique++
+				if err := decide(lane, &a, key, 0); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := drain(math.MaxInt64); err != nil {
 		return nil, err
@@ -249,6 +258,29 @@ func RunClients(src Source, lanes []Lane, keyFields []string, c Clients, emit fu
 		stats[i].Latency = mergeWaits(nil, &lat[i])
 	}
 	return stats, nil
+}
+
+// ownRequest returns a copy of q whose byte slices are its own.
+func ownRequest(q *Request) Request {
+	n := len(q.User) + len(q.Key) + len(q.TimeText)
+	for _, w := range q.with {
+		n += len(w)
+	}
+	buf := make([]byte, 0, n)
+	own := func(b []byte) []byte {
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	r := *q
+	r.User, r.Key, r.TimeText = own(q.User), own(q.Key), own(q.TimeText)
+	if len(q.with) > 0 {
+		r.with = make([][]byte, len(q.with))
+		for j, w := range q.with {
+			r.with[j] = own(w)
+		}
+	}
+	return r
 }
 
 // wait returns how long after a refusal of attempt a, the retries-th
@@ -280,7 +312,7 @@ func (c *Clients) wait(a *Attempt, retries int) (time.Duration, bool) {
 		var b [24]byte
 		for i := range 8 {
 			b[i] = byte(c.Seed >> (8 * i))
-			b[8+i] = byte(uint64(a.Seq) >> (8 * i))
+			b[8+i] = byte(uint64(a.Request.Seq) >> (8 * i))
 			b[16+i] = byte(uint64(retries) >> (8 * i))
 		}
 		h := keyhash.Sum(b[:])

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -40,17 +41,18 @@ func referenceClients(events []event, lanes []Lane, c Clients) ([][]Attempt, []C
 				retries = append(retries[:best], retries[best+1:]...)
 			} else {
 				e := events[next]
-				it = item{a: Attempt{Lane: l, Seq: int64(next), Line: next + 2, User: e.user, Key: e.user, Cost: e.cost, Original: e.time, Time: e.time}}
+				it = item{a: Attempt{Lane: l, Request: Request{Seq: int64(next), Line: next + 2, User: []byte(e.user), Key: []byte(e.user), Cost: e.cost, Time: e.time}, Time: e.time}}
 				next++
 				stats[l].Unique++
 			}
 			a := it.a
-			a.Decision = k.Allow(a.Key, a.Time, a.Cost)
+			a.Decision, a.Exact = k.AllowExact(string(a.Request.Key), a.Time, a.Request.Cost)
 			stats[l].Attempts++
 			if a.Decision.Allowed {
 				stats[l].Allowed++
 				stats[l].Goodput++
-				lat[time.Duration(a.Time-a.Original)]++
+				// The client has its answer when a queue releases it.
+				lat[time.Duration(a.Time-a.Request.Time)+a.Decision.Delay]++
 			} else {
 				stats[l].Rejected++
 				w, ok := c.wait(&a, it.retries)
@@ -95,9 +97,9 @@ func TestClientsMatchReference(t *testing.T) {
 		events := randomTrace(rng, 600, 4, true)
 		sortEvents(events)
 		var got [][]Attempt = make([][]Attempt, len(lanes))
-		stats, err := RunClients(&sliceSource{events: events}, lanes, nil, c, func(a *Attempt) error {
+		stats, err := RunClients(&sliceSource{events: events}, Config{Lanes: lanes}, c, func(a *Attempt) error {
 			b := *a
-			b.OriginalText = ""
+			b.Request = Request{Seq: a.Request.Seq, Line: a.Request.Line, User: slices.Clone(a.Request.User), Key: slices.Clone(a.Request.Key), Cost: a.Request.Cost, Time: a.Request.Time}
 			got[a.Lane] = append(got[a.Lane], b)
 			return nil
 		})
@@ -105,8 +107,10 @@ func TestClientsMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, wantStats := referenceClients(events, lanes, c)
-		if diff := gocmp.Diff(want, got); diff != "" {
-			t.Fatalf("trial %d (%v): attempts (-reference +RunClients):\n%s", trial, c.Model, diff)
+		// cmp.Diff takes seconds over this many attempts: only to say
+		// where they differ.
+		if !slices.EqualFunc(want, got, func(w, g []Attempt) bool { return slices.EqualFunc(w, g, sameAttempt) }) {
+			t.Fatalf("trial %d (%v): attempts (-reference +RunClients):\n%s", trial, c.Model, gocmp.Diff(want, got, gocmp.AllowUnexported(Request{})))
 		}
 		if diff := gocmp.Diff(wantStats, stats); diff != "" {
 			t.Fatalf("trial %d (%v): stats (-reference +RunClients):\n%s", trial, c.Model, diff)
@@ -125,6 +129,15 @@ func TestClientsMatchReference(t *testing.T) {
 	}
 }
 
+// sameAttempt reports whether a and b are the same attempt of the same
+// request.
+func sameAttempt(a, b Attempt) bool {
+	q, r := &a.Request, &b.Request
+	return a.Lane == b.Lane && a.Time == b.Time && a.Number == b.Number && a.Decision == b.Decision && a.Exact == b.Exact && a.GaveUp == b.GaveUp &&
+		q.Seq == r.Seq && q.Line == r.Line && q.Time == r.Time && q.Cost == r.Cost && string(q.User) == string(r.User) && string(q.Key) == string(r.Key) &&
+		string(q.TimeText) == string(r.TimeText) && len(q.with) == 0 && len(r.with) == 0
+}
+
 // sortEvents puts events in time order, stably.
 func sortEvents(events []event) {
 	for i := 1; i < len(events); i++ {
@@ -137,7 +150,7 @@ func sortEvents(events []event) {
 // TestClientWaits checks each model's wait on its own.
 func TestClientWaits(t *testing.T) {
 	refused := func(d time.Duration) *Attempt {
-		return &Attempt{Seq: 7, Decision: limiters.Decision{RetryAfter: d, Reason: limiters.ReasonNoTokens}}
+		return &Attempt{Request: Request{Seq: 7}, Decision: limiters.Decision{RetryAfter: d, Reason: limiters.ReasonNoTokens}}
 	}
 	cases := []struct {
 		c       Clients
@@ -166,7 +179,7 @@ func TestClientWaits(t *testing.T) {
 	c := Clients{Model: ClientsBackoff, Base: time.Second, Max: 8 * time.Second, Jitter: true, Seed: 3}
 	seen := map[time.Duration]bool{}
 	for seq := range int64(200) {
-		a := &Attempt{Seq: seq}
+		a := &Attempt{Request: Request{Seq: seq}}
 		w, _ := c.wait(a, 2)
 		w2, _ := c.wait(a, 2)
 		if w != w2 || w < 0 || w > 4*time.Second {
@@ -176,5 +189,36 @@ func TestClientWaits(t *testing.T) {
 	}
 	if len(seen) < 9 {
 		t.Errorf("jittered waits fall in %d of 11 tenths of the bound", len(seen))
+	}
+}
+
+// TestClientsBounded: a request that never passes (its cost above the
+// capacity) is offered 1 + MaxRetries times by every model but honour,
+// which is told no wait cures it; MaxRetries above MaxClientRetries is
+// refused before any request is read.
+func TestClientsBounded(t *testing.T) {
+	lanes := []Lane{{Name: "gcra", Algorithm: limiters.GCRA, Policy: seedPolicy}}
+	never := []event{{user: "u", time: 0, cost: 9}}
+	for _, c := range []Clients{
+		{Model: ClientsImmediate, MaxRetries: MaxClientRetries, RetryDelay: time.Millisecond},
+		{Model: ClientsBackoff, MaxRetries: MaxClientRetries, Base: time.Millisecond, Max: time.Second},
+		{Model: ClientsHonour, MaxRetries: MaxClientRetries},
+	} {
+		stats, err := RunClients(&sliceSource{events: never}, Config{Lanes: lanes}, c, func(*Attempt) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1 + MaxClientRetries)
+		if c.Model == ClientsHonour {
+			want = 1
+		}
+		if st := stats[0]; st.Attempts != want || st.GaveUp != 1 || st.Goodput != 0 {
+			t.Errorf("%v: %+v, want %d attempts and one given up", c.Model, st, want)
+		}
+	}
+	src := &sliceSource{events: never}
+	_, err := RunClients(src, Config{Lanes: lanes}, Clients{Model: ClientsImmediate, MaxRetries: MaxClientRetries + 1}, func(*Attempt) error { return nil })
+	if err == nil || src.next != 0 {
+		t.Errorf("MaxRetries %d: error %v after %d requests read", MaxClientRetries+1, err, src.next)
 	}
 }

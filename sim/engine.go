@@ -26,6 +26,11 @@ const batchSize = 4096
 // arena offsets, which are 32-bit, overflow.
 const maxBatchBytes = 16 << 20
 
+// maxListed bounds Config.Top and Config.MostRejected: more than every
+// key of every worker (2^32 ids each, at most 64 workers) under every
+// lane (at most maxLanes).
+const maxListed = 1 << 50
+
 // defaultWorkers is the number of workers when Config.Workers is 0. It is
 // a constant, not the number of CPUs: which keys a worker forgets as idle,
 // and so whether a trace that goes far back in time is refused, must not
@@ -48,6 +53,7 @@ type batch struct {
 	texts []rowText // what only reports need
 	arena []byte    // user, key and timestamp texts of all requests
 	withs []span    // per request, Config.With's values
+	keys  []span    // per request, the keys of Config.keySets
 	own   [][]int32 // per worker: the requests whose key it owns
 	errs  []error   // per worker: what went wrong in this batch
 	left  atomic.Int32
@@ -98,12 +104,21 @@ type engine struct {
 	stop    atomic.Bool
 }
 
-func (c *Config) normalize() error {
-	if len(c.Lanes) == 0 {
-		for _, a := range c.Algorithms {
-			c.Lanes = append(c.Lanes, Lane{Name: a.String(), Algorithm: a, Policy: c.Policy})
-		}
+// lanes returns c.Lanes or, when there are none, c.Algorithms as lanes
+// under c.Policy.
+func (c *Config) lanes() []Lane {
+	if len(c.Lanes) > 0 {
+		return c.Lanes
 	}
+	var lanes []Lane
+	for _, a := range c.Algorithms {
+		lanes = append(lanes, Lane{Name: a.String(), Algorithm: a, Policy: c.Policy})
+	}
+	return lanes
+}
+
+func (c *Config) normalize() error {
+	c.Lanes = c.lanes()
 	if len(c.Lanes) == 0 {
 		return errors.New("sim: no algorithms selected")
 	}
@@ -126,6 +141,10 @@ func (c *Config) normalize() error {
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
+	// No list is longer than the keys a run can hold (2^32 ids a worker)
+	// times its lanes: a longer one asked for lists what there is, and
+	// the sums of list lengths stay far from overflowing.
+	c.Top, c.MostRejected = min(c.Top, maxListed), min(c.MostRejected, maxListed)
 	if c.Explain {
 		c.Detail = true
 	}
@@ -168,10 +187,7 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, nalg: len(cfg.Lanes), name: "trace"}
-	if n, ok := src.(interface{ Name() string }); ok {
-		e.name = n.Name()
-	}
+	e := newEngine(src, cfg)
 	for w := 0; w < cfg.Workers; w++ {
 		wk, err := newWorker(w, &e.cfg)
 		if err != nil {
@@ -181,11 +197,6 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		e.workers = append(e.workers, wk)
 	}
 
-	free := make(chan *batch, inflight)
-	for i := 0; i < inflight; i++ {
-		free <- e.newBatch()
-	}
-	ordered := make(chan *batch, inflight)
 	work := make([]chan *batch, len(e.workers))
 	var wg sync.WaitGroup
 	for w, wk := range e.workers {
@@ -201,64 +212,27 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 			}
 		}()
 	}
-
-	var readErr error
-	var requests int64
-	go func() {
-		defer close(ordered)
-		defer func() {
-			for _, ch := range work {
-				close(ch)
-			}
-		}()
-		defer func() {
-			if p := recover(); p != nil {
-				readErr = internalError(p)
-			}
-		}()
-		requests, readErr = e.read(src, free, work, ordered)
-	}()
-
-	var emitErr error
 	order := intervalOrder{every: int64(cfg.Every)}
-	for b := range ordered {
-		<-b.done
+	requests, err := e.start(src, work).each(func(b *batch) error {
 		if cfg.Every > 0 {
 			order.check(b)
 		}
-		if emitErr == nil {
-			// A worker's error stands for its whole batch: the rows of
-			// this batch and later ones are not emitted.
-			for _, err := range b.errs {
-				if err != nil {
-					emitErr = err
-					e.stop.Store(true)
-					break
-				}
+		// A worker's error stands for its whole batch: the rows of this
+		// batch and later ones are not emitted.
+		for _, err := range b.errs {
+			if err != nil {
+				return err
 			}
 		}
-		if emitErr == nil && cfg.Rows && len(b.rows) > 0 {
-			b.Requests = b.Requests[:0]
-			for i := range b.rows {
-				b.Requests = append(b.Requests, b.request(i))
-			}
-			b.withVals = b.withVals[:0]
-			for _, w := range b.withs {
-				b.withVals = append(b.withVals, b.slice(w))
-			}
-			if err := emit(&b.Batch); err != nil {
-				emitErr = err
-				e.stop.Store(true)
-			}
+		if cfg.Rows && len(b.rows) > 0 {
+			b.expose()
+			return emit(&b.Batch)
 		}
-		free <- b
-	}
+		return nil
+	})
 	wg.Wait()
-	if emitErr != nil {
-		return nil, emitErr
-	}
-	if readErr != nil && readErr != errStopped {
-		return nil, readErr
+	if err != nil {
+		return nil, err
 	}
 	r := e.report(requests)
 	if cfg.Every > 0 {
@@ -354,9 +328,11 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 		b.seq0 = seq
 		err := e.fill(b, src)
 		e.size(b)
-		e.route(b)
+		if len(work) > 0 {
+			e.route(b)
+			b.left.Store(int32(len(work)))
+		}
 		seq += int64(len(b.rows))
-		b.left.Store(int32(len(work)))
 		ordered <- b
 		for _, ch := range work {
 			ch <- b
@@ -381,6 +357,7 @@ func (e *engine) fill(b *batch, src Source) error {
 	rows, texts := b.rows[:0], b.texts[:0]
 	b.arena = b.arena[:0]
 	b.withs, b.nwith = b.withs[:0], len(e.cfg.With)
+	b.keys = b.keys[:0]
 	defer func() { b.rows, b.texts = rows, texts }()
 	for len(rows) < batchSize && len(b.arena) < maxBatchBytes {
 		ev, err := src.Next()
@@ -390,7 +367,12 @@ func (e *engine) fill(b *batch, src Source) error {
 		user := e.appendText(b, ev.User)
 		key := user
 		if len(e.cfg.KeyFields) > 0 {
-			if key, err = e.appendKey(b, ev); err != nil {
+			if key, err = e.appendKey(b, ev, keySet{fields: e.cfg.KeyFields}); err != nil {
+				return err
+			}
+		}
+		if len(e.cfg.keySets) > 0 {
+			if err := e.appendKeys(b, ev); err != nil {
 				return err
 			}
 		}
@@ -430,39 +412,81 @@ func (e *engine) appendWith(b *batch, ev *traces.Event) error {
 	return nil
 }
 
-// appendKey copies the key fields of ev into b's arena, joined with ':',
-// and returns where they are. A ':' or '\' inside a field is escaped with
-// a '\', so that different field values never make the same key:
-// ("a:b", "c") is a\:b:c and ("a", "b:c") is a:b\:c.
-func (e *engine) appendKey(b *batch, ev *traces.Event) (span, error) {
-	key := span{off: uint32(len(b.arena))}
-	for i, name := range e.cfg.KeyFields {
-		v, ok := ev.Attr(name)
-		if !ok {
-			return key, &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: fmt.Sprintf("no %q field to key on", name)}
+// appendKey copies the key of ev under ks into b's arena and returns where
+// it is; see appendKeyOf.
+func (e *engine) appendKey(b *batch, ev *traces.Event, ks keySet) (span, error) {
+	start := len(b.arena)
+	var missing string
+	b.arena, missing = appendKeyOf(b.arena, ev, ks.fields)
+	if missing != "" {
+		b.arena = b.arena[:start]
+		msg := fmt.Sprintf("no %q field to key on", missing)
+		if ks.name != "" {
+			msg = ks.name + ": " + msg
 		}
-		if i > 0 {
-			b.arena = append(b.arena, ':')
-		}
-		b.arena = appendKeyField(b.arena, v)
+		return span{}, &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: msg}
 	}
-	key.end = uint32(len(b.arena))
-	return key, nil
+	return span{uint32(start), uint32(len(b.arena))}, nil
 }
 
-// appendKeyField appends v to dst with every ':' and '\' escaped by a
-// '\'.
+// appendKeys copies the keys of ev under every one of Config.keySets into
+// b's arena. A missing field is an error, and then b has none of ev's.
+func (e *engine) appendKeys(b *batch, ev *traces.Event) error {
+	start := len(b.keys)
+	for _, ks := range e.cfg.keySets {
+		k, err := e.appendKey(b, ev, ks)
+		if err != nil {
+			b.keys = b.keys[:start]
+			return err
+		}
+		b.keys = append(b.keys, k)
+	}
+	return nil
+}
+
+// appendKeyOf appends the limiter key of ev's attributes fields to dst: a
+// single field's value as it is; several joined with ':', a field that
+// holds a ':' or starts with '[' in brackets, with any ']' or '\' inside
+// them escaped by a '\'. So ("2001:db8::1", "/login") is
+// [2001:db8::1]:/login, and ("a:b", "c") and ("a", "b:c") stay two keys,
+// [a:b]:c and a:[b:c]: read from the left, a field in brackets ends at
+// the first ']' not escaped, any other at the next ':'. No fields make the
+// empty key. It returns the name of a field ev does not have, if any.
+func appendKeyOf(dst []byte, ev *traces.Event, fields []string) ([]byte, string) {
+	for i, name := range fields {
+		v, ok := ev.Attr(name)
+		if !ok {
+			return dst, name
+		}
+		if len(fields) == 1 {
+			return append(dst, v...), ""
+		}
+		if i > 0 {
+			dst = append(dst, ':')
+		}
+		dst = appendKeyField(dst, v)
+	}
+	return dst, ""
+}
+
+// appendKeyField appends v to dst as one field of a composite key: as it
+// is, or in brackets when it holds a ':' or starts with '['.
 func appendKeyField(dst, v []byte) []byte {
+	if bytes.IndexByte(v, ':') < 0 && (len(v) == 0 || v[0] != '[') {
+		return append(dst, v...)
+	}
+	dst = append(dst, '[')
 	for len(v) > 0 {
-		i := bytes.IndexAny(v, `:\`)
+		i := bytes.IndexAny(v, `]\`)
 		if i < 0 {
-			return append(dst, v...)
+			dst = append(dst, v...)
+			break
 		}
 		dst = append(dst, v[:i]...)
 		dst = append(dst, '\\', v[i])
 		v = v[i+1:]
 	}
-	return dst
+	return append(dst, ']')
 }
 
 // route hashes the keys of b's rows and lists each row under the worker

@@ -159,7 +159,9 @@ func (kc *keyCounts) most(keys *interner, l, n int) []KeyRejections {
 		}
 		return bytes.Compare(name(a), name(b)) < 0
 	}
-	top := make([]candidate, 0, n+1)
+	// The list grows with the keys there are, not with n: a list of a
+	// billion asked of a trace of two keys takes two entries.
+	top := make([]candidate, 0, min(n, keys.Len()+len(kc.retired))+1)
 	offer := func(c candidate) {
 		if c.rejected == 0 || (len(top) == n && !before(c, top[n-1])) {
 			return

@@ -3,7 +3,9 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -110,21 +112,32 @@ func TestIntervals(t *testing.T) {
 		p.Capacity = int64(1 + c%9)
 		many = append(many, Lane{Name: "tb" + strconv.Itoa(c), Algorithm: limiters.TokenBucket, Policy: p})
 	}
-	every := 7 * time.Second
-	for c, cfg := range []Config{{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy}, {Lanes: many, Policy: seedPolicy}} {
+	// Intervals of 7s, and of 1000s, longer than the window, in which
+	// keys go idle and are forgotten (sweepAt 2), their ids given to
+	// other keys, which must count as keys of their own.
+	for c, cfg := range []Config{{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Every: 7 * time.Second},
+		{Lanes: many, Policy: seedPolicy, Every: 7 * time.Second},
+		{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Every: 1000 * time.Second, sweepAt: 2}} {
+		every := cfg.Every
 		for _, workers := range []int{1, 2, 3} {
 			cfg := cfg
-			cfg.Workers, cfg.Every = workers, every
+			cfg.Workers = workers
 			allowed, rep := collectAllowed(t, events, cfg)
 			_, oracle, _ := collect(t, events, Config{Algorithms: []limiters.Algorithm{limiters.SlidingLog}, Policy: seedPolicy})
 			var want []IntervalCounts
+			var keys map[string]bool
 			for i, e := range events {
 				start := floorDiv(e.time, int64(every)) * int64(every)
 				if len(want) == 0 || want[len(want)-1].Start != start {
 					want = append(want, IntervalCounts{Start: start, Lanes: make([]LaneCounts, len(allowed))})
+					keys = map[string]bool{}
 				}
 				w := &want[len(want)-1]
 				w.Requests++
+				if !keys[e.user] {
+					keys[e.user] = true
+					w.Keys++
+				}
 				for l := range allowed {
 					switch {
 					case allowed[l][i]:
@@ -142,9 +155,41 @@ func TestIntervals(t *testing.T) {
 			}
 		}
 	}
+	every := 7 * time.Second
 	back := append(slices.Clone(events[:100]), event{user: "late", time: events[0].time - int64(every), cost: 1})
 	_, rep := collectAllowed(t, back, Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Every: every})
 	if rep.IntervalsOutOfOrder != 102 || rep.Intervals != nil {
 		t.Errorf("out of order at line %d, %d intervals; want line 102, none", rep.IntervalsOutOfOrder, len(rep.Intervals))
+	}
+}
+
+// TestListsFollowKeys: a list of the keys a lane rejected most, or of the
+// worst intervals, asked far longer than the keys there are takes memory
+// for the keys there are, and lists them all; asked as long as an int
+// goes, it neither overflows nor fails.
+func TestListsFollowKeys(t *testing.T) {
+	events := append(secs("u1", 0, 1), secs("u2", 5)...)
+	for _, n := range []int{1 << 24, math.MaxInt} {
+		cfg := Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Top: n, MostRejected: n}
+		cfg.Policy.Limit, cfg.Policy.Capacity = 1, 1
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rep, err := Run(&sliceSource{events: events}, cfg, nil)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatalf("lists of %d: %v", n, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+			t.Errorf("lists of %d for 2 keys: %d MiB allocated", n, alloc>>20)
+		}
+		// Every lane refused u1 at 1, and allowed u1 and u2 once each.
+		if got := len(rep.Top); got != 2*len(cfg.Algorithms) {
+			t.Errorf("lists of %d: %d worst intervals, want one per lane and key: %d", n, got, 2*len(cfg.Algorithms))
+		}
+		for _, st := range rep.Algos {
+			if len(st.MostRejected) != 1 || st.MostRejected[0].Key != "u1" {
+				t.Errorf("lists of %d: %s most rejected %+v, want u1 alone", n, st.Name, st.MostRejected)
+			}
+		}
 	}
 }

@@ -36,10 +36,12 @@ type Config struct {
 	// and clock are also the oracle's, the exact rolling policy that false
 	// allows and rejects are counted against.
 	Policy limiters.Policy
-	// KeyFields names the event attributes that make up the limiter key,
-	// joined with ':' ("user", "endpoint" -> "u1:/login"), with any ':' or
-	// '\' inside a field escaped by a '\' so that different fields never
-	// make one key. Empty means user.
+	// KeyFields names the event attributes that make up the limiter key.
+	// One field's value is the key as it is ("2001:db8::1"); several are
+	// joined with ':' ("user", "endpoint" -> "u1:/login"), a field that
+	// holds a ':' or starts with '[' written in brackets, with any ']' or
+	// '\' inside escaped by a '\' ("[2001:db8::1]:/login"), so that
+	// different fields never make one key. Empty means user.
 	KeyFields []string
 	// With names event attributes to carry with each request, for
 	// Batch.With: a record without one of them is an error naming it.
@@ -89,6 +91,9 @@ type Config struct {
 	// key come back at a time for which that is not sure (the trace goes
 	// back in time too far), Run stops with an error.
 	KeepKeys bool
+	// keySets are more keys to build for each request, beside KeyFields',
+	// for the replays that key several limiters differently (RunStack).
+	keySets []keySet
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int
@@ -108,6 +113,14 @@ type Request struct {
 	Time     int64  // nanoseconds
 	TimeText []byte // the timestamp as the trace wrote it
 	Cost     int64
+	with     [][]byte
+}
+
+// With returns the value of the request's attribute Config.With[j] (for
+// RunClients and RunStack, their own With[j]), valid as long as the
+// request's other byte slices.
+func (r *Request) With(j int) []byte {
+	return r.with[j]
 }
 
 // With returns the value of request i's attribute Config.With[j]. It is

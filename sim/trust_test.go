@@ -151,7 +151,7 @@ func TestCompositeKeysDistinct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`a\:b:c`, `a:b\:c`, `a\\:\:c`}
+	want := []string{`[a:b]:c`, `a:[b:c]`, `a\:[:c]`}
 	if diff := cmp.Diff(want, keys); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
@@ -321,6 +321,105 @@ func TestLanesBeyondOneWord(t *testing.T) {
 					t.Fatalf("trial %d: Batch.Allowed(%d, %d) = %v", trial, i, a, allowed[a][i])
 				}
 			}
+		}
+	}
+}
+
+// TestKeyOfFields: a key of one field is the field's value as it is (an
+// IPv6 address stays one); a composite key reads back, field by field,
+// with a reader that knows only the rule: fields joined with ':', one
+// that holds a ':' or starts with '[' in brackets, ']' and '\' in them
+// escaped.
+func TestKeyOfFields(t *testing.T) {
+	event := func(vals ...string) *traces.Event {
+		ev := &traces.Event{User: []byte("u")}
+		var kv []string
+		for i, v := range vals {
+			kv = append(kv, fmt.Sprint("f", i), v)
+		}
+		ev.SetAttrs(kv...)
+		return ev
+	}
+	fields := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprint("f", i))
+		}
+		return out
+	}
+	for _, v := range []string{"2001:db8::1", "::1", `a\b`, "[x", "", "u1"} {
+		if got, missing := appendKeyOf(nil, event(v), fields(1)); string(got) != v || missing != "" {
+			t.Errorf("key of the one field %q: %q", v, got)
+		}
+	}
+	for _, c := range []struct {
+		vals []string
+		want string
+	}{
+		{[]string{"2001:db8::1", "/login"}, "[2001:db8::1]:/login"},
+		{[]string{"u1", "/login"}, "u1:/login"},
+		{[]string{"a]b", "[c"}, `a]b:[[c]`},
+		{[]string{"x:]", `y\:`}, `[x:\]]:[y\\:]`},
+		{[]string{"", ""}, ":"},
+	} {
+		if got, _ := appendKeyOf(nil, event(c.vals...), fields(len(c.vals))); string(got) != c.want {
+			t.Errorf("key of %q: %q, want %q", c.vals, got, c.want)
+		}
+	}
+	if _, missing := appendKeyOf(nil, event("a"), []string{"f0", "nope"}); missing != "nope" {
+		t.Errorf("a missing field is named %q", missing)
+	}
+	// decode reads a composite key back into its fields.
+	decode := func(key string) ([]string, bool) {
+		var out []string
+		for {
+			var f strings.Builder
+			if strings.HasPrefix(key, "[") {
+				i := 1
+				for ; i < len(key) && key[i] != ']'; i++ {
+					if key[i] == '\\' {
+						i++
+						if i == len(key) {
+							return nil, false
+						}
+					}
+					f.WriteByte(key[i])
+				}
+				if i == len(key) {
+					return nil, false
+				}
+				key = key[i+1:]
+			} else {
+				i := strings.IndexByte(key, ':')
+				if i < 0 {
+					i = len(key)
+				}
+				f.WriteString(key[:i])
+				key = key[i:]
+			}
+			out = append(out, f.String())
+			if key == "" {
+				return out, true
+			}
+			if key[0] != ':' {
+				return nil, false
+			}
+			key = key[1:]
+		}
+	}
+	rng := rand.New(rand.NewPCG(26, 26))
+	for range 20000 {
+		vals := make([]string, 2+rng.IntN(3))
+		for i := range vals {
+			b := make([]byte, rng.IntN(4))
+			for j := range b {
+				b[j] = "a:[]\\"[rng.IntN(5)]
+			}
+			vals[i] = string(b)
+		}
+		key, _ := appendKeyOf(nil, event(vals...), fields(len(vals)))
+		if got, ok := decode(string(key)); !ok || !slices.Equal(got, vals) {
+			t.Fatalf("key %q of %q reads back as %q", key, vals, got)
 		}
 	}
 }

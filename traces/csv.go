@@ -455,15 +455,24 @@ func (p *csvParser) readHeader() error {
 	if p.timeCol < 0 {
 		missing = append(missing, quote([]byte(p.c.names.time)))
 	}
-	if len(missing) > 0 && p.c.names.mapped {
-		return p.c.fatalf(line, 0, "header has no %s column (its columns: %s)",
-			strings.Join(missing, " or "), strings.Join(names, ", "))
+	if len(missing) == 0 {
+		return nil
 	}
-	if len(missing) > 0 {
-		return p.c.fatalf(line, 0, "header has no %s column (the first line must name the columns, e.g. user,timestamp; it has %s)",
+	var e *ParseError
+	if p.c.names.mapped {
+		e = p.c.fatalf(line, 0, "header has no %s column (its columns: %s)",
+			strings.Join(missing, " or "), strings.Join(names, ", "))
+	} else {
+		e = p.c.fatalf(line, 0, "header has no %s column (the first line must name the columns, e.g. user,timestamp; it has %s)",
 			strings.Join(missing, " or "), quote([]byte(strings.Join(names, ","))))
 	}
-	return nil
+	if p.userCol < 0 {
+		e.Missing |= FieldUser
+	}
+	if p.timeCol < 0 {
+		e.Missing |= FieldTime
+	}
+	return e
 }
 
 // isReserved reports whether a column name is user, timestamp or cost, in

@@ -213,20 +213,20 @@ func pow10Digits(u uint64) int {
 func ParseDuration(s string, unit time.Duration) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("traces: empty duration")
+		return 0, &ValueError{"empty duration"}
 	}
 	ns, e := parseDecimal([]byte(t), unitNanos(unit), false)
 	switch e {
 	case numOK:
 		return time.Duration(ns), nil
 	case numRange:
-		return 0, fmt.Errorf("traces: duration %q out of range (at most %v)", s, time.Duration(math.MaxInt64))
+		return 0, &ValueError{fmt.Sprintf("duration %q out of range (at most %v)", s, time.Duration(math.MaxInt64))}
 	case numPrecision:
-		return 0, fmt.Errorf("traces: duration %q is finer than a nanosecond", s)
+		return 0, &ValueError{fmt.Sprintf("duration %q is finer than a nanosecond", s)}
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
-		return 0, fmt.Errorf("traces: invalid duration %q (want a number of %s or a Go duration such as 10s or 1m)", s, UnitName(unit))
+		return 0, &ValueError{fmt.Sprintf("invalid duration %q (want a number of %s or a Go duration such as 10s or 1m)", s, UnitName(unit))}
 	}
 	return d, nil
 }

@@ -17,7 +17,8 @@
 // one. Numbers are read from their text, so 1.5 stays 1.5. Merge keys are
 // refused; aliases are resolved only where a request or a scalar is
 // expected. YAML is parsed whole, so its size is capped
-// (Options.MaxYAMLBytes).
+// (Options.MaxYAMLBytes), and each alias counts against the cap as the
+// size of what it repeats.
 //
 //	requests:
 //	  - {user: u1, timestamp: 7}
@@ -59,6 +60,17 @@
 // A Reader is strict by default: the first bad record ends the read. With
 // Options.Lenient it skips bad records, reports each to Options.OnSkip and
 // counts them (Reader.Skipped).
+//
+// # Sets, sorting and interrupts
+//
+// OpenSet reads the traces of one replay as one Source: several files
+// merged by time (Merge), or sorted (Sort) in bounded memory, spilling
+// sorted runs to temporary files merged 32 at a time. Its context stops
+// it: Next returns the context's error once it is done, a read blocked on
+// a pipe or terminal included. A Spool lets a caller read traces that can
+// be read only once (standard input, a pipe) more than once, from a copy.
+// Temporary files have no name from the moment they are made, where the
+// system allows, so that nothing is left of them however a process ends.
 //
 // # Speed
 //

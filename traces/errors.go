@@ -2,6 +2,7 @@ package traces
 
 import (
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,16 @@ type ParseError struct {
 	Line   int
 	Column int
 	Msg    string
+	// Missing, when not 0, says which of the fields read from every
+	// record the record lacks (or, for CSV, the header): the caller may
+	// suggest how to name them (Options.UserField, Options.TimeField).
+	Missing Field
+	// EpochUnit, when not 0, is the unit of epoch time that an
+	// out-of-range whole-number timestamp looks like (time.Millisecond
+	// for 13 digits, time.Microsecond for 16, time.Nanosecond for 19):
+	// the time format of that unit (TimeFormatUnixMs, ...) would read it
+	// while leaving Options.Unit, and so durations, as they are.
+	EpochUnit time.Duration
 
 	// fatal marks errors after which reading cannot go on (a bad CSV
 	// header, a YAML syntax error), even in lenient mode.
@@ -39,6 +50,16 @@ func (e *ParseError) Error() string {
 	return string(b)
 }
 
+// A Field is one of the fields a Reader reads from every record, as a
+// bit in a set.
+type Field uint8
+
+// The fields of ParseError.Missing.
+const (
+	FieldUser Field = 1 << iota // the user (Options.UserField)
+	FieldTime                   // the timestamp (Options.TimeField)
+)
+
 // maxQuoted is how many bytes of an offending value an error message shows.
 const maxQuoted = 40
 
@@ -54,3 +75,13 @@ func quote(b []byte) string {
 	}
 	return strconv.Quote(string(b[:n])) + "..."
 }
+
+// A ValueError is a value given outside a trace that does not parse: a
+// duration, a unit, a time format. Its Error names the package; Text is
+// the message alone.
+type ValueError struct{ msg string }
+
+func (e *ValueError) Error() string { return "traces: " + e.msg }
+
+// Text returns the message without the package's name.
+func (e *ValueError) Text() string { return e.msg }

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -121,5 +122,36 @@ func TestFieldMappingNested(t *testing.T) {
 	_, err = readLines(t, "t.yaml", yml, Options{UserField: "request.client_ip", TimeField: "ts"})
 	if err == nil || !strings.Contains(err.Error(), `missing "request.client_ip" (fields: "ts", "request.remote_ip", "request.uri")`) {
 		t.Errorf("missing nested YAML field: %v", err)
+	}
+}
+
+// TestMissingFieldKind: an error about a missing user or timestamp says
+// which is missing, in every format, so that a caller can say how to name
+// the field to read instead.
+func TestMissingFieldKind(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		opts     Options
+		want     Field
+	}{
+		{"a.csv", "ip,timestamp\n1.2.3.4,1\n", Options{}, FieldUser},
+		{"a.csv", "user,time\nu1,1\n", Options{}, FieldTime},
+		{"a.csv", "ip,time\n1.2.3.4,1\n", Options{}, FieldUser | FieldTime},
+		{"a.csv", "ip,time\n1.2.3.4,1\n", Options{UserField: "ip"}, FieldTime},
+		{"a.jsonl", `{"ip":"1.2.3.4","timestamp":1}`, Options{}, FieldUser},
+		{"a.jsonl", `{"user":"u1","ts":1}`, Options{}, FieldTime},
+		{"a.yaml", "- {ip: 1.2.3.4, timestamp: 1}\n", Options{}, FieldUser},
+		{"a.yaml", "- {user: u1, ts: 1}\n", Options{}, FieldTime},
+	} {
+		_, err := readAll(t, c.name, c.in, c.opts)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Missing != c.want {
+			t.Errorf("%s %q: %v, want Missing %b", c.name, c.in, err, c.want)
+		}
+	}
+	// Other errors name no missing field.
+	_, err := readAll(t, "a.csv", "user,timestamp\nu1,x\n", Options{})
+	if pe := (*ParseError)(nil); !errors.As(err, &pe) || pe.Missing != 0 {
+		t.Errorf("a bad timestamp: %#v", err)
 	}
 }

@@ -120,7 +120,7 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	c := p.c
 	line0 := ev.Line
 	if !haveUser {
-		return c.errorf(line0, 0, "missing %s%s", quote([]byte(c.names.user)), ev.fieldList())
+		return c.missing(line0, 0, FieldUser, ev.fieldList())
 	}
 	switch userKind {
 	case jsonString, jsonNumber:
@@ -133,7 +133,7 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 		return c.errorf(line0, userOff+1, "empty user")
 	}
 	if !haveTime {
-		return c.errorf(line0, 0, "missing %s%s", quote([]byte(c.names.time)), ev.fieldList())
+		return c.missing(line0, 0, FieldTime, ev.fieldList())
 	}
 	switch timeKind {
 	case jsonString, jsonNumber:

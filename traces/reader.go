@@ -144,7 +144,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 			return nil, fmt.Errorf("traces: %s: %w", name, err)
 		}
 		rd.gz = gz
-		src = gz
+		src = gzipStream{gz}
 	}
 
 	lr := newLineReader(src)
@@ -182,6 +182,24 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		rd.p = p
 	}
 	return rd, nil
+}
+
+// gzipStream is a gzip-compressed trace's content, whose reads say what
+// an early end means.
+type gzipStream struct{ gz *gzip.Reader }
+
+// ErrTruncatedGzip is the error for a gzip-compressed trace whose
+// compressed stream ends early: a file cut short, as a copy or download
+// interrupted leaves it. What was read before it is good; nothing after
+// it can be.
+var ErrTruncatedGzip = errors.New("unexpected EOF in the gzip-compressed stream (the file is truncated)")
+
+func (g gzipStream) Read(p []byte) (int, error) {
+	n, err := g.gz.Read(p)
+	if err == io.ErrUnexpectedEOF {
+		err = ErrTruncatedGzip
+	}
+	return n, err
 }
 
 // Open opens the trace file at path and returns a Reader of it; path "-"
@@ -365,6 +383,18 @@ func (c *common) errorf(line, col int, format string, args ...any) *ParseError {
 	return &ParseError{File: c.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 
+// missing is the error for a record without the field f; fields lists
+// the fields it has.
+func (c *common) missing(line, col int, f Field, fields string) *ParseError {
+	name := c.names.user
+	if f == FieldTime {
+		name = c.names.time
+	}
+	e := c.errorf(line, col, "missing %s%s", quote([]byte(name)), fields)
+	e.Missing = f
+	return e
+}
+
 func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {
 	e := c.errorf(line, col, format, args...)
 	e.fatal = true
@@ -432,7 +462,12 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	ns, e := parseDecimal(text, c.unit, c.tf.round)
 	switch e {
 	case numRange:
-		return c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)%s", quote(text), epochHint(text, c.unit))
+		e := c.errorf(line, col, "timestamp %s out of range (int64 nanoseconds)", quote(text))
+		if u, name := epochUnit(text, c.unit); u != 0 {
+			e.Msg += "; it looks like epoch " + name
+			e.EpochUnit = u
+		}
+		return e
 	case numPrecision:
 		return c.errorf(line, col, "timestamp %s is finer than a nanosecond (--time-round rounds it)", quote(text))
 	case numSyntax:
@@ -446,29 +481,28 @@ func (c *common) setTime(ev *Event, text []byte, line, col int) error {
 	return nil
 }
 
-// epochHint says which unit a whole number that overflowed in unit is
-// likely in, when its digits count as epoch milliseconds, microseconds
-// or nanoseconds of today's dates: "; 1710064800123 looks like epoch
-// milliseconds: use --unit ms".
-func epochHint(text []byte, unit int64) string {
+// epochUnit returns the unit of epoch time, and its name, that a whole
+// number that overflowed in unit looks like, when its digits count as
+// epoch milliseconds, microseconds or nanoseconds of today's dates
+// (1710064800123: milliseconds); 0 when it looks like none.
+func epochUnit(text []byte, unit int64) (time.Duration, string) {
 	digits := text
 	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
 		digits = digits[1:]
 	}
 	if !isDigits(digits) {
-		return ""
+		return 0, ""
 	}
 	for _, u := range []struct {
-		n     int
-		name  string
-		short string
-		ns    int64
-	}{{13, "milliseconds", "ms", 1e6}, {16, "microseconds", "us", 1e3}, {19, "nanoseconds", "ns", 1}} {
-		if len(digits) == u.n && unit > u.ns {
-			return fmt.Sprintf("; it looks like epoch %s: use --unit %s", u.name, u.short)
+		n    int
+		name string
+		unit time.Duration
+	}{{13, "milliseconds", time.Millisecond}, {16, "microseconds", time.Microsecond}, {19, "nanoseconds", time.Nanosecond}} {
+		if len(digits) == u.n && unit > int64(u.unit) {
+			return u.unit, u.name
 		}
 	}
-	return ""
+	return 0, ""
 }
 
 // setLayoutTime converts text in the trace's layout.
@@ -652,7 +686,11 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, errLineTooLong
 		}
 		if lr.err != nil {
-			if lr.pos < lr.end {
+			// A last line without a line end is a line at the end of the
+			// input, but not before a read error: it may be cut short
+			// (a truncated gzip stream ends inside a line, "u1,12" as
+			// "u1,1").
+			if lr.pos < lr.end && lr.err == io.EOF {
 				line := lr.buf[lr.pos:lr.end]
 				lr.pos = lr.end
 				lr.line++

@@ -184,6 +184,8 @@ func TestBadInput(t *testing.T) {
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {\"us\xffer\": u1, timestamp: 1}\n", Options{}, "traces: t.yaml:2:7: invalid leading UTF-8 octet"},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: \"a\x01\", timestamp: 1}\n", Options{}, "traces: t.yaml:2:12: control characters are not allowed"},
 		{"t.yaml", "- {user: u1, timestamp: 1}\n- {user: u1, timestamp: *t}\n", Options{}, "traces: t.yaml:2:25: unknown anchor 't' referenced"},
+		{"t.yaml", "- &a {user: u1, timestamp: 1, x: *a}\n", Options{}, "traces: t.yaml:1:34: alias *a is inside the node it refers to"},
+		{"t.yaml", "requests: &r [{user: u1, timestamp: 1, x: *r}]\n", Options{}, "traces: t.yaml:1:43: alias *r is inside the node it refers to"},
 	}
 	for _, tt := range tests {
 		name := tt.want
@@ -233,8 +235,8 @@ func TestYAMLAliasBomb(t *testing.T) {
 		strings.Repeat("- *h\n", 1000)
 	for _, in := range []struct{ name, text, want string }{
 		{"top", bomb, `traces: bomb.yaml:1:1: unknown top-level key "a" (want requests)`},
-		{"attributes", inRequest, `traces: bomb.yaml:1:31: field "a": expected a scalar or a map, got a sequence`},
-		{"sequence", seq, `traces: bomb.yaml:2:3: expected a map with user and timestamp, got a sequence`},
+		{"attributes", inRequest, `traces: bomb.yaml:1:296: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`},
+		{"sequence", seq, `traces: bomb.yaml:8:7: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`},
 	} {
 		// Milliseconds in fact; the bound leaves room for -race on a busy
 		// machine.
@@ -255,6 +257,48 @@ func TestYAMLAliasBomb(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("%s: still reading after 2s", in.name)
 		}
+	}
+}
+
+// TestYAMLAliasesCountAgainstTheCap: a small file whose aliases repeat a
+// big scalar is as big as its expansion, and refused before any request
+// is read; a few aliases within the cap read as their anchors.
+func TestYAMLAliasesCountAgainstTheCap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("- {user: u0, timestamp: 0, pad: &big " + strings.Repeat("x", 1<<20) + "}\n")
+	for i := 1; i <= 20000; i++ {
+		fmt.Fprintf(&b, "- {user: u%d, timestamp: %d, pad: *big}\n", i%10, i)
+	}
+	hostile := b.String()
+	if n := len(hostile); n < 1<<20 || n > 2<<20 {
+		t.Fatalf("the hostile trace is %d bytes", n)
+	}
+	want := `traces: pad.yaml:16:34: YAML trace larger than 16 MiB once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream`
+	// Refused by NewReader: before a first event, so before any output
+	// or sort run could be written.
+	for _, lenient := range []bool{false, true} {
+		_, err := NewReader(strings.NewReader(hostile), "pad.yaml", Options{Lenient: lenient})
+		var pe *ParseError
+		if err == nil || err.Error() != want || !errors.As(err, &pe) {
+			t.Errorf("lenient %v: error %v, want %s", lenient, err, want)
+		}
+	}
+
+	// Within the cap, aliases read as what they repeat, wherever a
+	// request or a value is expected.
+	in := "- &r {user: u1, timestamp: 1, tag: &t abc}\n- *r\n- {user: u2, timestamp: 2, tag: *t}\n"
+	got, err := readAll(t, "ok.yaml", in, Options{})
+	if err != nil || len(got) != 3 || got[1].User != "u1" || len(got[2].Attrs) != 1 || got[2].Attrs[0] != "tag=abc" {
+		t.Errorf("aliases within the cap: %+v, %v", got, err)
+	}
+	// The expanded size is what counts: these 100 aliases of a 100-byte
+	// scalar fit in 10 KiB as text, not once expanded.
+	in = "- {user: u0, timestamp: 0, pad: &p " + strings.Repeat("y", 100) + "}\n" + strings.Repeat("- {user: u1, timestamp: 1, pad: *p}\n", 100)
+	if _, err := readAll(t, "p.yaml", in, Options{MaxYAMLBytes: 10 << 10}); err == nil || !strings.Contains(err.Error(), "larger than 10 KiB once its aliases are expanded") {
+		t.Errorf("100 aliases of 100 bytes under a 10 KiB cap: %v", err)
+	}
+	if got, err := readAll(t, "p.yaml", in, Options{MaxYAMLBytes: 20 << 10}); err != nil || len(got) != 101 {
+		t.Errorf("the same under a 20 KiB cap: %d events, %v", len(got), err)
 	}
 }
 
@@ -986,5 +1030,47 @@ func TestSkipOtherUsers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-whole read +skipping):\n%s", diff)
+	}
+}
+
+// TestTruncatedGzip: a gzip-compressed trace cut short reports the early
+// end of the compressed stream, naming the file, after the events read
+// whole before it; never a parse error in a line cut in the middle, nor a
+// line cut short read as a good one ("u1,12" as "u1,1").
+func TestTruncatedGzip(t *testing.T) {
+	var text = map[string]string{"csv": "user,timestamp\n", "jsonl": "", "yaml": ""}
+	for i := range 400 {
+		text["csv"] += fmt.Sprintf("u%d,%d\n", i%7, 1000+i)
+		text["jsonl"] += fmt.Sprintf(`{"user":"u%d","timestamp":%d}`+"\n", i%7, 1000+i)
+		text["yaml"] += fmt.Sprintf("- {user: u%d, timestamp: %d}\n", i%7, 1000+i)
+	}
+	for ext, in := range text {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write([]byte(in))
+		zw.Close()
+		name := "trace." + ext + ".gz"
+		full, err := readAll(t, name, z.String(), Options{})
+		if err != nil || len(full) != 400 {
+			t.Fatalf("%s whole: %d events, %v", name, len(full), err)
+		}
+		for _, cut := range []int{11, z.Len() / 3, z.Len() / 2, z.Len() - 9, z.Len() - 1} {
+			for _, lenient := range []bool{false, true} {
+				var got []rec
+				r, err := NewReader(strings.NewReader(z.String()[:cut]), name, Options{Lenient: lenient, OnSkip: func(err error) {
+					t.Errorf("%s cut at %d: skipped %v", name, cut, err)
+				}})
+				if err == nil {
+					got, err = drain(r)
+				}
+				var pe *ParseError
+				if !errors.Is(err, ErrTruncatedGzip) || errors.As(err, &pe) || !strings.HasPrefix(err.Error(), "traces: "+name+": unexpected EOF in the gzip-compressed stream") {
+					t.Errorf("%s cut at %d of %d (lenient %v): %v", name, cut, z.Len(), lenient, err)
+				}
+				if len(got) > len(full) || !slices.EqualFunc(got, full[:len(got)], func(a, b rec) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+					t.Errorf("%s cut at %d: the events read are not the trace's first %d", name, cut, len(got))
+				}
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -120,11 +121,35 @@ func TestTimeFormatsOther(t *testing.T) {
 	if _, err := times(t, Options{TimeFormat: "clf"}, "2024-10-10"); err == nil || !strings.Contains(err.Error(), `does not match the time format "02/Jan/2006:15:04:05 -0700"`) {
 		t.Errorf("clf mismatch: %v", err)
 	}
-	if _, err := times(t, Options{}, "1710064800123"); err == nil || !strings.Contains(err.Error(), "it looks like epoch milliseconds: use --unit ms") {
-		t.Errorf("epoch ms as seconds: %v", err)
+	// An epoch in a finer unit than the trace's: the error says which, and
+	// the time format of that unit reads it.
+	for _, c := range []struct {
+		unit      time.Duration
+		text      string
+		epochUnit time.Duration
+		name      string
+		format    string
+	}{
+		{0, "1710064800123", time.Millisecond, "milliseconds", TimeFormatUnixMs},
+		{time.Millisecond, "1710064800123456", time.Microsecond, "microseconds", TimeFormatUnixUs},
+		{0, "1710064800123456789", time.Nanosecond, "nanoseconds", TimeFormatUnixNs},
+	} {
+		_, err := times(t, Options{Unit: c.unit}, c.text)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.EpochUnit != c.epochUnit || !strings.HasSuffix(pe.Msg, "; it looks like epoch "+c.name) {
+			t.Errorf("%s in %v: %#v", c.text, c.unit, err)
+		}
+		got, err := times(t, Options{Unit: c.unit, TimeFormat: c.format}, c.text)
+		if err != nil || len(got) != 1 {
+			t.Errorf("%s as %s: %v, %v", c.text, c.format, got, err)
+		}
 	}
-	if _, err := times(t, Options{Unit: time.Millisecond}, "1710064800123456"); err == nil || !strings.Contains(err.Error(), "epoch microseconds: use --unit us") {
-		t.Errorf("epoch us as ms: %v", err)
+	// A number out of range for other reasons has no such hint.
+	for _, text := range []string{"99999999999999999999999", "1710064800123.5"} {
+		var pe *ParseError
+		if _, err := times(t, Options{}, text); !errors.As(err, &pe) || pe.EpochUnit != 0 || strings.Contains(pe.Msg, "epoch") {
+			t.Errorf("%s: %#v", text, err)
+		}
 	}
 	for _, bad := range []string{"nonsense", "yyyy-mm-dd"} {
 		if _, err := NewReader(strings.NewReader("user,timestamp\n"), "t.csv", Options{TimeFormat: bad}); err == nil || !strings.Contains(err.Error(), "unknown time format") {

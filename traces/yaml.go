@@ -19,8 +19,10 @@ import (
 //
 // Numbers are read from their text, never decoded as int or float. Aliases
 // are resolved only where a request map or a scalar is expected, and merge
-// keys (<<) are refused, so no alias can make the work grow beyond the size
-// of the text: an alias bomb fails at its first expansion.
+// keys (<<) are refused. Each alias counts against the size cap as the
+// size of what it repeats, before any request is read: a 1 MB scalar
+// repeated by 20,000 aliases is a 20 GB trace, refused as such, not a
+// 1 MB one that writes 20 GB.
 type yamlParser struct {
 	c       *common
 	items   []*yaml.Node
@@ -48,8 +50,85 @@ func newYAMLParser(c *common, lr *lineReader, max int64) (*yamlParser, error) {
 	if perr != nil {
 		return nil, perr
 	}
+	if perr := p.checkExpansion(items, int64(len(data)), max); perr != nil {
+		return nil, perr
+	}
 	p.items = items
 	return p, nil
+}
+
+// checkExpansion refuses a trace whose aliases make it larger than max
+// once expanded: every scalar counts its bytes, and every alias the size
+// of what it stands for, aliases within it expanded in turn (each
+// anchor's size is worked out once, so this takes time in proportion to
+// the nodes, not to the expanded size). size is the size of the text, the
+// most a trace without aliases can count.
+func (p *yamlParser) checkExpansion(items []*yaml.Node, size, max int64) *ParseError {
+	x := expansion{memo: map[*yaml.Node]int64{}, max: max}
+	var total int64
+	for _, n := range items {
+		for _, a := range aliasesIn(n, nil) {
+			total = min(total+x.size(a.Alias), max+1)
+			if x.cycle != nil {
+				return p.c.fatalf(x.cycle.Line, x.cycle.Column, "alias *%s is inside the node it refers to", x.cycle.Value)
+			}
+			if total+size > max {
+				return p.c.fatalf(a.Line, a.Column,
+					"YAML trace larger than %s once its aliases are expanded (each alias counts as the size of what it repeats); YAML is parsed whole, so its size is capped: convert it to CSV or JSON Lines, which are read as a stream",
+					byteSize(max))
+			}
+		}
+	}
+	return nil
+}
+
+// aliasesIn appends to list the alias nodes in n, outside other aliases,
+// in document order.
+func aliasesIn(n *yaml.Node, list []*yaml.Node) []*yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return append(list, n)
+	}
+	for _, c := range n.Content {
+		list = aliasesIn(c, list)
+	}
+	return list
+}
+
+// expansion works out the expanded sizes of the nodes aliases refer to.
+type expansion struct {
+	memo  map[*yaml.Node]int64 // the sizes known; -1 while being worked out
+	max   int64                // sizes stop growing past max+1
+	cycle *yaml.Node           // an alias found inside what it refers to
+}
+
+// size returns the bytes of n's scalars with its aliases expanded, at
+// most x.max+1.
+func (x *expansion) size(n *yaml.Node) int64 {
+	if n == nil || x.cycle != nil {
+		return 0
+	}
+	if s, ok := x.memo[n]; ok {
+		if s < 0 {
+			return 0 // the caller's alias is the cycle; see below
+		}
+		return s
+	}
+	x.memo[n] = -1
+	s := int64(len(n.Value)) + 1 // a node counts a byte even when empty
+	for _, c := range n.Content {
+		if c.Kind == yaml.AliasNode {
+			if m, ok := x.memo[c.Alias]; ok && m < 0 {
+				x.cycle = c
+				return 0
+			}
+			s += x.size(c.Alias)
+		} else {
+			s += x.size(c)
+		}
+		s = min(s, x.max+1)
+	}
+	x.memo[n] = s
+	return s
 }
 
 // readCapped returns the rest of lr's input, reading at most max+1 bytes
@@ -255,9 +334,8 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 		return err
 	}
 	user, ts, cost := f.user, f.ts, f.cost
-	names := &c.names
 	if user == nil {
-		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.user)), fieldList(n))
+		return c.missing(ev.Line, n.Column, FieldUser, fieldList(n))
 	}
 	if user.Kind != yaml.ScalarNode {
 		return c.errorf(user.Line, user.Column, "user: expected a scalar, got %s", kindName(user))
@@ -270,7 +348,7 @@ func (p *yamlParser) event(ev *Event, n *yaml.Node) error {
 		return err
 	}
 	if ts == nil {
-		return c.errorf(ev.Line, n.Column, "missing %s%s", quote([]byte(names.time)), fieldList(n))
+		return c.missing(ev.Line, n.Column, FieldTime, fieldList(n))
 	}
 	if ts.Kind != yaml.ScalarNode {
 		return c.errorf(ts.Line, ts.Column, "timestamp: expected a scalar, got %s", kindName(ts))

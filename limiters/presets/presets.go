@@ -289,7 +289,7 @@ func (p *Preset) Limiter(params map[string]string) (limiters.Algorithm, limiters
 	for k, val := range params {
 		prm := p.param(k)
 		if prm == nil {
-			return 0, limiters.Policy{}, fmt.Errorf("presets: %s has no parameter %q (valid: %s)", p.Name, k, strings.Join(p.ParamNames(), ", "))
+			return 0, limiters.Policy{}, errorf("%s has no parameter %q (valid: %s)", p.Name, k, strings.Join(p.ParamNames(), ", "))
 		}
 		v.m[k], v.given[k] = val, true
 	}
@@ -300,12 +300,21 @@ func (p *Preset) Limiter(params map[string]string) (limiters.Algorithm, limiters
 	}
 	a, pol, err := p.build(v)
 	if err != nil {
-		return 0, limiters.Policy{}, fmt.Errorf("presets: %s: %w", p.Name, err)
+		return 0, limiters.Policy{}, errorf("%s: %v", p.Name, err)
 	}
 	if err := pol.Validate(a); err != nil {
-		return 0, limiters.Policy{}, fmt.Errorf("presets: %s: %s", p.Name, strings.TrimPrefix(err.Error(), "limiters: "))
+		return 0, limiters.Policy{}, errorf("%s: %s", p.Name, policyText(err))
 	}
 	return a, pol, nil
+}
+
+// policyText is the message of a limiters error without the package's
+// name.
+func policyText(err error) string {
+	if pe, ok := err.(*limiters.PolicyError); ok {
+		return pe.Text()
+	}
+	return err.Error()
 }
 
 func (p *Preset) param(name string) *Param {
@@ -422,6 +431,9 @@ func nginx(v values) (limiters.Algorithm, limiters.Policy, error) {
 	}
 	burst, err := v.count("burst", least("burst"))
 	if err != nil {
+		if v.given["burst"] {
+			err = fmt.Errorf("%w (nginx refuses burst=0: leave burst out for none)", err)
+		}
 		return 0, limiters.Policy{}, err
 	}
 	if burst > math.MaxInt64/4000 {
