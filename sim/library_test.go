@@ -2,12 +2,12 @@ package sim
 
 import (
 	"math/rand/v2"
-
-	"github.com/google/go-cmp/cmp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
@@ -139,5 +139,41 @@ func TestLibraryReference(t *testing.T) {
 				t.Fatalf("trial %d (keep %v): report (-reference +sim):\n%s", trial, c.KeepKeys, diff)
 			}
 		}
+	}
+}
+
+// TestStackRefusesZones: a stack decides each key alone, which nginx's
+// zone does not allow: the stack is refused before a request is read,
+// naming the policy and its kind. The other library kinds stack, and
+// decide in the stack as their Keyed does.
+func TestStackRefusesZones(t *testing.T) {
+	events := randomTrace(rand.New(rand.NewPCG(61, 62)), 300, 4, true)
+	sortEvents(events)
+	nginx := StackPolicy{Lane: libraryLane(t, "edge", "nginx", "rate=2r/s,burst=1"), KeyFields: []string{"user"}}
+	src := &sliceSource{events: events}
+	_, err := RunStack(src, Config{}, Stack{Policies: []StackPolicy{nginx}}, func(*StackDecision) error { return nil })
+	want := "sim: policy edge: nginx-limit-req keeps its keys in one zone, where a new key expires others' states, and a stack decides each key alone: it cannot be stacked"
+	if err == nil || err.Error() != want || src.next != 0 {
+		t.Fatalf("nginx in a stack: %v after %d events, want %q before any", err, src.next, want)
+	}
+	if err := StackCheck(nginx); err == nil || err.Error() != want {
+		t.Errorf("StackCheck: %v", err)
+	}
+	throttled := StackPolicy{Lane: libraryLane(t, "edge", "throttled", "per_sec=2,max_burst=1"), KeyFields: []string{"user"}}
+	if err := StackCheck(throttled); err != nil {
+		t.Fatalf("throttled: %v", err)
+	}
+	keyed, _ := limiters.NewKeyed(throttled.Algorithm, throttled.Policy)
+	i := 0
+	_, err = RunStack(&sliceSource{events: events}, Config{}, Stack{Policies: []StackPolicy{throttled}}, func(d *StackDecision) error {
+		e := events[i]
+		i++
+		if want := keyed.Allow(e.user, e.time, e.cost); d.Decisions[0] != want {
+			t.Fatalf("event %d %+v: the stack decided %+v, its Keyed %+v", i-1, e, d.Decisions[0], want)
+		}
+		return nil
+	})
+	if err != nil || i != len(events) {
+		t.Fatalf("throttled in a stack: %v after %d of %d", err, i, len(events))
 	}
 }
