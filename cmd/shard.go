@@ -201,6 +201,11 @@ func (pr *partialRun) run(rp *replay, src sim.Source, cfg sim.Config) (*sim.Repo
 	if err := pr.start(rp); err != nil {
 		return nil, err
 	}
+	for _, l := range cfg.Lanes {
+		if l.Algorithm.KeysInteract() {
+			return nil, usageErrorf("--shard splits the trace by key, and the keys of %s (%s) share one zone: a key's decisions depend on the other keys' requests, so the shards' results would not merge exactly; replay the whole trace in one process", l.Name, l.Algorithm)
+		}
+	}
 	stream := pr.streams
 	pr.streams++
 	cfg.Shard = pr.shard

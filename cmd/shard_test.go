@@ -244,7 +244,8 @@ func TestMergeRefuses(t *testing.T) {
 }
 
 // TestShardRefusesStacks checks that a stack whose policy is keyed
-// otherwise than the replay is refused under --shard, naming the policy.
+// otherwise than the replay, or a limiter whose keys share a zone, is
+// refused under --shard, naming the policy.
 func TestShardRefusesStacks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 5))
 	trace := shardTrace(t, rng, 100, false)
@@ -269,6 +270,8 @@ func TestShardRefusesStacks(t *testing.T) {
 		{[]string{"compare", "--summary", "--config", config}, "policy per-endpoint is keyed by ep"},
 		{[]string{"run", "--config", config}, "policy per-endpoint is keyed by ep"},
 		{[]string{"compare", "--summary", "--config", global}, "policy all is keyed by one key for every request"},
+		// nginx's zone: its keys' decisions depend on each other's.
+		{[]string{"compare", "--summary", "--limiter", "z=nginx:rate=1r/s,burst=5"}, "the keys of z (nginx-limit-req) share one zone"},
 	} {
 		args := append(append(c.args, "--shard", "0/2", "-o", "partial"), trace)
 		r := ratesim(t, "", args...)

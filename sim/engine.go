@@ -142,6 +142,13 @@ func (c *Config) normalize() error {
 	if c.Shard.Count < 0 || c.Shard.Sharded() && (c.Shard.Index < 0 || c.Shard.Index >= c.Shard.Count) {
 		return errBadShard
 	}
+	if c.Shard.Sharded() {
+		for _, l := range c.Lanes {
+			if l.Algorithm.KeysInteract() {
+				return fmt.Errorf("sim: %s: its keys share a zone, so a shard of the keys does not decide as the whole trace does", l.Name)
+			}
+		}
+	}
 	if c.Shard.Split && c.Every > 0 {
 		return errors.New("sim: per-interval counts need the whole trace's order, which a shard split by another tool does not know")
 	}
