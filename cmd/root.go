@@ -160,6 +160,8 @@ func NewRootCmd(version string) *cobra.Command {
 		newAlgosCmd(),
 		newPresetsCmd(),
 		newGenCmd(),
+		newLintCmd(),
+		newExportCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	addCompletionCmd(root)

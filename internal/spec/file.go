@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // MaxFileBytes caps the size of a policy file.
@@ -34,6 +35,11 @@ type File struct {
 	Interval Setting                       // interval:, Value "" when not given
 	Intent   Setting                       // intent: LIMIT/WINDOW, Value "" when not given
 	Policies []StackPolicy                 // policies:, a stack
+	// Stack is how the stack's policies take a request another refused
+	// ("consume" or "refund"), when the file says so (a gateway's config
+	// read by internal/gateway does: nginx and Kong take a request in all
+	// their limits or none); "" when it does not.
+	Stack string
 }
 
 // A StackPolicy is one policy of a stack (a policy file's policies:
@@ -44,6 +50,9 @@ type StackPolicy struct {
 	// key, empty for one global key.
 	Key    []string
 	Shadow bool
+	// Match, when not nil, says which requests it applies to (a
+	// gateway's location or descriptor); nil for every request.
+	Match *sim.Match
 }
 
 // The YAML shape of a policy file: the parameters shared by every
