@@ -35,6 +35,9 @@ func TestDependencyRules(t *testing.T) {
 		"internal/tables": {"cmd"},
 		// The sweep's grid and scoring: no renderer or command line.
 		"internal/sweep": {"cmd", "report", "internal/render"},
+		// Gateways' configs read, linted and written: no renderer, report
+		// or command line.
+		"internal/gateway": {"cmd", "report", "internal/render"},
 	}
 	for pkg, banned := range rules {
 		if _, err := os.Stat(pkg); err != nil {

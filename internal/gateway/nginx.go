@@ -204,7 +204,13 @@ func (r *reader) nginx(data []byte) error {
 	var locs []location
 	withLimits := 0
 	if len(servers) == 0 {
-		locs = []location{{server: true, limits: httpLimits}}
+		// A server's snippet (a conf.d file of locations), or limits of
+		// the http level alone.
+		sl, err := r.nginxServer(directive{name: "server", block: dirs, line: 1}, nil, false)
+		if err != nil {
+			return err
+		}
+		locs = sl
 	}
 	for _, s := range servers {
 		sl, err := r.nginxServer(s, httpLimits, httpDry)
