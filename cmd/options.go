@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 
 	"context"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -351,42 +351,6 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVarP(p, "output", "o", "table", "output format: "+render.JoinList(render.FormatNames(), "or"))
 }
 
-// parseAlgorithms parses --algos: a comma-separated list of names, or
-// "all". A nil list (the flag not given) means the five classic
-// algorithms; a list given with no name in it ("", ",") is an error.
-func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
-	if list == nil {
-		return limiters.ClassicAlgorithms(), nil
-	}
-	var algos []limiters.Algorithm
-	for _, name := range list {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if name == "all" {
-			for _, a := range limiters.AllAlgorithms() {
-				if !slices.Contains(algos, a) {
-					algos = append(algos, a)
-				}
-			}
-			continue
-		}
-		a, err := limiters.ParseAlgorithm(name)
-		if err != nil {
-			return nil, usageErrorf("unknown algorithm %q in --algos (valid: %s, all)", name, algorithmNames())
-		}
-		if slices.Contains(algos, a) {
-			return nil, usageErrorf("algorithm %s listed twice in --algos", a)
-		}
-		algos = append(algos, a)
-	}
-	if len(algos) == 0 {
-		return nil, usageErrorf("--algos lists no algorithm (valid: %s, all)", algorithmNames())
-	}
-	return algos, nil
-}
-
 func parseAlgorithm(name string) (limiters.Algorithm, error) {
 	if name == "" {
 		return 0, usageErrorf("--algo is required (valid: %s)", algorithmNames())
@@ -407,12 +371,6 @@ func algoNames(algos []limiters.Algorithm) []string {
 	return names
 }
 
-func algorithmNames() string {
-	var names []string
-	for _, a := range limiters.AllAlgorithms() {
-		names = append(names, a.String())
-	}
-	return strings.Join(names, ", ")
-}
+func algorithmNames() string { return spec.AlgorithmNames() }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

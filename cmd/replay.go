@@ -142,16 +142,36 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 	if err == nil && rep.Requests == 0 {
 		warnf(s.err, "%s holds no request: every count is 0 and every share is empty", rp.trace.name)
 	}
-	if err == nil && rep.ClockBackwards > 0 {
-		f := rep.FirstBackwards
-		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-		if rp.spec.Intent.Clock == limiters.ClockClamp {
-			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
-		}
-		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-			render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
+	if err == nil {
+		rp.warnBackwards(rep, s.err)
 	}
 	return rep, err
+}
+
+// source returns the trace as an engine of its own reads it (the replay
+// against a store), counted for the progress shown on a terminal; stop
+// ends the display.
+func (rp *replay) source(s streams) (src sim.Source, stop func()) {
+	if !s.progress && s.meter == nil {
+		return rp.trace, func() {}
+	}
+	m := rp.meter(s, rp.trace)
+	return m.Count(rp.trace), m.Stop
+}
+
+// warnBackwards warns on w, when the replay found requests earlier than
+// their key's latest, that the trace is not in time order.
+func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
+	if rep.ClockBackwards == 0 {
+		return
+	}
+	f := rep.FirstBackwards
+	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
+	if rp.spec.Intent.Clock == limiters.ClockClamp {
+		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
+	}
+	fmt.Fprintf(w, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
+		render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
