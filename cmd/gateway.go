@@ -115,6 +115,7 @@ A config ratesim cannot read is an error naming the file and line (exit 2).`,
 	fs.StringArrayVar(&o.gateway.Map, "policy-map", nil, "NAME=FIELD: the trace field of a variable or header the config keys on; repeatable")
 	fs.StringArrayVar(&o.gateway.Descriptors, "descriptor", nil, "an Envoy descriptor a request sends, KEY=FIELD,...; repeatable")
 	addTraceFlags(fs, &o.trace)
+	registerCompletions(c)
 	return c
 }
 
@@ -188,6 +189,7 @@ The config goes to standard output; read it back with --policy-from.`,
 	fs.StringVar(&o.Limiter, "limiter", "", "the limiter: [NAME=]ALGORITHM[:KEY=VALUE,...] or a preset (see LIMITERS in 'ratesim compare --help')")
 	fs.StringVar(&o.Field, "key-field", "ip", "with a TRACE, the trace field the config's client address is read from")
 	addTraceFlags(fs, &o.trace)
+	registerCompletions(c)
 	return c
 }
 
