@@ -3,13 +3,16 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // gatewayOptions are the flags that read a gateway's config as the stack
@@ -206,30 +209,13 @@ func runExport(o *exportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	plan, err := spec.Resolve(spec.Inputs{Limiters: []spec.Limiter{l}, Single: true})
-	if err != nil {
-		return err
-	}
 	unit, err := parseUnit(o.trace.Unit)
 	if err != nil {
 		return err
 	}
-	bound, err := plan.Bind(unit)
+	lane, ex, err := exportLimiter(o.To, l, unit, s.out, s.err)
 	if err != nil {
 		return err
-	}
-	ex, err := gateway.Export(o.To, bound.Lanes[0])
-	if err != nil {
-		return usageErrorf("%s", ErrorText(err))
-	}
-	if _, err := io.WriteString(s.out, ex.Text); err != nil {
-		return err
-	}
-	for _, n := range ex.Notes {
-		fmt.Fprintf(s.err, "ratesim: %s: %s\n", o.To, n)
-	}
-	if ex.Exact {
-		fmt.Fprintf(s.err, "ratesim: %s: decides as %s\n", o.To, bound.Lanes[0].Name)
 	}
 	if o.trace.Path == "" {
 		return nil
@@ -243,10 +229,61 @@ func runExport(o *exportOptions, s streams) error {
 		return err
 	}
 	defer t.Close()
-	d, err := gateway.Compare(t, bound.Lanes[0], []string{o.Field}, cfg, unit)
+	d, err := gateway.Compare(t, lane, []string{o.Field}, cfg, unit)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.err, "ratesim: on %s: %d requests; %s allowed %d, the %s config %d; they decide %d differently\n", t.name, d.Requests, bound.Lanes[0].Name, d.Allowed, o.To, d.ExportAllowed, d.Differ)
+	fmt.Fprintf(s.err, "ratesim: on %s: %d requests; %s allowed %d, the %s config %d; they decide %d differently\n", t.name, d.Requests, lane.Name, d.Allowed, o.To, d.ExportAllowed, d.Differ)
 	return t.finish()
+}
+
+// exportLimiter writes the limiter l, durations in unit, as a config of
+// target to out, and to notes what it approximates.
+func exportLimiter(target string, l spec.Limiter, unit time.Duration, out, notes io.Writer) (sim.Lane, *gateway.Exported, error) {
+	plan, err := spec.Resolve(spec.Inputs{Limiters: []spec.Limiter{l}, Single: true})
+	if err != nil {
+		return sim.Lane{}, nil, err
+	}
+	bound, err := plan.Bind(unit)
+	if err != nil {
+		return sim.Lane{}, nil, err
+	}
+	lane := bound.Lanes[0]
+	ex, err := gateway.Export(target, lane)
+	if err != nil {
+		return lane, nil, usageErrorf("%s", ErrorText(err))
+	}
+	if _, err := io.WriteString(out, ex.Text); err != nil {
+		return lane, nil, err
+	}
+	for _, n := range ex.Notes {
+		fmt.Fprintf(notes, "ratesim: %s: %s\n", target, n)
+	}
+	if ex.Exact {
+		fmt.Fprintf(notes, "ratesim: %s: decides as %s\n", target, lane.Name)
+	}
+	return lane, ex, nil
+}
+
+// sweepExport writes the best candidate of a sweep as the --export
+// config: to the --export-file, or to out below the sweep's table.
+func sweepExport(target, file string, best spec.Limiter, unit time.Duration, out, notes io.Writer) error {
+	if file == "" {
+		fmt.Fprintf(out, "\nthe best candidate, %s, as a %s config:\n\n", best.LaneName(), target)
+		_, _, err := exportLimiter(target, best, unit, out, notes)
+		return err
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, _, err := exportLimiter(target, best, unit, f, notes); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(notes, "ratesim: wrote the best candidate, %s, as a %s config to %s\n", best.LaneName(), target, file)
+	return nil
 }
