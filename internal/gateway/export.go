@@ -18,6 +18,7 @@ var Targets = choice.List{
 	{Name: "envoy-local", Description: "an Envoy local_ratelimit filter's token_bucket (one bucket for every request)"},
 	{Name: "kong", Description: "a Kong rate-limiting plugin in kong.yml, limit_by ip"},
 	{Name: "traefik", Description: "a Traefik rateLimit middleware (YAML dynamic config)"},
+	{Name: "apigw", Description: "an Amazon API Gateway usage plan's Throttle (per API key), in CloudFormation"},
 	{Name: "redis-rate", Description: "a go-redis/redis_rate Limit, in Go"},
 	{Name: "x-time-rate", Description: "a golang.org/x/time/rate Limiter, in Go"},
 }
@@ -149,6 +150,17 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		}
 		ex.Notes = append(ex.Notes, "Traefik also delays a request that would find a token within 1/(2*rate) (at most 500ms) instead of refusing it")
 		ex.Text = fmt.Sprintf("http:\n  middlewares:\n    ratesim:\n      rateLimit:\n        average: %d\n        period: %s\n        burst: %d\n", n, goDuration(per), burst)
+	case "apigw":
+		if l.Algorithm != limiters.TokenBucket && l.Algorithm != limiters.GCRA {
+			approx("%s is not a token bucket: API Gateway's of the same rate and burst is written", l.Algorithm)
+		}
+		r, ok := decimalPerSecond(n, per)
+		if !ok {
+			r = new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(n), big.NewInt(int64(time.Second))), big.NewInt(int64(per))).FloatString(6)
+			approx("API Gateway's rateLimit is a decimal per second: %d per %s written as %s", n, per, r)
+		}
+		ex.Notes = append(ex.Notes, "a usage plan's limits are per API key; a stage's MethodSettings would be one bucket for every client")
+		ex.Text = fmt.Sprintf("Resources:\n  RatesimPlan:\n    Type: AWS::ApiGateway::UsagePlan\n    Properties:\n      UsagePlanName: ratesim\n      Throttle:\n        RateLimit: %s\n        BurstLimit: %d\n", r, burst)
 	case "redis-rate":
 		if l.Algorithm != limiters.TokenBucket && l.Algorithm != limiters.GCRA {
 			approx("%s is not GCRA: redis_rate's of the same rate and burst is written", l.Algorithm)
@@ -295,7 +307,7 @@ func ReadBack(target string, ex *Exported, field string) (*Config, error) {
 	if ex.Limiter != "" {
 		return nil, fmt.Errorf("gateway: a %s export is Go code: replay it with --limiter %s", target, ex.Limiter)
 	}
-	opt := Options{Format: target, Fields: map[string]string{"$binary_remote_addr": field, "ip": field},
+	opt := Options{Format: target, Fields: map[string]string{"$binary_remote_addr": field, "ip": field, "x-api-key": field},
 		Descriptors: [][]Entry{{{Key: "remote_address", Field: field}}}}
 	return Parse("export."+target, []byte(ex.Text), opt)
 }

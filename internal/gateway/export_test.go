@@ -45,6 +45,8 @@ func TestRoundTrips(t *testing.T) {
 		{"kong", "fixed-window:limit=10,window=1m"},
 		{"traefik", "traefik:average=3,period=2s,burst=4"},
 		{"traefik", "token-bucket:capacity=5,rate=1/1s"},
+		{"apigw", "token-bucket:capacity=3,rate=1/2s"},
+		{"apigw", "apigw:rateLimit=1,burstLimit=2"},
 		{"redis-rate", "redis-rate:rate=2,burst=3,period=1s"},
 		{"redis-rate", "gcra:capacity=4,rate=3/2s"},
 		{"x-time-rate", "x-time-rate:r=1.5,b=2"},

@@ -32,6 +32,7 @@ var Formats = choice.List{
 	{Name: "kong", Description: "Kong's rate-limiting plugin: kong.yml or the plugin's config:"},
 	{Name: "traefik", Description: "Traefik's rateLimit middleware (YAML dynamic config or a Middleware resource)"},
 	{Name: "haproxy", Description: "haproxy.cfg: stick-table http_req_rate, track-sc0 and http-request deny"},
+	{Name: "apigw", Description: "Amazon API Gateway throttling: a CloudFormation stage's MethodSettings and usage plans, or the API's JSON"},
 }
 
 // Options say how to read a config: its format and how its names for a
@@ -138,6 +139,8 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 		err = r.traefik(data)
 	case "haproxy":
 		err = r.haproxy(data)
+	case "apigw":
+		err = r.apigw(data)
 	}
 	if err != nil {
 		return nil, err
@@ -156,6 +159,8 @@ func Sniff(data []byte) string {
 		return "nginx"
 	case has("stick-table") || has("track-sc"):
 		return "haproxy"
+	case has("AWS::ApiGateway") || has("AWS::Serverless::Api") || has("hrottlingRateLimit") || has("burstLimit"):
+		return "apigw"
 	case has("token_bucket"):
 		return "envoy-local"
 	case has("rateLimit") || has("ratelimit:") && has("average"):

@@ -18,7 +18,7 @@ import (
 // spells, times in milliseconds written as seconds.
 func testTrace(paths ...string) string {
 	var b strings.Builder
-	b.WriteString("user,timestamp,ip,path,x_api_key\n")
+	b.WriteString("user,timestamp,ip,path,x_api_key,method\n")
 	ips := []string{"203.0.113.7", "2001:db8::1", "198.51.100.23"}
 	t := int64(0)
 	x := uint64(42)
@@ -31,7 +31,7 @@ func testTrace(paths ...string) string {
 		t += step
 		ip := ips[(x>>20)%uint64(len(ips))]
 		path := paths[(x>>40)%uint64(len(paths))]
-		fmt.Fprintf(&b, "u%d,%d.%03d,%s,%s,key%d\n", i%3, t/1000, t%1000, ip, path, (x>>50)%2)
+		fmt.Fprintf(&b, "u%d,%d.%03d,%s,%s,key%d,%s\n", i%3, t/1000, t%1000, ip, path, (x>>50)%2, []string{"GET", "POST"}[(x>>45)%2])
 	}
 	return b.String()
 }
@@ -163,6 +163,13 @@ func TestConfigsDecideAsPolicies(t *testing.T) {
   - {name: minute, algorithm: kong, minute: 5, key: [ip]}
   - {name: hour, algorithm: kong, hour: 1000, key: [ip]}
 `},
+		{name: "apigw", file: "apigw.yaml", paths: []string{"/"}, policies: `policies:
+  - {name: ProdStage, algorithm: token-bucket, capacity: 4, rate: 2.5/1s, key: [path, method]}
+  - {name: PartnerPlan, algorithm: apigw, rateLimit: 1, burstLimit: 2, key: [x_api_key]}
+`},
+		{name: "apigw method", file: "apigw.json", paths: []string{"/other", "/more"}, policies: `policies:
+  - {name: prod, algorithm: token-bucket, capacity: 2, rate: 0.5/1s, key: [path, method]}
+`},
 		{name: "traefik", file: "traefik.yml", paths: []string{"/"}, policies: `policies:
   - {name: api-ratelimit, algorithm: traefik, average: 2, period: 1s, burst: 3, key: [ip]}
 `},
@@ -292,6 +299,8 @@ func TestBadConfigs(t *testing.T) {
 		{"kong", "name: rate-limiting\nconfig:\n  minute: 5\n  month: 100\n", "c:4: month limits follow calendar months", Options{}},
 		{"kong", "name: rate-limiting\nconfig:\n  minute: five\n", "c:3: minute \"five\": want a whole number", Options{}},
 		{"traefik", "http:\n  middlewares:\n    m:\n      rateLimit:\n        average: 5\n        period: soon\n", "c:6: period \"soon\"", Options{}},
+		{"apigw", "Resources:\n  S:\n    Type: AWS::ApiGateway::Stage\n    Properties:\n      MethodSettings:\n        - ThrottlingRateLimit: fast\n          ThrottlingBurstLimit: 5\n", "c:6: ThrottlingRateLimit \"fast\": want a positive number", Options{}},
+		{"apigw", "throttle:\n  rateLimit: 10\n", "c:2: usage-plan: throttling needs both rateLimit and burstLimit", Options{}},
 		{"haproxy", "frontend f\n    stick-table type ip size 1k expire 30s store http_req_rate(10s)\n    http-request track-sc1 src\n", "c:3: track-sc1: ratesim reads track-sc0", Options{}},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
@@ -312,7 +321,7 @@ func TestBadConfigs(t *testing.T) {
 
 // TestSniff tells each testdata config's format from its content.
 func TestSniff(t *testing.T) {
-	for file, want := range map[string]string{"nginx.conf": "nginx", "envoy.yaml": "envoy", "envoy-local.yaml": "envoy-local", "kong.yml": "kong", "traefik.yml": "traefik", "haproxy.cfg": "haproxy"} {
+	for file, want := range map[string]string{"nginx.conf": "nginx", "envoy.yaml": "envoy", "envoy-local.yaml": "envoy-local", "kong.yml": "kong", "traefik.yml": "traefik", "haproxy.cfg": "haproxy", "apigw.yaml": "apigw", "apigw.json": "apigw"} {
 		data, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
 			t.Fatal(err)
@@ -340,4 +349,31 @@ func TestHAProxy(t *testing.T) {
 `)
 	trace := testTrace("/")
 	same(t, decisions(t, trace, pols, mode), decisions(t, trace, want, sim.StackConsume))
+}
+
+// TestAPIGatewayMethods: a method with settings of its own takes them,
+// and the stage's default leaves it alone.
+func TestAPIGatewayMethods(t *testing.T) {
+	cfg := read(t, "apigw.json", Options{})
+	applies := func(p spec.StackPolicy, path, method string) bool {
+		if p.Match == nil {
+			return true
+		}
+		return p.Match.Applies([][]byte{[]byte(path), []byte(method)})
+	}
+	def, post := cfg.File.Policies[0], cfg.File.Policies[1]
+	if def.Name != "prod" || post.Name != "prod POST /orders" {
+		t.Fatalf("policies %s, %s", def.Name, post.Name)
+	}
+	for _, c := range []struct {
+		path, method string
+		def, post    bool
+	}{{"/orders", "POST", false, true}, {"/orders?x=1", "post", false, true}, {"/orders", "GET", true, false}, {"/other", "POST", true, false}} {
+		if got := applies(def, c.path, c.method); got != c.def {
+			t.Errorf("%s %s: default applies %v", c.method, c.path, got)
+		}
+		if got := applies(post, c.path, c.method); got != c.post {
+			t.Errorf("%s %s: POST /orders applies %v", c.method, c.path, got)
+		}
+	}
 }

@@ -60,6 +60,21 @@ var gatewayPresets = []Preset{
 		Differences: "Traefik also admits a request that would find a token within its maximum delay (1/(2*rate) per second, at most 500ms), holding it that long; here that request is refused",
 		build:       traefik,
 	},
+	{
+		Name:    "apigw",
+		Library: "Amazon API Gateway throttling (stage, method and usage plan limits)",
+		Reproduces: "the token bucket API Gateway documents: burstLimit requests at once (the bucket), refilled at rateLimit requests per second; " +
+			"a request that finds no token is refused (429) and takes none",
+		Params: []Param{
+			{Name: "rateLimit", Usage: "steady-state requests per second, a whole number (a fraction: read the config with --policy-from)"},
+			{Name: "burstLimit", Usage: "the bucket: requests at once"},
+		},
+		Mapping:     "token-bucket: capacity = burstLimit, rate = rateLimit per second",
+		Burst:       "burstLimit=5 lets 5 requests in at once",
+		Example:     "rateLimit=10,burstLimit=20",
+		Differences: "API Gateway's buckets are per Region and spread over its fleet: its limits are targets, not guarantees, and it may let a few more through",
+		build:       apigw,
+	},
 }
 
 func init() {
@@ -133,4 +148,16 @@ func traefik(v values) (limiters.Algorithm, limiters.Policy, error) {
 		return 0, limiters.Policy{}, err
 	}
 	return limiters.TokenBucket, limiters.Policy{Capacity: max(burst, 1), Rate: limiters.Rate{N: average, Per: period}}, nil
+}
+
+func apigw(v values) (limiters.Algorithm, limiters.Policy, error) {
+	rate, err := v.count("rateLimit", 1)
+	if err != nil {
+		return 0, limiters.Policy{}, err
+	}
+	burst, err := v.count("burstLimit", 1)
+	if err != nil {
+		return 0, limiters.Policy{}, err
+	}
+	return limiters.TokenBucket, limiters.Policy{Capacity: burst, Rate: limiters.Rate{N: rate, Per: time.Second}}, nil
 }

@@ -72,3 +72,19 @@ func mustLookup(t *testing.T, name string) *Preset {
 	}
 	return p
 }
+
+// TestAPIGatewayFact: Amazon API Gateway's documentation of throttling:
+// "the burst limit ... the maximum bucket size", refilled at "the rate
+// limit ... requests per second". rateLimit=1, burstLimit=2: two at once,
+// a third refused, one more a second later.
+func TestAPIGatewayFact(t *testing.T) {
+	tab := table(t, "apigw", map[string]string{"rateLimit": "1", "burstLimit": "2"})
+	for i, step := range []struct {
+		at      int64
+		allowed bool
+	}{{0, true}, {0, true}, {0, false}, {sec / 2, false}, {sec, true}, {sec, false}} {
+		if d := tab.Allow(0, step.at, 1); d.Allowed != step.allowed {
+			t.Fatalf("step %d at %dns: %+v, want allowed %v", i, step.at, d, step.allowed)
+		}
+	}
+}
