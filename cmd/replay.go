@@ -14,6 +14,7 @@ import (
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // replay is a trace opened and a policy resolved, ready for sim.Run.
@@ -23,6 +24,7 @@ type replay struct {
 	keys     []string
 	keepKeys bool
 	given    map[string]bool // the flags given on the command line
+	labeler  *traces.Labeler // --legit, --abusive or --labels; nil: none
 }
 
 // prepare checks every flag, then opens the trace. interval is the
@@ -58,7 +60,11 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err != nil {
 		return nil, err
 	}
-	if _, err := parseTraceFormat(to.Format); err != nil {
+	if _, _, _, err := to.logOptions(); err != nil {
+		return nil, err
+	}
+	labeler, err := to.labels.labeler()
+	if err != nil {
 		return nil, err
 	}
 	plan, err := po.plan(algos, specs, intervalFlag(interval))
@@ -94,7 +100,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		return nil, err
 	}
 	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.timeWriter()}
-	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
+	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set, labeler: labeler}, nil
 }
 
 // intervalFlag is the --interval flag's text as a setting, "" when it is
@@ -113,7 +119,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 	if rp.trace.RFC3339() {
 		unit = limiters.UnitRFC3339
 	}
-	return sim.Config{
+	cfg := sim.Config{
 		Lanes:     rp.spec.Lanes,
 		Policy:    rp.spec.Intent,
 		KeyFields: rp.keys,
@@ -123,6 +129,8 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 		Interval:  rp.spec.Interval,
 		Unit:      unit,
 	}
+	labelConfig(&cfg, rp.labeler)
+	return cfg
 }
 
 // run replays the trace, showing progress on a terminal.
@@ -142,6 +150,9 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 		emit = func(*sim.Batch) error { return nil }
 	}
 	rep, err := sim.Run(src, cfg, emit)
+	if err == nil {
+		rp.warnResolution(s.err)
+	}
 	if err == nil && rep.Requests == 0 {
 		warnf(s.err, "%s holds no request: every count is 0 and every share is empty", rp.trace.name)
 	}

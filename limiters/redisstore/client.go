@@ -82,6 +82,9 @@ type Address struct {
 // system's roots, or those of ?ca=FILE; ?insecure skips the verification
 // (for tests). A Sentinel deployment's URL may give the Sentinels' own
 // credentials as ?sentinel_user=USER&sentinel_password=PASSWORD. Errors
+// Schemes are the URL schemes ParseURL reads: "rediss" ones speak TLS.
+var Schemes = []string{"redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel", "unix"}
+
 // never show a password.
 func ParseURL(s string) (Address, error) {
 	bad := func(format string, args ...any) (Address, error) {
@@ -93,6 +96,7 @@ func ParseURL(s string) (Address, error) {
 	}
 	var a Address
 	var form string
+	// The cases are Schemes.
 	switch scheme {
 	case "unix":
 		form = "unix"
@@ -103,7 +107,7 @@ func ParseURL(s string) (Address, error) {
 	case "redis+sentinel", "rediss+sentinel":
 		form = "sentinel"
 	default:
-		return bad("unknown scheme %q (valid: redis, rediss, redis+cluster, rediss+cluster, redis+sentinel, rediss+sentinel, unix)", scheme)
+		return bad("unknown scheme %q (valid: %s)", scheme, strings.Join(Schemes, ", "))
 	}
 	a.TLS = strings.HasPrefix(scheme, "rediss")
 	// The credentials end at the last "@" (before a Unix socket's path,

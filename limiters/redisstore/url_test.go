@@ -110,3 +110,22 @@ func TestURLErrorsHideThePassword(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemesParse checks that Schemes lists exactly what ParseURL reads.
+func TestSchemesParse(t *testing.T) {
+	for _, s := range Schemes {
+		u := s + "://h:1"
+		if s == "unix" {
+			u = "unix:///run/redis.sock"
+		}
+		if s == "redis+sentinel" || s == "rediss+sentinel" {
+			u = s + "://h:1/mymaster"
+		}
+		if _, err := ParseURL(u); err != nil {
+			t.Errorf("ParseURL(%q): %v", u, err)
+		}
+	}
+	if _, err := ParseURL("http://h:1"); err == nil || !strings.Contains(err.Error(), strings.Join(Schemes, ", ")) {
+		t.Errorf("ParseURL(http://h:1) = %v, want an error listing %v", err, Schemes)
+	}
+}
