@@ -377,3 +377,20 @@ func TestAPIGatewayMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestNginxEmptyKey: "requests with an empty key value are not
+// accounted": a zone keyed on a header limits only the requests that
+// carry it; $server_name is the same for every request.
+func TestNginxEmptyKey(t *testing.T) {
+	cfg, err := Parse("c", []byte("limit_req_zone $http_x_api_key zone=k:1m rate=1r/s;\nlimit_req_zone $server_name zone=s:1m rate=100r/s;\nlimit_req zone=k;\nlimit_req zone=s;\n"), Options{Format: "nginx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, s := cfg.File.Policies[0], cfg.File.Policies[1]
+	if k.Match == nil || k.Match.Applies([][]byte{{}}) || !k.Match.Applies([][]byte{[]byte("key1")}) {
+		t.Error("zone k applies to a request without the header, or not to one with it")
+	}
+	if len(s.Key) != 0 || s.Match != nil {
+		t.Errorf("zone s keys on %v (match %v), want one key for the server", s.Key, s.Match != nil)
+	}
+}

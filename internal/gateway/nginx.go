@@ -400,6 +400,11 @@ func (r *reader) nginxZone(d directive) (*zone, error) {
 	rest := nginxVarRE.ReplaceAllString(z.key, "")
 	for _, m := range nginxVarRE.FindAllStringSubmatch(z.key, -1) {
 		v := "$" + m[1]
+		if _, mapped := r.opt.Fields[v]; !mapped && (v == "$server_name" || v == "$server_port" || v == "$scheme") {
+			// The same for every request of one server block.
+			r.warnf(d.line, "%s is the same for every request of a server: zone %s counts its server's requests together", v, z.name)
+			continue
+		}
 		f, ok := r.field(v)
 		if !ok {
 			return nil, r.errorf(d.line, "limit_req_zone key %s: no trace field is known for it; map it with --policy-map '%s=FIELD'", v, v)
@@ -449,8 +454,23 @@ func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) e
 	if sp.Key == nil {
 		sp.Key = []string{}
 	}
+	var loc *sim.Match
 	if len(in) < len(locs) {
-		sp.Match = locationMatch(locs, in)
+		loc = locationMatch(locs, in)
+	}
+	sp.Match = loc
+	if len(z.fields) > 0 {
+		// "Requests with an empty key value are not accounted"
+		// (ngx_http_limit_req_module): a missing header limits nothing.
+		keyed := &sim.Match{Fields: z.fields, Applies: func(values [][]byte) bool {
+			for _, v := range values {
+				if len(v) > 0 {
+					return true
+				}
+			}
+			return false
+		}}
+		sp.Match = both(keyed, loc)
 	}
 	r.add(sp)
 	r.nginxLint(z, lim)
@@ -548,4 +568,16 @@ func selectLocation(locs []location, path []byte) int {
 		}
 	}
 	return best
+}
+
+// both returns the match of the requests a and b (nil for every request)
+// both take.
+func both(a, b *sim.Match) *sim.Match {
+	if b == nil {
+		return a
+	}
+	n := len(a.Fields)
+	return &sim.Match{Fields: append(append([]string(nil), a.Fields...), b.Fields...), Applies: func(values [][]byte) bool {
+		return a.Applies(values[:n]) && b.Applies(values[n:])
+	}}
 }
