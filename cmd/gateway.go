@@ -129,6 +129,7 @@ func runLint(o *lintOptions, traceArgs []string, s streams) error {
 	if err != nil {
 		return err
 	}
+	opt.Lint = true
 	cfg, err := gateway.Read(o.gateway.From, opt)
 	if err != nil {
 		return err

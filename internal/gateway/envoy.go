@@ -66,6 +66,11 @@ func (r *reader) envoy(data []byte) error {
 	if err != nil {
 		return err
 	}
+	if len(r.opt.Descriptors) == 0 && r.opt.Lint {
+		r.envoyTop = nodes
+		r.envoyLint(nodes, 1)
+		return nil
+	}
 	if len(r.opt.Descriptors) == 0 {
 		return r.errorf(top["descriptors"].Line, "say which trace fields give the descriptors' values: --descriptor KEY=FIELD,... (this config's keys at the top: %s)", strings.Join(topKeys(nodes), ", "))
 	}

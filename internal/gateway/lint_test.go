@@ -49,6 +49,21 @@ func TestLint(t *testing.T) {
 	}
 }
 
+// TestLintWithoutDescriptors: lint reads an Envoy config for its
+// warnings without the descriptors a replay needs.
+func TestLintWithoutDescriptors(t *testing.T) {
+	cfg, err := Parse("c", []byte("domain: d\ndescriptors:\n  - key: path\n"), Options{Format: "envoy", Lint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 1 || cfg.Warnings[0].String() != "c:3: warning: descriptor path has neither a rate_limit nor descriptors: it limits nothing" {
+		t.Errorf("warnings %v", cfg.Warnings)
+	}
+	if _, err := Parse("c", []byte("domain: d\ndescriptors:\n  - key: path\n"), Options{Format: "envoy"}); err == nil {
+		t.Error("a replay without --descriptor read the config")
+	}
+}
+
 // TestLintTrace: a key the same for every request, and a zone too small
 // for the trace's keys.
 func TestLintTrace(t *testing.T) {
