@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -444,6 +445,10 @@ func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) e
 	}
 	if lim.delay != "" {
 		kvs = append(kvs, [2]string{"delay", lim.delay})
+	}
+	if p, ok := presets.Lookup("nginx"); ok && slices.Contains(p.ParamNames(), "zone") {
+		// A preset that models the zone's memory replays its evictions.
+		kvs = append(kvs, [2]string{"zone", fmt.Sprintf("%s:%d", z.name, z.bytes)})
 	}
 	l, err := r.preset(lim.line, "nginx", kvs)
 	if err != nil {
