@@ -3,11 +3,13 @@ package gateway
 import (
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -42,10 +44,15 @@ type Exported struct {
 func Export(target string, l sim.Lane) (*Exported, error) {
 	p := l.Policy
 	ex := &Exported{Exact: true}
+	var approxNotes []string
 	approx := func(format string, args ...any) {
 		ex.Exact = false
-		ex.Notes = append(ex.Notes, fmt.Sprintf(format, args...))
+		approxNotes = append(approxNotes, fmt.Sprintf(format, args...))
 	}
+	// The preset the config is read back as, and its parameters: the
+	// export is exact when they give the limiter itself.
+	var preset string
+	var params map[string]string
 	// The limiter as a count per time and a size of burst, for targets
 	// of another family.
 	var n int64
@@ -84,6 +91,15 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		case delay > 0:
 			args += fmt.Sprintf(" delay=%d", delay)
 		}
+		preset, params = "nginx", map[string]string{"rate": rate}
+		if burst > 1 {
+			params["burst"] = fmt.Sprint(burst - 1)
+		}
+		if strings.Contains(args, "nodelay") {
+			params["nodelay"] = "true"
+		} else if strings.Contains(args, "delay=") {
+			params["delay"] = fmt.Sprint(delay)
+		}
 		ex.Text = fmt.Sprintf("limit_req_zone $binary_remote_addr zone=ratesim:10m rate=%s;\n\nserver {\n    listen 80;\n    location / {\n        limit_req zone=ratesim%s;\n        limit_req_status 429;\n    }\n}\n", rate, args)
 	case "envoy":
 		unit, un, ok := envoyUnitOf(per)
@@ -99,6 +115,7 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		default:
 			approx("%s is not a fixed window: the service's fixed window of the same rate is written (up to twice the count across a window's edge)", l.Algorithm)
 		}
+		preset, params = "envoy", map[string]string{"requests_per_unit": fmt.Sprint(count), "unit": unit}
 		ex.Text = fmt.Sprintf("domain: ratesim\ndescriptors:\n  - key: remote_address\n    rate_limit:\n      unit: %s\n      requests_per_unit: %d\n", unit, count)
 	case "envoy-local":
 		fill, perFill := per, n
@@ -120,6 +137,7 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 			fill, perFill = fill*time.Duration(k), perFill*k
 			approx("Envoy refuses a fill_interval under 50ms: %d tokens every %s", perFill, fill)
 		}
+		preset, params = "envoy-local", map[string]string{"max_tokens": fmt.Sprint(burst), "tokens_per_fill": fmt.Sprint(perFill), "fill_interval": goDuration(fill)}
 		ex.Notes = append(ex.Notes, "local_ratelimit is one bucket for every request the filter sees (per Envoy process), not one per client")
 		ex.Text = fmt.Sprintf("name: envoy.filters.http.local_ratelimit\ntyped_config:\n  \"@type\": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit\n  stat_prefix: http_local_rate_limiter\n  token_bucket:\n    max_tokens: %d\n    tokens_per_fill: %d\n    fill_interval: %s\n  filter_enabled:\n    default_value: {numerator: 100, denominator: HUNDRED}\n  filter_enforced:\n    default_value: {numerator: 100, denominator: HUNDRED}\n", burst, perFill, goDuration(fill))
 	case "kong":
@@ -143,11 +161,13 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		if l.Algorithm != limiters.FixedWindow {
 			approx("%s is not a fixed window that leaves refused requests uncounted: Kong's is written", l.Algorithm)
 		}
+		preset, params = "kong", map[string]string{period: fmt.Sprint(count)}
 		ex.Text = fmt.Sprintf("_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config:\n      %s: %d\n      limit_by: ip\n      policy: local\n", period, count)
 	case "traefik":
 		if l.Algorithm != limiters.TokenBucket && l.Algorithm != limiters.GCRA {
 			approx("%s is not a token bucket: Traefik's of the same rate and burst is written", l.Algorithm)
 		}
+		preset, params = "traefik", map[string]string{"average": fmt.Sprint(n), "period": goDuration(per), "burst": fmt.Sprint(burst)}
 		ex.Notes = append(ex.Notes, "Traefik also delays a request that would find a token within 1/(2*rate) (at most 500ms) instead of refusing it")
 		ex.Text = fmt.Sprintf("http:\n  middlewares:\n    ratesim:\n      rateLimit:\n        average: %d\n        period: %s\n        burst: %d\n", n, goDuration(per), burst)
 	case "apigw":
@@ -165,6 +185,7 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		if l.Algorithm != limiters.TokenBucket && l.Algorithm != limiters.GCRA {
 			approx("%s is not GCRA: redis_rate's of the same rate and burst is written", l.Algorithm)
 		}
+		preset, params = "redis-rate", map[string]string{"rate": fmt.Sprint(n), "burst": fmt.Sprint(burst), "period": goDuration(per)}
 		ex.Limiter = fmt.Sprintf("redis-rate:rate=%d,burst=%d,period=%s", n, burst, goDuration(per))
 		ex.Text = fmt.Sprintf("// --limiter %s\nlimit := redis_rate.Limit{Rate: %d, Burst: %d, Period: %s}\nres, err := limiter.Allow(ctx, key, limit)\n", ex.Limiter, n, burst, goExpr(per))
 	case "x-time-rate":
@@ -173,6 +194,7 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		}
 		r, ok := decimalPerSecond(n, per)
 		if ok {
+			preset, params = "x-time-rate", map[string]string{"r": r, "b": fmt.Sprint(burst)}
 			ex.Limiter = fmt.Sprintf("x-time-rate:r=%s,b=%d", r, burst)
 			ex.Text = fmt.Sprintf("// --limiter %s\nlim := rate.NewLimiter(rate.Limit(%s), %d)\n", ex.Limiter, r, burst)
 		} else {
@@ -180,12 +202,30 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 			if every*time.Duration(n) != per {
 				approx("%d per %s is neither a decimal per second nor one per whole nanoseconds: one every %s written", n, per, every)
 			}
+			preset, params = "x-time-rate", map[string]string{"every": goDuration(every), "b": fmt.Sprint(burst)}
 			ex.Limiter = fmt.Sprintf("x-time-rate:every=%s,b=%d", goDuration(every), burst)
 			ex.Text = fmt.Sprintf("// --limiter %s\nlim := rate.NewLimiter(rate.Every(%s), %d)\n", ex.Limiter, goExpr(every), burst)
 		}
 	default:
 		return nil, fmt.Errorf("gateway: unknown export target %q (valid: %s)", target, Targets)
 	}
+	if preset != "" {
+		if pr, ok := presets.Lookup(preset); ok {
+			if a, pol, err := pr.Limiter(params); err == nil {
+				// What the config is read back as decides the question;
+				// the notes above only say why.
+				same := a == l.Algorithm && pol.SameFor(a, l.Policy)
+				switch {
+				case same:
+					ex.Exact, approxNotes = true, nil
+				case len(approxNotes) == 0:
+					ex.Exact = false
+					approxNotes = append(approxNotes, fmt.Sprintf("read back, the config is %s with other parameters than %s", a, l.Name))
+				}
+			}
+		}
+	}
+	ex.Notes = append(approxNotes, ex.Notes...)
 	return ex, nil
 }
 

@@ -289,7 +289,7 @@ func (r *reader) nginxLevel(dirs []directive, above []limitReq, aboveDry bool) (
 				return nil, false, r.errorf(d.line, "limit_req_status %q: want a code between 400 and 599", d.args[0])
 			}
 		case "limit_req":
-			lim := limitReq{line: d.line, burst: "0"}
+			lim := limitReq{line: d.line}
 			for _, a := range d.args {
 				k, v, _ := strings.Cut(a, "=")
 				switch k {
@@ -439,7 +439,10 @@ func nginxSize(s string) (int64, error) {
 // nginxPolicy adds the policy of zone z limited by lim in the locations
 // in of locs.
 func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) error {
-	kvs := [][2]string{{"rate", z.rate}, {"burst", lim.burst}}
+	kvs := [][2]string{{"rate", z.rate}}
+	if lim.burst != "" {
+		kvs = append(kvs, [2]string{"burst", lim.burst})
+	}
 	if lim.nodelay {
 		kvs = append(kvs, [2]string{"nodelay", ""})
 	}
@@ -493,7 +496,7 @@ func (r *reader) nginxLint(z *zone, lim limitReq) {
 		}
 	}
 	burst, err := strconv.ParseInt(lim.burst, 10, 64)
-	if err != nil || burst == 0 || lim.nodelay {
+	if lim.burst == "" || err != nil || burst == 0 || lim.nodelay {
 		return
 	}
 	delay := int64(0)
