@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/choice"
@@ -63,13 +62,22 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 	} else {
 		n, per, burst = p.Rate.N, p.Rate.Per, p.Capacity
 	}
+	if rr := p.Library.RedisRate; rr.Rate > 0 && rr.Period > 0 {
+		n, per = rr.Rate, rr.Period // redis_rate's own Limit, not in lowest terms
+	}
 	if n <= 0 || per <= 0 || burst <= 0 {
 		return nil, fmt.Errorf("gateway: %s has no rate to export", l.Name)
 	}
 	switch target {
 	case "nginx":
+		// --policy-from reads an nginx config as nginx's queue in whole
+		// milliseconds and thousandths of a request (its zone's
+		// evictions aside, which a stack does not replay).
 		exact := l.Algorithm == limiters.TickQueue && p.Tick == time.Millisecond && p.Parts == 1000 && p.Clock == limiters.ClockClamp
-		if !exact {
+		switch {
+		case l.Algorithm.Library():
+			approx("%s is written as its limit_req; read back, it is nginx's queue without the zone's evictions", l.Algorithm)
+		case !exact:
 			approx("%s is not nginx's leaky queue (whole milliseconds, thousandths of a request): the nearest limit_req is written", l.Algorithm)
 		}
 		rate, ok := nginxRate(n, per)
@@ -90,15 +98,6 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 			args += " nodelay"
 		case delay > 0:
 			args += fmt.Sprintf(" delay=%d", delay)
-		}
-		preset, params = "nginx", map[string]string{"rate": rate}
-		if burst > 1 {
-			params["burst"] = fmt.Sprint(burst - 1)
-		}
-		if strings.Contains(args, "nodelay") {
-			params["nodelay"] = "true"
-		} else if strings.Contains(args, "delay=") {
-			params["delay"] = fmt.Sprint(delay)
 		}
 		ex.Text = fmt.Sprintf("limit_req_zone $binary_remote_addr zone=ratesim:10m rate=%s;\n\nserver {\n    listen 80;\n    location / {\n        limit_req zone=ratesim%s;\n        limit_req_status 429;\n    }\n}\n", rate, args)
 	case "envoy":

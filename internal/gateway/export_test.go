@@ -34,12 +34,14 @@ func lane(t *testing.T, s string) sim.Lane {
 // limiter.
 func TestRoundTrips(t *testing.T) {
 	for _, tc := range []struct{ target, limiter string }{
-		{"nginx", "nginx:rate=20r/m,burst=2,nodelay"},
-		{"nginx", "nginx:rate=30r/m,burst=4"},
-		{"nginx", "nginx:rate=30r/m,burst=3,delay=1"},
-		{"nginx", "nginx:rate=1r/s"},
+		// nginx's queue as --policy-from reads it (nginx's own kind keeps a
+		// zone, which a stack does not replay).
+		{"nginx", "tick-queue:capacity=3,rate=333/1000s,tick=1ms,parts=1000,delay=2,clock=clamp"},
+		{"nginx", "tick-queue:capacity=5,rate=500/1000s,tick=1ms,parts=1000,delay=0,clock=clamp"},
+		{"nginx", "tick-queue:capacity=3,rate=1/2s,tick=1ms,parts=1000,delay=1,clock=clamp"},
+		{"nginx", "tick-queue:capacity=1,rate=1,tick=1ms,parts=1000,clock=clamp"},
 		{"envoy", "envoy:requests_per_unit=3,unit=second"},
-		{"envoy", "fixed-window-hits:limit=20,window=1m"},
+		{"envoy", "envoy:requests_per_unit=20,unit=minute"},
 		{"envoy-local", "envoy-local:max_tokens=4,tokens_per_fill=2,fill_interval=1s"},
 		{"kong", "kong:second=2"},
 		{"kong", "fixed-window:limit=10,window=1m"},
@@ -48,9 +50,9 @@ func TestRoundTrips(t *testing.T) {
 		{"apigw", "token-bucket:capacity=3,rate=1/2s"},
 		{"apigw", "apigw:rateLimit=1,burstLimit=2"},
 		{"redis-rate", "redis-rate:rate=2,burst=3,period=1s"},
-		{"redis-rate", "gcra:capacity=4,rate=3/2s"},
+		{"redis-rate", "redis-rate:rate=3,burst=4,period=2s"},
 		{"x-time-rate", "x-time-rate:r=1.5,b=2"},
-		{"x-time-rate", "token-bucket:capacity=3,rate=1/3s"},
+		{"x-time-rate", "x-time-rate:every=3s,b=3"},
 	} {
 		t.Run(tc.target+" "+tc.limiter, func(t *testing.T) {
 			l := lane(t, tc.limiter)

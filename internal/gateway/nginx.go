@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ratesim/ratesim/internal/spec"
-	"github.com/ratesim/ratesim/limiters/presets"
+	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -449,11 +449,12 @@ func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) e
 	if lim.delay != "" {
 		kvs = append(kvs, [2]string{"delay", lim.delay})
 	}
-	if p, ok := presets.Lookup("nginx"); ok && slices.Contains(p.ParamNames(), "zone") {
-		// A preset that models the zone's memory replays its evictions.
-		kvs = append(kvs, [2]string{"zone", fmt.Sprintf("%s:%d", z.name, z.bytes)})
+	// The preset checks the parameters as nginx does; the policy is its
+	// queue as a textbook kind, which a stack replays key by key.
+	if _, err := r.preset(lim.line, "nginx", kvs); err != nil {
+		return err
 	}
-	l, err := r.preset(lim.line, "nginx", kvs)
+	l, err := r.nginxQueue(z, lim)
 	if err != nil {
 		return err
 	}
@@ -483,6 +484,46 @@ func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) e
 	r.add(sp)
 	r.nginxLint(z, lim)
 	return nil
+}
+
+// nginxQueue is the limiter of zone z under lim: nginx's leaky queue in
+// whole milliseconds and thousandths of a request, its rate in whole
+// thousandths per second, a time up to 60 s back taken as no time passing.
+// nginx keeps a zone's keys in one shared memory, where a new key may
+// expire others' states; a stack decides each key alone, so that is not
+// replayed (lint with a trace says when the zone is too small).
+func (r *reader) nginxQueue(z *zone, lim limitReq) (spec.Limiter, error) {
+	rate := z.rate
+	if _, err := strconv.ParseInt(rate, 10, 64); err == nil {
+		rate += "r/s" // a bare number is per second
+	}
+	milli := nginxMilli(rate)
+	if milli <= 0 {
+		return spec.Limiter{}, r.errorf(z.line, "rate=%s: want N r/s or N r/m, at least 1/1000 r/s as nginx keeps it", z.rate)
+	}
+	burst := int64(0)
+	if lim.burst != "" {
+		burst, _ = strconv.ParseInt(lim.burst, 10, 64)
+	}
+	delay := int64(0)
+	if lim.delay != "" {
+		delay, _ = strconv.ParseInt(lim.delay, 10, 64)
+	}
+	if lim.nodelay {
+		delay = burst
+	}
+	at := r.at(lim.line)
+	l := spec.Limiter{Algorithm: limiters.TickQueue, At: at,
+		Args: fmt.Sprintf("rate=%s,burst=%d,delay=%d", z.rate, burst, min(delay, burst))}
+	for _, kv := range [][2]string{
+		{"capacity", strconv.FormatInt(burst+1, 10)}, {"rate", fmt.Sprintf("%d/1000s", milli)},
+		{"tick", "1ms"}, {"parts", "1000"}, {"delay", strconv.FormatInt(min(delay, burst), 10)}, {"clock", "clamp"},
+	} {
+		if err := l.Set(kv[0], kv[1], at); err != nil {
+			return l, r.errorf(lim.line, "%s", spec.Text(err))
+		}
+	}
+	return l, l.Check()
 }
 
 // nginxLint warns of what a zone's rate and burst do that may not be

@@ -8,8 +8,10 @@ import (
 	"github.com/ratesim/ratesim/limiters"
 )
 
-// gatewayPresets are API gateways' own limiters that the kinds of package
-// limiters express as they are; each reads the gateway's parameter names.
+// gatewayPresets are API gateways' own limiters that the textbook kinds
+// of package limiters express as they are (a fixed window, a token
+// bucket, the tick queue), so they need no library kind of their own;
+// each reads the gateway's parameter names.
 var gatewayPresets = []Preset{
 	{
 		Name:    "envoy-local",
@@ -25,6 +27,9 @@ var gatewayPresets = []Preset{
 		Burst:       "max_tokens=5 lets 5 requests in at once",
 		Example:     "max_tokens=10,tokens_per_fill=10,fill_interval=1s",
 		Differences: "Envoy's timer starts when the filter is created; here fills fall on multiples of fill_interval since the epoch",
+		Ignores:     "filter_enabled and filter_enforced (read by --policy-from, where 0% enforced is a shadow policy); the bucket is per Envoy process, shared by its workers",
+		Time:        "whole fill intervals: a request between two fills finds the tokens of the last; numeric traces count fills from 0",
+		Proven:      "not run here: one test of the documented TokenBucket (envoy.type.v3.TokenBucket's max_tokens, tokens_per_fill, fill_interval)",
 		build:       envoyLocal,
 	},
 	{
@@ -42,6 +47,9 @@ var gatewayPresets = []Preset{
 		Burst:       "no burst parameter: minute=5 allows 5 per calendar minute, up to 10 across a minute's edge",
 		Example:     "minute=10",
 		Differences: "one limit per preset; a plugin with several (minute and hour) is a stack of them, as --policy-from reads it; month and year follow calendar months and are not reproduced",
+		Ignores:     "policy cluster and redis (counters shared between nodes, asynchronously with sync_rate), taken as one node's counters",
+		Time:        "exact times; the windows fall on multiples of the period since the epoch, which for an RFC 3339 trace are Kong's UTC calendar seconds, minutes, hours and days",
+		Proven:      "not run here (a Lua plugin in OpenResty): one test of the documented fixed, calendar-aligned windows",
 		build:       kong,
 	},
 	{
@@ -57,7 +65,10 @@ var gatewayPresets = []Preset{
 		Mapping:     "token-bucket: capacity = max(burst, 1), rate = average per period",
 		Burst:       "burst=5 lets 5 requests in at once",
 		Example:     "average=10,period=1s,burst=20",
-		Differences: "Traefik also admits a request that would find a token within its maximum delay (1/(2*rate) per second, at most 500ms), holding it that long; here that request is refused",
+		Differences: "Traefik also admits a request that would find a token within its maximum delay (1/(2*rate) per second, at most 500ms), holding it that long; here that request is refused; x/time/rate's float64 tokens are kept exact",
+		Ignores:     "sourceCriterion (read by --policy-from as the key) and the middleware's own bucket expiry",
+		Time:        "exact times; a time earlier than a key's latest is judged by the clock rule",
+		Proven:      "not run here: one test of the documented average, period and burst",
 		build:       traefik,
 	},
 	{
@@ -73,8 +84,22 @@ var gatewayPresets = []Preset{
 		Burst:       "burstLimit=5 lets 5 requests in at once",
 		Example:     "rateLimit=10,burstLimit=20",
 		Differences: "API Gateway's buckets are per Region and spread over its fleet: its limits are targets, not guarantees, and it may let a few more through",
+		Ignores:     "the account's Region-wide limit and quotas (requests per day, week or month) of usage plans",
+		Time:        "exact times; a time earlier than a key's latest is judged by the clock rule",
+		Proven:      "not run here (a managed service): one test of the documented token bucket",
 		build:       apigw,
 	},
+}
+
+// isGateway reports whether the preset named name is a gateway's, on a
+// textbook kind.
+func isGateway(name string) bool {
+	for _, p := range gatewayPresets {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func init() {
