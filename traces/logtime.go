@@ -126,7 +126,6 @@ type logClock struct {
 	offset   [5]byte  // "+0200"
 	minuteAt int64    // the minute's start in Unix seconds
 	cached   bool
-	secBuf   []byte // scratch: the seconds of a time
 
 	zoneOff int            // the offset of zone, in seconds
 	zone    *time.Location // the last zone an arrival was written in
@@ -182,13 +181,13 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		// One minute's lines share its start: only their seconds and
 		// milliseconds need reading.
 		if lc.cached && len(text) >= 20 && string(text[:17]) == string(lc.minute[:]) {
-			if sec, frac, ok := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' ')); ok {
+			if sec, frac, ok := wallSeconds(text[17:]); ok {
 				return lc.minuteAt*1e9 + sec*1e9 + frac, nil
 			}
 		}
 		ns, ok := parseHAProxyTime(text, c.tf.loc)
 		if ok {
-			sec, frac, _ := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' '))
+			sec, frac, _ := wallSeconds(text[17:])
 			copy(lc.minute[:], text[:17])
 			start := ns - sec*1e9 - frac
 			lc.minuteAt, lc.cached = start/1e9, start%1e9 == 0
