@@ -35,6 +35,12 @@ type jsonlParser struct {
 	// building a dotted path and looking it up in two maps.
 	keys  []jsonKey
 	nkeys int
+	// hits: every field of the current record so far was the last
+	// records' of its order. distinct: the names of keys[:distinct] are
+	// known to differ, so that a field of a record that is such a hit
+	// needs no search for a duplicate among the fields before it.
+	hits     bool
+	distinct int
 }
 
 // jsonKey is the name of a field of a record, and its alias.
@@ -42,14 +48,26 @@ type jsonKey struct {
 	name     string // its dotted path, interned
 	alias    string
 	hasAlias bool
+	role     jsonRole
 }
+
+// jsonRole says which of the fields names the user, the time and the
+// cost a field is, if any.
+type jsonRole uint8
+
+const (
+	roleNone jsonRole = iota
+	roleUser
+	roleTimestamp
+	roleCost
+)
 
 // maxJSONKeys bounds the fields of a record keyed by their order.
 const maxJSONKeys = 256
 
 // key returns the name of the record's next field, key in the object
 // at prefix (depth 0: the record itself), and its alias.
-func (p *jsonlParser) key(prefix string, key []byte, depth int) jsonKey {
+func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 	n := p.nkeys
 	p.nkeys++
 	if n < len(p.keys) {
@@ -57,9 +75,11 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) jsonKey {
 		if depth == 0 && k.name == string(key) ||
 			depth > 0 && len(k.name) == len(prefix)+1+len(key) && k.name[:len(prefix)] == prefix &&
 				k.name[len(prefix)] == '.' && k.name[len(prefix)+1:] == string(key) {
-			return k
+			return k, n
 		}
 	}
+	p.hits = false
+	p.distinct = min(p.distinct, n)
 	var k jsonKey
 	if depth == 0 {
 		k.name = p.names.get(key)
@@ -72,13 +92,33 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) jsonKey {
 	if p.aliasLens&(1<<min(len(k.name), 63)) != 0 {
 		k.alias, k.hasAlias = p.aliases[k.name]
 	}
+	switch names := &p.c.names; k.name {
+	case names.user:
+		k.role = roleUser
+	case names.time:
+		k.role = roleTimestamp
+	case names.cost:
+		k.role = roleCost
+	}
 	switch {
 	case n < len(p.keys):
 		p.keys[n] = k
 	case n == len(p.keys) && n < maxJSONKeys:
 		p.keys = append(p.keys, k)
 	}
-	return k
+	return k, n
+}
+
+// known reports whether the field of order n of the record is known to
+// differ from those before it.
+func (p *jsonlParser) known(n int) bool { return p.hits && n < p.distinct }
+
+// checked notes that the field of order n differs from those before
+// it.
+func (p *jsonlParser) checked(n int) {
+	if p.hits && n == p.distinct {
+		p.distinct++
+	}
 }
 
 // setAliases sets the parser's aliases: field -> other name.
@@ -179,7 +219,7 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	}
 	p.scratch = p.scratch[:0]
 	p.pending = p.pending[:0]
-	p.nkeys = 0
+	p.nkeys, p.hits = 0, true
 	ev.attrs = ev.attrs[:0]
 	ev.User, ev.TimeText, ev.costText = nil, nil, nil
 	var rec jsonRecord
@@ -258,7 +298,6 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 	if i < len(line) && line[i] == '}' {
 		return i + 1, nil
 	}
-	names := &p.c.names
 	for {
 		if i >= len(line) {
 			return i, truncated(i)
@@ -271,7 +310,7 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		if jerr != nil {
 			return ni, jerr
 		}
-		k := p.key(prefix, raw, depth)
+		k, kn := p.key(prefix, raw, depth)
 		key := k.name
 		i = skipSpace(line, ni)
 		if i >= len(line) {
@@ -282,12 +321,13 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		}
 		i = skipSpace(line, i+1)
 		valOff := i
-		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && !names.is(key, false) {
+		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && k.role == roleNone {
 			// A nested object: an attribute of its JSON text, and one of
 			// each of its members, read in one pass.
-			if p.seenAttr(ev, key) {
+			if !p.known(kn) && p.seenAttr(ev, key) {
 				return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 			}
+			p.checked(kn)
 			slot := len(ev.attrs)
 			ev.addAttr(key, nil)
 			end, jerr := p.members(ev, line, i, key, rec, depth+1)
@@ -316,18 +356,18 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		i = ni
 		dup := false
 		p.alias(k, val)
-		switch key {
-		case names.user:
+		switch k.role {
+		case roleUser:
 			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
 			ev.User = val
-		case names.time:
+		case roleTimestamp:
 			dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
 			ev.TimeText = val
-		case names.cost:
+		case roleCost:
 			dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
 			rec.costVal = val
 		default:
-			dup = p.seenAttr(ev, key)
+			dup = !p.known(kn) && p.seenAttr(ev, key)
 			if !dup {
 				ev.addAttr(key, val)
 			}
@@ -335,6 +375,7 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		if dup {
 			return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 		}
+		p.checked(kn)
 		if kind == jsonComposite && line[valOff] == '{' {
 			if _, jerr := p.members(ev, line, valOff, key, rec, depth+1); jerr != nil {
 				return valOff, jerr
