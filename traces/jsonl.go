@@ -71,11 +71,11 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 	n := p.nkeys
 	p.nkeys++
 	if n < len(p.keys) {
-		k := p.keys[n]
+		k := &p.keys[n]
 		if depth == 0 && k.name == string(key) ||
 			depth > 0 && len(k.name) == len(prefix)+1+len(key) && k.name[:len(prefix)] == prefix &&
 				k.name[len(prefix)] == '.' && k.name[len(prefix)+1:] == string(key) {
-			return k, n
+			return *k, n
 		}
 	}
 	p.hits = false
@@ -132,7 +132,14 @@ func (p *jsonlParser) setAliases(aliases map[string]string) {
 // alias notes the alias of the field k, whose value is val.
 func (p *jsonlParser) alias(k jsonKey, val []byte) {
 	if k.hasAlias {
-		p.pending = append(p.pending, attr{name: k.alias, value: val})
+		// Set field by field, as Event.addAttr does.
+		n := len(p.pending)
+		if n == cap(p.pending) {
+			p.pending = append(p.pending, attr{})
+		} else {
+			p.pending = p.pending[:n+1]
+		}
+		p.pending[n].name, p.pending[n].value = k.alias, val
 	}
 }
 
