@@ -255,6 +255,13 @@ type Rule struct {
 	// tolerance (Capacity-1)*T, each as whole ns plus a fraction in 1/n ns.
 	tNs, tFrac         uint64
 	burst1Ns, burst1Fr uint64
+
+	// form is the state type stores keep the rule's states in (see
+	// form); kmin and cbits are a narrow window form's lowest window
+	// index and the bits of each count.
+	form  form
+	kmin  int64
+	cbits uint
 }
 
 // NewRule validates p for algorithm a and returns the rule.
@@ -268,6 +275,7 @@ func NewRule(a Algorithm, p Policy) (*Rule, error) {
 	if k.setup != nil {
 		k.setup(r)
 	}
+	r.form = formOf(r)
 	return r, nil
 }
 

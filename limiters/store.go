@@ -48,7 +48,7 @@ func newStore(rules []*Rule) store {
 	var fields []reflect.StructField
 	var owner []int // the member of each field
 	for i, r := range rules {
-		m := member{rule: *r, ops: r.k.ops, fast: r.k.fast, lead: -1}
+		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, lead: -1}
 		for j := range s.members {
 			o := &s.members[j]
 			if o.lead < 0 && shareable(r, &o.rule) {
@@ -100,6 +100,10 @@ func newStore(rules []*Rule) store {
 // shareable reports whether a member of rule r can share the state of a
 // member of rule o.
 func shareable(r, o *Rule) bool {
+	// Rules that share a state keep it in one form.
+	if r.form.ops != o.form.ops {
+		return false
+	}
 	if r.same(o) {
 		return true
 	}
