@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -12,46 +14,44 @@ import (
 // interner maps keys to dense ids 0, 1, 2, ... for one worker.
 //
 // It is an open-addressing hash table over the 64-bit hashes the reader
-// already computed, with the key bytes in a chunked arena and, for short
-// keys, in the slot too, so that checking a short key costs no more cache
-// misses than finding its slot. The caller prefetches slots and key bytes
-// well before it looks a key up (see worker.step), so that the misses of a
+// already computed. A slot is eight bytes, the high half of the key's hash
+// and its id, so that the table costs little per key however long the
+// keys: with millions of keys live at once, bytes per key are what limit
+// a replay. A key's bytes are stored once, in a chunked arena, each
+// preceded by its length; refs says, per id, where. Looking a key up is
+// then three dependent loads (its slot, its ref, its bytes), each a cache
+// miss when the keys outnumber the cache: the caller prefetches each well
+// before it needs the next (see worker.step), so that the misses of a
 // batch overlap instead of following one another as in a Go map.
 //
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
 type interner struct {
-	slots []internSlot // power-of-two length, at most half full
+	slots []internSlot // power-of-two length, at most 3/4 full
 	mask  uint64
-	n     int      // keys held
-	refs  []keyRef // per id: where its bytes are; freeRef for a free id
-	free  []uint32 // ids to reuse
-	arena [][]byte // chunks of key bytes
-	bytes int      // key bytes in the arena
-	dead  int      // of which, bytes of removed keys
+	n     int                 // keys held
+	refs  chunk.Array[keyRef] // per id: where its key is; 0 for a free id
+	nids  int                 // one past the largest id given out
+	free  []uint32            // ids to reuse
+	arena [][]byte            // chunks of keys, each a uvarint length and the bytes
+	bytes int                 // bytes in the arena
+	dead  int                 // of which, bytes of removed keys
 }
 
-// freeRef marks an id with no key.
-var freeRef = keyRef{chunk: ^uint32(0)}
-
-// internSlot is one table entry: the high half of the key's hash, its id
-// plus one (0 marks an empty slot), where its bytes are, and the bytes
-// themselves when they fit. Two slots fill a cache line.
+// internSlot is one table entry: the high half of the key's hash and its
+// id plus one (0 marks an empty slot). Eight fill a cache line.
 type internSlot struct {
-	tag   uint32
-	id1   uint32
-	ref   keyRef
-	short [shortKey]byte // the key, when ref.len <= shortKey
+	tag uint32
+	id1 uint32
 }
 
-// shortKey is the longest key a slot holds: room enough for user ids like
-// "u123" or "user-1234567", while two slots still fill a cache line.
-const shortKey = 12
+// keyRef locates a key in the arena: chunk<<32 | offset, plus one, so
+// that 0 is no key.
+type keyRef uint64
 
-// keyRef locates a key's bytes: arena[chunk][off:off+len].
-type keyRef struct {
-	chunk, off, len uint32
-}
+func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<32|uint64(off)) + 1 }
+
+func (r keyRef) place() (chunk, off int) { return int((r - 1) >> 32), int(uint32(r - 1)) }
 
 const keyChunk = 1 << 20 // bytes per arena chunk
 
@@ -64,7 +64,7 @@ func newInterner() *interner {
 func (in *interner) Len() int { return in.n }
 
 // key returns id's key bytes.
-func (in *interner) key(id uint32) []byte { return in.at(in.refs[id]) }
+func (in *interner) key(id uint32) []byte { return in.at(*in.refs.At(uint64(id))) }
 
 // The table works on the high half of a key's hash, its tag: the tag
 // picks the home slot and is kept in the slot, so growing needs no rehash.
@@ -93,11 +93,25 @@ func (in *interner) candidate(h uint64) *internSlot {
 	}
 }
 
-// prefetchKey starts loading the key bytes of slot s into the cache,
-// unless the slot holds them.
-func (in *interner) prefetchKey(s *internSlot) {
-	if r := s.ref; r.len > shortKey {
-		prefetch.Range(unsafe.Pointer(&in.arena[r.chunk][r.off]), uintptr(r.len))
+// prefetchRef starts loading where the key of id is.
+func (in *interner) prefetchRef(id uint32) {
+	if r := in.refs.Get(uint64(id)); r != nil {
+		prefetch.Range(unsafe.Pointer(r), unsafe.Sizeof(*r))
+	}
+}
+
+// prefetchKey starts loading the first bytes of id's key (its ref
+// prefetched a while before). The id may be out of date, its key removed
+// or compacted away: it is only a hint, so it checks only that the
+// memory is the arena's.
+func (in *interner) prefetchKey(id uint32) {
+	r := in.refs.Get(uint64(id))
+	if r == nil || *r == 0 {
+		return
+	}
+	c, off := r.place()
+	if c < len(in.arena) && off < len(in.arena[c]) {
+		prefetch.Range(unsafe.Pointer(&in.arena[c][off]), 40)
 	}
 }
 
@@ -108,25 +122,19 @@ func (in *interner) owns(s *internSlot) bool {
 	return off < uintptr(len(in.slots))*unsafe.Sizeof(internSlot{})
 }
 
-// holds reports whether slot s holds key.
+// holds reports whether slot s, which is not empty, holds key.
 func (in *interner) holds(s *internSlot, key []byte) bool {
-	if len(key) != int(s.ref.len) {
-		return false
-	}
-	if len(key) <= shortKey {
-		return string(s.short[:len(key)]) == string(key)
-	}
-	return bytes.Equal(in.at(s.ref), key)
+	return bytes.Equal(in.key(s.id1-1), key)
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
 // is the candidate found earlier for this hash, or nil. It may be out of
 // date: a slot since moved or emptied, or one of a table since grown out
-// of, whose key bytes may since have been compacted away; only a slot of
-// the current table is trusted, and only once its key is checked.
+// of; only a slot of the current table is trusted, and only once its key
+// is checked.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && in.owns(start) && start.id1 != 0 && in.holds(start, key) {
+	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag && in.holds(start, key) {
 		return start.id1 - 1, false
 	}
 	p := in.home(tag)
@@ -143,10 +151,10 @@ func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, 
 }
 
 // held reports whether id has a key.
-func (in *interner) held(id uint32) bool { return in.refs[id] != freeRef }
+func (in *interner) held(id uint32) bool { return *in.refs.At(uint64(id)) != 0 }
 
 // ids returns one past the largest id ever given out.
-func (in *interner) ids() int { return len(in.refs) }
+func (in *interner) ids() int { return in.nids }
 
 // remove deletes id's key; id is reused by a later insert.
 func (in *interner) remove(id uint32) {
@@ -166,8 +174,8 @@ func (in *interner) remove(id uint32) {
 			p = q
 		}
 	}
-	in.dead += len(key)
-	in.refs[id] = freeRef
+	in.dead += recordLen(len(key))
+	*in.refs.At(uint64(id)) = 0
 	in.free = append(in.free, id)
 	in.n--
 	if in.dead > keyChunk && 2*in.dead > in.bytes {
@@ -179,20 +187,27 @@ func (in *interner) remove(id uint32) {
 func (in *interner) compact() {
 	old := in.arena
 	in.arena, in.bytes, in.dead = nil, 0, 0
-	for i := range in.slots {
-		s := &in.slots[i]
-		if s.id1 == 0 {
-			continue
+	for id := range uint32(in.nids) {
+		r := in.refs.At(uint64(id))
+		if *r != 0 {
+			*r = in.store(atIn(old, *r))
 		}
-		r := s.ref
-		s.ref = in.store(old[r.chunk][r.off : r.off+r.len])
-		in.refs[s.id1-1] = s.ref
 	}
 }
 
-func (in *interner) at(r keyRef) []byte {
-	return in.arena[r.chunk][r.off : r.off+r.len]
+// at returns the key bytes at r.
+func (in *interner) at(r keyRef) []byte { return atIn(in.arena, r) }
+
+// atIn returns the key bytes at r in arena.
+func atIn(arena [][]byte, r keyRef) []byte {
+	c, off := r.place()
+	b := arena[c][off:]
+	n, w := binary.Uvarint(b)
+	return b[w : w+int(n) : w+int(n)]
 }
+
+// recordLen is the arena bytes a key of n bytes takes.
+func recordLen(n int) int { return (bits.Len64(uint64(n)|1)+6)/7 + n }
 
 // insert adds key at the empty slot p.
 func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
@@ -201,37 +216,35 @@ func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
 	if n := len(in.free); n > 0 {
 		id = in.free[n-1]
 		in.free = in.free[:n-1]
-		in.refs[id] = ref
 	} else {
-		id = uint32(len(in.refs))
-		in.refs = append(in.refs, ref)
+		id = uint32(in.nids)
+		in.nids++
 	}
+	*in.refs.At(uint64(id)) = ref
 	s := &in.slots[p]
-	s.tag, s.id1, s.ref = tag, id+1, ref
-	s.short = [shortKey]byte{}
-	if len(key) <= shortKey {
-		copy(s.short[:], key)
-	}
+	s.tag, s.id1 = tag, id+1
 	in.n++
-	if 2*in.n > len(in.slots) {
+	if 4*in.n > 3*len(in.slots) {
 		in.grow()
 	}
 	return id
 }
 
-// store copies key into the arena. A key never straddles two chunks; one
-// longer than a chunk gets a chunk of its own.
+// store copies key, after its length, into the arena. A key never
+// straddles two chunks; one longer than a chunk gets a chunk of its own.
 func (in *interner) store(key []byte) keyRef {
+	need := recordLen(len(key))
 	last := len(in.arena) - 1
-	if last < 0 || len(in.arena[last])+len(key) > cap(in.arena[last]) {
-		in.arena = append(in.arena, make([]byte, 0, max(keyChunk, len(key))))
+	if last < 0 || len(in.arena[last])+need > cap(in.arena[last]) {
+		in.arena = append(in.arena, make([]byte, 0, max(keyChunk, need)))
 		last++
 	}
 	c := in.arena[last]
 	off := len(c)
+	c = binary.AppendUvarint(c, uint64(len(key)))
 	in.arena[last] = append(c, key...)
-	in.bytes += len(key)
-	return keyRef{chunk: uint32(last), off: uint32(off), len: uint32(len(key))}
+	in.bytes += need
+	return refOf(last, off)
 }
 
 // grow doubles the table.

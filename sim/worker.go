@@ -134,6 +134,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		// token bucket, a leaky bucket and GCRA under one capacity and
 		// rate; a lane given twice) share one ring.
 		var align, bound []int64
+		var delays []bool
 		ringOf := make([]int, n)
 		for l, lane := range cfg.Lanes {
 			word, bit := wordOf(l, n0)
@@ -147,6 +148,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			// Some admit a request earlier than their newest one as long
 			// as it falls in their current aligned span.
 			align = append(align, int64(lane.Algorithm.BackWithin(lane.Policy)))
+			delays = append(delays, lane.Algorithm.Delays())
 			if lane.Algorithm.Delays() {
 				wk.queue[word] |= 1 << bit
 				wk.delays = true
@@ -173,6 +175,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				}
 			}
 		}
+		wk.burst.listBits(delays, cfg.noLists)
 	}
 	ls, err := newLaneSet(cfg.Lanes, cfg.Policy, !cfg.DecisionsOnly)
 	if err != nil {
@@ -214,10 +217,11 @@ func (wk *worker) step(b *batch) {
 		return
 	}
 	// A software pipeline over parts of the batch: while the rows of one
-	// part are decided, the key states of the next part and the hash slots
-	// of the one after are on their way into the cache. Prefetches do not
-	// wait, so these cache misses overlap with the work instead of taking
-	// turns with it.
+	// part are decided, the key bytes of the next part, the key states
+	// and key refs of the one after and the hash slots of the one after
+	// that are on their way into the cache. Prefetches do not wait, so
+	// these cache misses overlap with the work instead of taking turns
+	// with it; each stage needs what the one before loaded.
 	explain := wk.cfg.Explain
 	var text []byte
 	if explain {
@@ -232,10 +236,14 @@ func (wk *worker) step(b *batch) {
 	}
 	wk.prefetchSlots(b, part(0))
 	wk.prefetchSlots(b, part(1))
+	wk.prefetchSlots(b, part(2))
 	wk.prefetchStates(b, part(0))
+	wk.prefetchStates(b, part(1))
+	wk.prefetchKeys(part(0))
 	for k := 0; k*pipePart < len(own); k++ {
-		wk.prefetchSlots(b, part(k+2))
-		wk.prefetchStates(b, part(k+1))
+		wk.prefetchSlots(b, part(k+3))
+		wk.prefetchStates(b, part(k+2))
+		wk.prefetchKeys(part(k + 1))
 		text = wk.decide(b, part(k), text)
 		wk.peak = max(wk.peak, wk.keys.Len())
 		if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
@@ -279,8 +287,8 @@ func (wk *worker) prefetchSlots(b *batch, rows []int32) {
 }
 
 // prefetchStates finds the slot that most likely holds each row's key
-// (its hash slot, prefetched a part earlier) and starts loading that key's
-// bytes and its states. decide checks the guess.
+// (its hash slot, prefetched a part earlier) and starts loading where that
+// key's bytes are and its states. decide checks the guess.
 func (wk *worker) prefetchStates(b *batch, rows []int32) {
 	in := wk.keys
 	for _, i := range rows {
@@ -289,8 +297,8 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		if c == nil {
 			continue // a new key
 		}
-		in.prefetchKey(c)
 		id := c.id1 - 1
+		in.prefetchRef(id)
 		wk.lanes.prefetch(id)
 		if p := wk.last.Get(uint64(id)); p != nil {
 			prefetch.Range(unsafe.Pointer(p), 8)
@@ -300,6 +308,16 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		}
 		if wk.kc != nil {
 			wk.kc.prefetch(id)
+		}
+	}
+}
+
+// prefetchKeys starts loading the key bytes of the slots prefetchStates
+// found for rows, whose refs it prefetched.
+func (wk *worker) prefetchKeys(rows []int32) {
+	for _, i := range rows {
+		if c := wk.cands[i]; c != nil {
+			wk.keys.prefetchKey(c.id1 - 1)
 		}
 	}
 }
@@ -438,6 +456,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		}
 		mask &^= bk.lanes
 	}
+	var list uint64 // the list rings that take the request at its own time
 	for m := mask; m != 0; m &= m - 1 {
 		bit := bits.TrailingZeros64(m)
 		l := base + bit
@@ -454,13 +473,28 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		} else if clamp {
 			t = wk.lanes.decidedAt(id, l, t)
 		}
-		if !wk.burst.tracks(wk.burst.ringOf[l]) {
+		ring := wk.burst.ringOf[l]
+		if !wk.burst.tracks(ring) {
 			continue
 		}
-		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seq0+int64(i)) {
+		if lb := wk.burst.listOf(ring); lb >= 0 && t == r.time {
+			list |= 1 << lb
+			continue
+		}
+		if !wk.burst.record(id, r.hash, ring, t, r.cost, b.seq0+int64(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
+	}
+	if list == 0 {
+		return
+	}
+	if ring := wk.burst.recordList(id, r.hash, list, r.time, r.cost, b.seq0+int64(i)); ring >= 0 {
+		l := base + bits.TrailingZeros64(mask)
+		for wk.burst.ringOf[l] != ring {
+			l++
+		}
+		wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 	}
 }
 
@@ -500,20 +534,24 @@ func (wk *worker) sweep() {
 	} else {
 		now = math.MinInt64
 	}
-	if wk.seen == nil {
-		wk.seen = newHashSet()
-		for id := range uint32(in.ids()) {
-			if in.held(id) {
-				wk.seen.add(hashKey(in.key(id)))
-			}
-		}
-	}
 	for id := range uint32(in.ids()) {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
 		// time, which only its latest time can tell.
 		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
 			continue
+		}
+		if wk.seen == nil {
+			// Once a key is forgotten, the keys held no longer say how
+			// many the trace named: from now on every key's hash is kept.
+			// Not before, so that a trace whose keys are all live pays
+			// nothing for it.
+			wk.seen = newHashSet()
+			for id := range uint32(in.ids()) {
+				if in.held(id) {
+					wk.seen.add(hashKey(in.key(id)))
+				}
+			}
 		}
 		if wk.burst != nil {
 			if wk.cfg.Top > 0 {
