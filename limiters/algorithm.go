@@ -88,6 +88,8 @@ type kind struct {
 	refusal Reason
 	ops     kindOps
 	fast    fastDecide
+	// wait is the state type's wait method (see waiter), or nil.
+	wait fastWait
 	// narrow picks, for a rule of the kind, a narrow form of its state
 	// that holds every state the rule can reach (setting the rule's
 	// fields the form reads), or returns nil for the kind's own; it may
@@ -221,6 +223,7 @@ var kinds = [numAlgorithms]kind{
 		refusal: ReasonNoTokens,
 		ops:     ops[bucket, *bucket]{},
 		fast:    fastOf((*bucket).decide),
+		wait:    waitOf((*bucket).wait),
 		narrow:  narrowBucket,
 		shares:  "bucket",
 		alike:   "meter",
@@ -246,6 +249,7 @@ var kinds = [numAlgorithms]kind{
 		refusal: ReasonOverflow,
 		ops:     ops[bucket, *bucket]{},
 		fast:    fastOf((*bucket).decide),
+		wait:    waitOf((*bucket).wait),
 		narrow:  narrowBucket,
 		shares:  "bucket",
 		alike:   "meter",

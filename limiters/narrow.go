@@ -23,6 +23,7 @@ import (
 type form struct {
 	ops  kindOps
 	fast fastDecide
+	wait fastWait // nil: a refusal's wait takes a full decision
 }
 
 // formOf returns the form r's states are kept in: the narrow one the
@@ -33,14 +34,14 @@ func formOf(r *Rule) form {
 			return *f
 		}
 	}
-	return form{r.k.ops, r.k.fast}
+	return form{r.k.ops, r.k.fast, r.k.wait}
 }
 
 // wide returns a copy of r that keeps its states in the kind's own state
 // type, for tests that hold narrow and wide states side by side.
 func (r *Rule) wide() *Rule {
 	w := *r
-	w.form = form{r.k.ops, r.k.fast}
+	w.form = form{r.k.ops, r.k.fast, r.k.wait}
 	return &w
 }
 
@@ -71,7 +72,7 @@ func (r *Rule) field(w uint64, i uint) int64 {
 // indexBits): a window of 10 s with a limit below 2^33, of 1 ms below 2^19.
 type windowWord struct{ w uint64 }
 
-var windowNarrow = form{ops[windowWord, *windowWord]{}, fastOf((*windowWord).decide)}
+var windowNarrow = form{ops: ops[windowWord, *windowWord]{}, fast: fastOf((*windowWord).decide)}
 
 func narrowWindow(r *Rule) *form {
 	if !indexBits(r, 1) {
@@ -131,7 +132,7 @@ func (s *windowWord) gauge(r *Rule, now int64) (float64, int64) {
 // whatever the index, so the fresh state is the zero word.
 type counterWord struct{ w uint64 }
 
-var counterNarrow = form{ops[counterWord, *counterWord]{}, fastOf((*counterWord).decide)}
+var counterNarrow = form{ops: ops[counterWord, *counterWord]{}, fast: fastOf((*counterWord).decide)}
 
 func narrowCounter(r *Rule) *form {
 	if !indexBits(r, 2) {
@@ -194,7 +195,7 @@ type bucketWords struct {
 	level uint64
 }
 
-var bucketNarrow = form{ops[bucketWords, *bucketWords]{}, fastOf((*bucketWords).decide)}
+var bucketNarrow = form{ops[bucketWords, *bucketWords]{}, fastOf((*bucketWords).decide), waitOf((*bucketWords).wait)}
 
 // seenBit marks a bucketWords that has seen a request.
 const seenBit = 1 << 63
@@ -232,6 +233,11 @@ func (s *bucketWords) decide(r *Rule, now, cost int64, commit bool, out *Decisio
 	return allowed, back
 }
 
+func (s *bucketWords) wait(r *Rule, now, cost int64) (wait Span, refused, back bool) {
+	b := s.load()
+	return b.wait(r, now, cost)
+}
+
 func (s *bucketWords) idle(r *Rule, now int64) bool {
 	b := s.load()
 	return b.idle(r, now)
@@ -266,10 +272,10 @@ type shortLog[A logTimes] struct {
 }
 
 var logNarrow = [...]form{
-	{ops[shortLog[[1]int64], *shortLog[[1]int64]]{}, fastOf((*shortLog[[1]int64]).decide)},
-	{ops[shortLog[[2]int64], *shortLog[[2]int64]]{}, fastOf((*shortLog[[2]int64]).decide)},
-	{ops[shortLog[[3]int64], *shortLog[[3]int64]]{}, fastOf((*shortLog[[3]int64]).decide)},
-	{ops[shortLog[[4]int64], *shortLog[[4]int64]]{}, fastOf((*shortLog[[4]int64]).decide)},
+	{ops: ops[shortLog[[1]int64], *shortLog[[1]int64]]{}, fast: fastOf((*shortLog[[1]int64]).decide)},
+	{ops: ops[shortLog[[2]int64], *shortLog[[2]int64]]{}, fast: fastOf((*shortLog[[2]int64]).decide)},
+	{ops: ops[shortLog[[3]int64], *shortLog[[3]int64]]{}, fast: fastOf((*shortLog[[3]int64]).decide)},
+	{ops: ops[shortLog[[4]int64], *shortLog[[4]int64]]{}, fast: fastOf((*shortLog[[4]int64]).decide)},
 }
 
 // narrowLog picks the shortLog of r's limit. The longest is no longer

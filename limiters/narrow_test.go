@@ -229,3 +229,61 @@ func compareForms(t *testing.T, where string, r *Rule, trace []request) {
 		}
 	}
 }
+
+// TestRefusedWaits checks, for every algorithm under random policies and
+// traces (narrow states and wide, costs past the limit, the clock going
+// back), that RefusedWaits gives each refusal exactly the RetryAfter of
+// Refused's full decision.
+func TestRefusedWaits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	algs := AllAlgorithms()
+	refusals := 0
+	for trial := range 200 {
+		tick := ticks[trial%len(ticks)]
+		p := randomPolicy(rng, tick)
+		var rules []*Rule
+		for _, a := range algs {
+			r, err := NewRule(a, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if trial%2 == 1 {
+				r = r.wide()
+			}
+			rules = append(rules, r)
+		}
+		g, err := NewGroupOf(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, exact, waits := make([]Decision, len(rules)), make([]Exact, len(rules)), make([]Span, len(rules))
+		all := uint64(1)<<len(rules) - 1
+		if len(rules) == 64 {
+			all = ^uint64(0)
+		}
+		for i, rq := range randomTrace(rng, 60, tick, 4, true) {
+			cost := rq.cost
+			if i%17 == 0 {
+				cost = 0
+			}
+			allowed := g.Admit(0, rq.t, cost)
+			refused := all &^ allowed
+			if w := g.Refused(0, rq.t, cost, refused, out, exact); w != 0 {
+				t.Fatalf("trial %d request %d: Refused says %b of %b would allow", trial, i, w, refused)
+			}
+			if w := g.RefusedWaits(0, rq.t, cost, refused, waits); w != 0 {
+				t.Fatalf("trial %d request %d: RefusedWaits says %b of %b would allow", trial, i, w, refused)
+			}
+			for m := refused; m != 0; m &= m - 1 {
+				k := bits.TrailingZeros64(m)
+				refusals++
+				if waits[k] != exact[k].RetryAfter {
+					t.Fatalf("trial %d request %d (t=%d cost %d) %v %+v: wait %v, Refused's %v", trial, i, rq.t, cost, algs[k], p, waits[k], exact[k].RetryAfter)
+				}
+			}
+		}
+	}
+	if refusals == 0 {
+		t.Fatal("nothing was refused")
+	}
+}
