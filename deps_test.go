@@ -29,6 +29,10 @@ func TestDependencyRules(t *testing.T) {
 		"internal/spec": {"cmd", "report", "internal/render"},
 		// The renderer: no engine, limiters or command line.
 		"internal/render": {"sim", "limiters", "cmd", "report"},
+		// The progress display: no engine or command line.
+		"internal/progress": {"sim", "limiters", "cmd", "report"},
+		// The reports' tables: no command line.
+		"internal/tables": {"cmd"},
 		// The sweep's grid and scoring: no renderer or command line.
 		"internal/sweep": {"cmd", "report", "internal/render"},
 	}

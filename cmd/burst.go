@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"slices"
@@ -66,26 +67,6 @@ func newBurstCmd() *cobra.Command {
 	return c
 }
 
-// burstColumns are the columns of burst's report.
-var burstColumns = []render.Column{
-	{Name: "algo"},
-	{Name: "limit", Right: true, MachineOnly: true},
-	{Name: "intent_limit", Right: true, Title: "intent limit", TableOnly: true},
-	{Name: "interval", Right: true},
-	{Name: "max_in_interval", Right: true},
-	{Name: "ratio", Right: true},
-	{Name: "user"},
-	{Name: "from", Right: true},
-	{Name: "to", Right: true},
-	{Name: "window", MachineOnly: true},
-	{Name: "capacity", OmitNull: true, MachineOnly: true},
-	{Name: "rate", OmitNull: true, MachineOnly: true},
-	{Name: "clock", MachineOnly: true},
-	{Name: "unit", MachineOnly: true},
-	{Name: "intent_limit", MachineOnly: true},
-	{Name: "intent_window", MachineOnly: true},
-}
-
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
@@ -123,56 +104,35 @@ func runBurst(o *burstOptions, s streams) error {
 			intervals = append(intervals, st.Burst)
 		}
 	}
-	var rows [][]render.Cell
-	for _, iv := range intervals {
-		user, from, to := burstCells(iv, sp)
-		lane := sp.lane(iv.Name)
-		limit, window, capacity, rate := sp.laneCells(lane)
-		intentLimit, intentWindow := sp.intentCells()
-		rows = append(rows, append([]render.Cell{
-			render.Str(iv.Name),
-			limit,
-			intentLimit,
-			render.Dec(sp.Interval, sp.Unit),
-			render.Int(iv.Count),
-			sp.ratioCell(iv.Count),
-			user, from, to,
-			window,
-			capacity, rate,
-			render.Str(clockName(lane.Policy.Clock)),
-			render.Str(unitName(sp.Unit)),
-			intentLimit,
-			intentWindow,
-		}, sp.extraCells(lane)...))
-	}
-	cols := burstColumns
+	rows := tables.BurstRows(intervals, sp)
+	cols := tables.BurstColumns
 	if len(o.trace.Key) > 0 {
 		// The worst interval's key is the composite --key builds.
 		cols = slices.Clone(cols)
 		cols[slices.IndexFunc(cols, func(c render.Column) bool { return c.Name == "user" })].Name = "key"
 	}
-	t, err := render.WriteRecords(s.out, format, append(cols, sp.extraColumns()...), rows)
+	t, err := render.WriteRecords(s.out, format, append(cols, sp.ExtraColumns()...), rows)
 	if err != nil {
 		return err
 	}
 	if t != nil {
 		w := render.NewTextWriter(s.out, format)
 		w.Line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-		if line := backwardsLine(rep); line != "" {
+		if line := tables.BackwardsLine(rep); line != "" {
 			w.Line(line)
 		}
-		w.Line("policy: " + sp.describe(true))
-		for _, l := range sp.laneLines() {
+		w.Line("policy: " + sp.Describe(true))
+		for _, l := range sp.LaneLines() {
 			w.Line(l)
 		}
 		w.Blank()
 		if o.Top > 0 {
-			w.Line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.duration(sp.Interval)))
+			w.Line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.Duration(sp.Interval)))
 		} else {
-			w.Line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.duration(sp.Interval)))
+			w.Line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.Duration(sp.Interval)))
 			w.Line("from its first to its last allowed request in it")
 		}
-		if note := queueNote(rp.spec.Algos()); note != "" {
+		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
 			w.Line(note)
 		}
 		w.Blank()

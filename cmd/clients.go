@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"strconv"
@@ -68,7 +70,7 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	}
 	m, err := sim.ParseClientModel(model)
 	if err != nil {
-		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: none, honour, immediate, backoff)", o.Model)
+		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: %s)", o.Model, sim.ClientModels)
 	}
 	c := sim.Clients{Model: m, MaxRetries: o.MaxRetries, RetryAfterExact: o.Exact, Jitter: o.Jitter, Seed: o.Seed}
 	if m == sim.ClientsNone {
@@ -108,55 +110,6 @@ func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
 	return c, nil
 }
 
-// clientSummaryColumns are the columns of compare --summary --clients.
-var clientSummaryColumns = []render.Column{
-	{Name: "algo"},
-	{Name: "unique_requests", Right: true, Title: "unique"},
-	{Name: "attempts", Right: true},
-	{Name: "amplification", Right: true, Title: "amplif."},
-	{Name: "allowed", Right: true},
-	{Name: "rejected", Right: true},
-	{Name: "goodput", Right: true},
-	{Name: "gave_up", Right: true},
-	{Name: "latency_p50", Right: true, Title: "p50 latency"},
-	{Name: "latency_p99", Right: true, Title: "p99 latency"},
-	{Name: "latency_max", Right: true, Title: "max latency"},
-	{Name: "clients", MachineOnly: true},
-	{Name: "max_retries", MachineOnly: true},
-	{Name: "unit", MachineOnly: true},
-}
-
-// clientSummaryRows are the rows of the summary of a closed loop.
-func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients, unit time.Duration) [][]render.Cell {
-	var rows [][]render.Cell
-	for i, st := range stats {
-		q := func(num, den int64) render.Cell {
-			w, ok := sim.Quantile(st.Latency, num, den)
-			if !ok {
-				return render.Null()
-			}
-			return render.Dec(w, unit)
-		}
-		rows = append(rows, []render.Cell{
-			render.Str(lanes[i].Name),
-			render.Int(st.Unique),
-			render.Int(st.Attempts),
-			render.Num(render.Ratio(st.Attempts, st.Unique)),
-			render.Int(st.Allowed),
-			render.Int(st.Rejected),
-			render.Int(st.Goodput),
-			render.Int(st.GaveUp),
-			q(50, 100),
-			q(99, 100),
-			q(1, 1),
-			render.Str(c.Model.String()),
-			render.Int(int64(c.MaxRetries)),
-			render.Str(unitName(unit)),
-		})
-	}
-	return rows
-}
-
 // runClients replays rp in a closed loop under lanes, each request
 // carrying the attributes with, and calls emit for every attempt. On a
 // terminal it shows the requests read and the attempts made as it goes:
@@ -164,13 +117,9 @@ func clientSummaryRows(lanes []sim.Lane, stats []sim.ClientStats, c sim.Clients,
 func runClients(rp *replay, src sim.Source, lanes []sim.Lane, with []string, c sim.Clients, s streams, emit func(*sim.Attempt) error) ([]sim.ClientStats, error) {
 	if s.progress {
 		attempts := new(atomic.Int64)
-		name := ""
-		if n, ok := src.(interface{ Name() string }); ok {
-			name = n.Name()
-		}
-		p := startProgressOf(src, name, s.err, attempts)
-		defer p.stop()
-		src = p
+		m := rp.meter(s, src, progress.Counter{Noun: "attempts", N: attempts})
+		defer m.Stop()
+		src = m.Count(src)
 		inner := emit
 		emit = func(a *sim.Attempt) error {
 			attempts.Add(1)
@@ -186,8 +135,8 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 	if err != nil {
 		return err
 	}
-	rows := clientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
-	t, err := render.WriteRecords(s.out, format, clientSummaryColumns, rows)
+	rows := tables.ClientSummaryRows(rp.spec.Lanes, stats, c, rp.spec.Unit)
+	t, err := render.WriteRecords(s.out, format, tables.ClientSummaryColumns, rows)
 	if err != nil || t == nil {
 		if err != nil {
 			return err
@@ -200,8 +149,8 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 		unique = stats[0].Unique
 	}
 	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
-	w.Line("policy: " + rp.spec.describe(false))
-	for _, l := range rp.spec.laneLines() {
+	w.Line("policy: " + rp.spec.Describe(false))
+	for _, l := range rp.spec.LaneLines() {
 		w.Line(l)
 	}
 	w.Line(clientLine(c, rp.spec.Lanes))
@@ -247,41 +196,34 @@ func clientLine(c sim.Clients, lanes []sim.Lane) string {
 	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
-// clientColumns are the columns run adds under --clients.
-var clientColumns = []render.Column{
-	{Name: "attempt", Right: true},
-	{Name: "original_line", Right: true},
-	{Name: "gave_up"},
-}
-
 // runClientRows replays rp's one limiter in a closed loop and writes a row
-// per attempt, in time order, with row's columns and clientColumns; with
+// per attempt, in time order, with row's columns and tables.ClientColumns; with
 // keepAllowed or keepRejected false, the allowed or refused attempts are
 // left out.
-func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
+func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	rfc := rp.trace.RFC3339()
-	cols, err := row.allColumns(rfc, clientColumns...)
+	cols, err := row.AllColumns(rfc, tables.ClientColumns...)
 	if err != nil {
 		return err
 	}
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var text []byte
 	lanes := rp.spec.Lanes[:1]
-	stats, err := runClients(rp, rp.trace, lanes, row.attrs, c, s, func(a *sim.Attempt) error {
+	stats, err := runClients(rp, rp.trace, lanes, row.Attrs, c, s, func(a *sim.Attempt) error {
 		if a.Decision.Allowed && !keepAllowed || !a.Decision.Allowed && !keepRejected {
 			return nil
 		}
-		row.req, row.d, row.exact, row.time = &a.Request, &a.Decision, &a.Exact, nil
+		row.Req, row.D, row.Exact, row.Time = &a.Request, &a.Decision, &a.Exact, nil
 		if a.Number > 0 {
-			text = rp.spec.times.Append(text[:0], a.Time)
-			row.time = text
+			text = rp.spec.Times.Append(text[:0], a.Time)
+			row.Time = text
 		}
 		e := rw.Enc()
-		b := row.appendHead(e, rw.Begin())
+		b := row.AppendHead(e, rw.Begin())
 		b = strconv.AppendInt(e.Next(b), int64(a.Number), 10)
 		b = strconv.AppendInt(e.Next(b), int64(a.Request.Line), 10)
 		b = strconv.AppendBool(e.Next(b), a.GaveUp)
-		return rw.End(row.appendTail(e, b))
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err
@@ -292,7 +234,7 @@ func runClientRows(rp *replay, row *runRow, c sim.Clients, keepAllowed, keepReje
 	if rw.Textual() {
 		st := stats[0]
 		w := render.NewTextWriter(s.out, format)
-		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.describe(false)))
+		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
 		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
 		w.Line(clientLine(c, lanes))
 		w.Blank()

@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -156,10 +156,10 @@ func runCompare(o *compareOptions, s streams) error {
 	var disagree int64
 	var emit func(*sim.Batch) error
 	if !o.Summary {
-		row := matrixRow{nlanes: len(rp.spec.Lanes), keyed: len(o.trace.Key) > 0, marked: !format.Machine()}
-		rw = render.NewRecordWriter(s.out, format, row.columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		row := tables.MatrixRow{Lanes: len(rp.spec.Lanes), Keyed: len(o.trace.Key) > 0, Marked: !format.Machine()}
+		rw = render.NewRecordWriter(s.out, format, row.Columns(rp.spec.Lanes, rp.trace.RFC3339()))
 		emit = func(b *sim.Batch) error {
-			return writeMatrix(rw, &row, b, o.Diff, &disagree)
+			return tables.WriteMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
 	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
@@ -174,7 +174,7 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if format.Machine() {
 		if o.Summary {
-			if _, err := render.WriteRecords(s.out, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec)); err != nil {
+			if _, err := render.WriteRecords(s.out, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
@@ -200,11 +200,11 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 	}
 	if !o.Diff {
-		t, _ := render.WriteRecords(nil, format, append(slices.Clone(summaryColumns), rp.spec.extraColumns()...), summaryRows(rep, rp.spec))
+		t, _ := render.WriteRecords(nil, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec))
 		w.Blank()
-		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.duration(rp.spec.Interval)))
-		w.Line(rp.spec.againstLine())
-		if note := queueNote(rp.spec.Algos()); note != "" {
+		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.Duration(rp.spec.Interval)))
+		w.Line(rp.spec.AgainstLine())
+		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
 			w.Line(note)
 		}
 		w.Blank()
@@ -213,207 +213,11 @@ func runCompare(o *compareOptions, s streams) error {
 			w.Blank()
 			w.Line("agreement: % of requests decided alike")
 			w.Blank()
-			w.Table(agreementTable(rep))
+			w.Table(tables.AgreementTable(rep))
 		}
 	}
 	if w.Err() != nil {
 		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// matrixRow is one request of the decision matrix, and which of the
-// optional columns it has.
-type matrixRow struct {
-	batch  *sim.Batch
-	i      int  // the request's index in batch
-	differ bool // the algorithms decided it differently
-
-	nlanes int
-	keyed  bool // the key column
-	marked bool // the diff column, which only tables have
-}
-
-// columns are the columns of the decision matrix, in the order appendTo
-// writes them: user, timestamp, then one per lane, the key with --key and
-// the diff marker in tables.
-func (r *matrixRow) columns(lanes []sim.Lane, rfc3339 bool) []render.Column {
-	cols := []render.Column{{Name: "user"}, {Name: "timestamp", Right: !rfc3339}}
-	for _, l := range lanes {
-		cols = append(cols, render.Column{Name: l.Name})
-	}
-	if r.keyed {
-		cols = append(cols, render.Column{Name: "key"})
-	}
-	if r.marked {
-		cols = append(cols, render.Column{Name: "diff"})
-	}
-	return cols
-}
-
-// appendTo appends the values of r's columns through e.
-func (r *matrixRow) appendTo(e *render.Encoder, b []byte) []byte {
-	req := &r.batch.Requests[r.i]
-	b = e.Bytes(b, req.User)
-	b = e.Time(e.Next(b), req.TimeText)
-	for a := range r.nlanes {
-		b = strconv.AppendBool(e.Next(b), r.batch.Allowed(r.i, a))
-	}
-	if r.keyed {
-		b = e.Bytes(e.Next(b), req.Key)
-	}
-	if r.marked {
-		b = e.Next(b)
-		if r.differ {
-			b = append(b, '*')
-		}
-	}
-	return b
-}
-
-// writeMatrix writes one batch of the decision matrix, counting the
-// requests the lanes decide differently; with onlyDiff it writes only
-// those.
-func writeMatrix(rw *render.RecordWriter, row *matrixRow, b *sim.Batch, onlyDiff bool, disagree *int64) error {
-	row.batch = b
-	for i := range b.Requests {
-		first := b.Allowed(i, 0)
-		differ := false
-		for a := 1; a < row.nlanes; a++ {
-			if b.Allowed(i, a) != first {
-				differ = true
-				break
-			}
-		}
-		if differ {
-			*disagree++
-		} else if onlyDiff {
-			continue
-		}
-		row.i, row.differ = i, differ
-		if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// summaryColumns are the columns of compare --summary; the table shows the
-// counts and leaves the parameters to the policy line above it.
-var summaryColumns = []render.Column{
-	{Name: "algo"},
-	{Name: "requests", Right: true},
-	{Name: "allowed", Right: true},
-	{Name: "rejected", Right: true},
-	{Name: "allow_pct", Right: true, Title: "allow %", Suffix: "%"},
-	{Name: "max_in_interval", Right: true},
-	{Name: "ratio", Right: true},
-	{Name: "false_allows", Right: true},
-	{Name: "false_rejects", Right: true},
-	{Name: "first_rejection", Right: true},
-	{Name: "first_rejection_user", MachineOnly: true},
-	{Name: "burst_user", MachineOnly: true},
-	{Name: "burst_from", MachineOnly: true},
-	{Name: "burst_to", MachineOnly: true},
-	{Name: "limit", MachineOnly: true},
-	{Name: "window", MachineOnly: true},
-	{Name: "interval", MachineOnly: true},
-	{Name: "capacity", OmitNull: true, MachineOnly: true},
-	{Name: "rate", OmitNull: true, MachineOnly: true},
-	{Name: "clock", MachineOnly: true},
-	{Name: "unit", MachineOnly: true},
-	{Name: "clock_backwards", MachineOnly: true},
-	{Name: "intent_limit", MachineOnly: true},
-	{Name: "intent_window", MachineOnly: true},
-}
-
-// summaryRows builds one summary row per algorithm.
-func summaryRows(rep *sim.Report, sp *policySpec) [][]render.Cell {
-	var rows [][]render.Cell
-	for _, st := range rep.Algos {
-		first, firstUser := render.Null(), render.Null()
-		if fr := st.FirstRejection; fr != nil {
-			first, firstUser = render.Time(fr.TimeText), render.Str(fr.Key)
-		}
-		bUser, bFrom, bTo := burstCells(st.Burst, sp)
-		lane := sim.Lane{Name: st.Name, Algorithm: st.Algorithm, Policy: st.Policy}
-		limit, window, capacity, rate := sp.laneCells(lane)
-		intentLimit, intentWindow := sp.intentCells()
-		rows = append(rows, append([]render.Cell{
-			render.Str(st.Name),
-			render.Int(st.Requests),
-			render.Int(st.Allowed),
-			render.Int(st.Rejected),
-			render.PctCell(st.Allowed, st.Requests),
-			render.Int(st.Burst.Count),
-			sp.ratioCell(st.Burst.Count),
-			sp.againstIntent(render.Int(st.FalseAllows)),
-			sp.againstIntent(render.Int(st.FalseRejects)),
-			first,
-			firstUser,
-			bUser, bFrom, bTo,
-			limit,
-			window,
-			render.Dec(sp.Interval, sp.Unit),
-			capacity,
-			rate,
-			render.Str(clockName(st.Policy.Clock)),
-			render.Str(unitName(sp.Unit)),
-			render.Int(rep.ClockBackwards),
-			intentLimit,
-			intentWindow,
-		}, sp.extraCells(lane)...))
-	}
-	return rows
-}
-
-// burstCells are the user, from and to of a worst interval; null when
-// nothing was allowed.
-func burstCells(iv sim.Interval, sp *policySpec) (user, from, to render.Cell) {
-	if iv.Count == 0 {
-		return render.Null(), render.Null(), render.Null()
-	}
-	return render.Str(iv.Key), instantCell(iv.From, sp), instantCell(iv.To, sp)
-}
-
-// instantCell renders a time of the trace as the trace writes its times
-// (traces.TimeWriter): the one rule for times in every output.
-func instantCell(ns int64, sp *policySpec) render.Cell {
-	text := sp.times.Format(ns)
-	if sp.times.Numeric() {
-		return render.Num(text)
-	}
-	return render.Str(text)
-}
-
-func clockName(c limiters.Clock) string {
-	if c == limiters.ClockClamp {
-		return "clamp"
-	}
-	return "reject"
-}
-
-// agreementTable is the pairwise agreement matrix.
-func agreementTable(rep *sim.Report) *render.Table {
-	t := &render.Table{Header: []string{"agree %"}, Right: []bool{false}}
-	for _, st := range rep.Algos {
-		t.Header = append(t.Header, st.Name)
-		t.Right = append(t.Right, true)
-	}
-	for a, st := range rep.Algos {
-		row := []string{st.Name}
-		for b := range rep.Algos {
-			if rep.Requests == 0 {
-				row = append(row, "-")
-				continue
-			}
-			text := "-"
-			if rep.Requests > 0 {
-				text = render.Pct(rep.Agree[a][b], rep.Requests)
-			}
-			row = append(row, text)
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
 }

@@ -14,9 +14,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/choice"
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/limiters/presets"
+	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -39,7 +45,7 @@ func completePick(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 		done = toComplete[:i+1]
 	}
 	var out []cobra.Completion
-	for _, name := range pickable() {
+	for _, name := range tables.Pickable() {
 		out = append(out, cobra.CompletionWithDesc(done+name, "then <, <=, > or >= and a number"))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
@@ -75,53 +81,13 @@ func registerCompletions(c *cobra.Command) {
 			}
 		}
 	}
-	if c.Name() == "gen" {
-		fixed("output",
-			cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
-			cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
-			cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"))
-		var pats []cobra.Completion
-		desc := map[string]string{
-			"steady":   "Poisson arrivals at a steady rate",
-			"bursty":   "quiet spells and bursts",
-			"boundary": "clusters straddling window edges",
-			"ramp":     "load rising, then falling",
+	for name, l := range flagChoices(c.Name()) {
+		var choices []cobra.Completion
+		for _, ch := range l {
+			choices = append(choices, cobra.CompletionWithDesc(ch.Name, ch.Description))
 		}
-		for _, p := range traces.Patterns() {
-			pats = append(pats, cobra.CompletionWithDesc(p, desc[p]))
-		}
-		fixed("pattern", pats...)
-		fixed("keys",
-			cobra.CompletionWithDesc("short", "u1, u2, ..."),
-			cobra.CompletionWithDesc("uuid", "36-character UUIDs"))
-	} else {
-		fixed("output",
-			cobra.CompletionWithDesc("table", "an ASCII table (default)"),
-			cobra.CompletionWithDesc("csv", "comma-separated values, every row"),
-			cobra.CompletionWithDesc("json", "a JSON array of objects"),
-			cobra.CompletionWithDesc("jsonl", "JSON Lines, one object per line"),
-			cobra.CompletionWithDesc("markdown", "a Markdown table"))
+		fixed(name, choices...)
 	}
-	fixed("unit",
-		cobra.CompletionWithDesc("s", "seconds"),
-		cobra.CompletionWithDesc("ms", "milliseconds"),
-		cobra.CompletionWithDesc("us", "microseconds"),
-		cobra.CompletionWithDesc("ns", "nanoseconds"))
-	fixed("format",
-		cobra.CompletionWithDesc("csv", "comma-separated values with a header"),
-		cobra.CompletionWithDesc("yaml", "a YAML sequence of requests"),
-		cobra.CompletionWithDesc("jsonl", "JSON Lines, one request per line"),
-		cobra.CompletionWithDesc("combined", "an nginx or Apache access log, combined format"),
-		cobra.CompletionWithDesc("common", "an nginx or Apache access log, common format"))
-	fixed("time-format",
-		cobra.CompletionWithDesc("auto", "numbers in --unit, or RFC 3339 times (default)"),
-		cobra.CompletionWithDesc("unix", "seconds since the Unix epoch"),
-		cobra.CompletionWithDesc("unix-ms", "milliseconds since the Unix epoch"),
-		cobra.CompletionWithDesc("unix-us", "microseconds since the Unix epoch"),
-		cobra.CompletionWithDesc("unix-ns", "nanoseconds since the Unix epoch"),
-		cobra.CompletionWithDesc("rfc3339", "RFC 3339 times with an offset"),
-		cobra.CompletionWithDesc("clf", "the access log time, 10/Oct/2024:13:55:36 +0200"),
-		cobra.CompletionWithDesc("2006-01-02 15:04:05", "a Go layout: write the reference time as your trace does"))
 	if c.Flags().Lookup("tz") != nil {
 		_ = c.RegisterFlagCompletionFunc("tz", completeZones)
 	}
@@ -130,29 +96,6 @@ func registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(name, completeFields)
 		}
 	}
-	fixed("clients",
-		cobra.CompletionWithDesc("none", "the open-loop replay of the trace (default)"),
-		cobra.CompletionWithDesc("honour", "retry at the Retry-After told"),
-		cobra.CompletionWithDesc("immediate", "retry after --retry-delay"),
-		cobra.CompletionWithDesc("backoff", "retry after an exponential backoff"))
-	fixed("headers",
-		cobra.CompletionWithDesc("ietf", "RateLimit-Policy, RateLimit and Retry-After (draft-ietf-httpapi-ratelimit-headers)"),
-		cobra.CompletionWithDesc("x-ratelimit", "X-RateLimit-Limit, -Remaining, -Reset and Retry-After"),
-		cobra.CompletionWithDesc("both", "all six fields"),
-		cobra.CompletionWithDesc("none", "no fields (default)"))
-	fixed("clock",
-		cobra.CompletionWithDesc("reject", "reject a request whose time goes backwards"),
-		cobra.CompletionWithDesc("clamp", "treat it as the key's last time"))
-	fixed("route",
-		cobra.CompletionWithDesc("key", "a key's requests go to one worker, in trace order: decisions equal the in-memory replay's"),
-		cobra.CompletionWithDesc("spread", "round-robin: a key's requests race between workers"))
-	fixed("on-failure",
-		cobra.CompletionWithDesc("error", "stop the replay at the first request the store cannot decide"),
-		cobra.CompletionWithDesc("open", "allow what the store cannot decide"),
-		cobra.CompletionWithDesc("closed", "refuse what the store cannot decide"))
-	fixed("only",
-		cobra.CompletionWithDesc("allowed", "only allowed requests"),
-		cobra.CompletionWithDesc("rejected", "only rejected requests"))
 	if c.Flags().Lookup("config") != nil {
 		_ = c.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
@@ -168,6 +111,38 @@ func registerCompletions(c *cobra.Command) {
 			_ = c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions)
 		}
 	})
+}
+
+// flagChoices are the choices of the flags of command cmd that take one
+// of a list, as the packages that own them list them: completion and
+// parsing (choose) both draw on them.
+func flagChoices(cmd string) map[string]choice.List {
+	m := map[string]choice.List{
+		"output":      render.FormatChoices(),
+		"unit":        traces.Units,
+		"format":      traces.ReadFormats,
+		"time-format": append(slices.Clone(traces.TimeFormats), choice.Choice{Name: "2006-01-02 15:04:05", Description: "a Go layout: write the reference time as your trace does"}),
+		"clients":     sim.ClientModels,
+		"headers":     headers.Styles,
+		"clock":       spec.Clocks,
+		"stack":       sim.StackModes,
+		"only":        onlyChoices,
+		"route":       routeChoices,
+		"on-failure":  failureChoices,
+	}
+	if cmd == "gen" {
+		m["output"], m["pattern"], m["keys"] = traces.WriteFormats, traces.PatternChoices, traces.KeyStyles
+	}
+	return m
+}
+
+// choose returns the place in l of value, given at flag, or a usage error
+// that lists the choices.
+func choose(flag, value string, l choice.List) (int, error) {
+	if i := l.Index(value); i >= 0 {
+		return i, nil
+	}
+	return -1, usageErrorf("invalid %s %q (valid: %s)", flag, value, l)
 }
 
 // algoCompletions lists the algorithms, each prefixed (for --algos lists),

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -83,8 +82,8 @@ func newGenCmd() *cobra.Command {
 }
 
 func runGen(o *genOptions, s streams) error {
-	if !slices.Contains(traces.Patterns(), o.Pattern) {
-		return usageErrorf("invalid --pattern %q (valid: %s)", o.Pattern, strings.Join(traces.Patterns(), ", "))
+	if _, err := choose("--pattern", o.Pattern, traces.PatternChoices); err != nil {
+		return err
 	}
 	if o.Users <= 0 {
 		return usageErrorf("--users must be positive, got %d", o.Users)
@@ -99,7 +98,7 @@ func runGen(o *genOptions, s streams) error {
 	format, err := traces.ParseFormat(o.Output)
 	if err != nil || format == traces.Combined || format == traces.Common {
 		// The access log formats are read, not written.
-		return usageErrorf("invalid -o %q for gen (valid: csv, yaml, jsonl)", o.Output)
+		return usageErrorf("invalid -o %q for gen (valid: %s)", o.Output, traces.WriteFormats)
 	}
 	var span, window time.Duration
 	if o.Span != "" {
@@ -132,15 +131,11 @@ func runGen(o *genOptions, s streams) error {
 	if o.set["burst"] && o.Burst <= 0 {
 		return usageErrorf("--burst must be positive, got %d", o.Burst)
 	}
-	var keys traces.KeyStyle
-	switch o.Keys {
-	case "short":
-		keys = traces.KeysShort
-	case "uuid":
-		keys = traces.KeysUUID
-	default:
-		return usageErrorf("invalid --keys %q (valid: short, uuid)", o.Keys)
+	k, err := choose("--keys", o.Keys, traces.KeyStyles)
+	if err != nil {
+		return err
 	}
+	keys := traces.KeyStyle(k)
 	warnUnusedGen(o, s.err)
 	w := bufio.NewWriterSize(stopWriter{s.context(), s.out}, 1<<20)
 	err = traces.Generate(w, traces.GenOptions{

@@ -32,6 +32,11 @@ type streams struct {
 	err      io.Writer
 	progress bool // stderr is a terminal: show progress on long replays
 	ctx      context.Context
+	// meter is where progress goes when err does not (a second read,
+	// whose warnings the first gave), and stage what the progress line
+	// names the replay: "second read: the worst keys' states".
+	meter io.Writer
+	stage string
 }
 
 func streamsOf(c *cobra.Command) streams {
@@ -44,6 +49,17 @@ func streamsOf(c *cobra.Command) streams {
 // trace whose first pass reported them.
 func (s streams) quiet() streams {
 	s.err, s.progress = io.Discard, false
+	return s
+}
+
+// again is quiet, for a replay that reads the trace again as the stage
+// named: its warnings the first read gave already, and its progress, on
+// a terminal, names the stage.
+func (s streams) again(stage string) streams {
+	if s.progress {
+		s.meter = s.err
+	}
+	s.err, s.stage = io.Discard, stage
 	return s
 }
 
@@ -158,7 +174,7 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 func parseUnit(s string) (time.Duration, error) {
 	u, err := traces.ParseUnit(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --unit %q (valid: s, ms, us, ns)", s)
+		return 0, usageErrorf("invalid --unit %q (valid: %s)", s, traces.Units)
 	}
 	return u, nil
 }
@@ -172,7 +188,7 @@ func parseTraceFormat(s string) (traces.Format, error) {
 	}
 	f, err := traces.ParseFormat(s)
 	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: csv, yaml, jsonl, combined, common)", s)
+		return 0, usageErrorf("invalid --format %q (valid: %s)", s, traces.ReadFormats)
 	}
 	return f, nil
 }

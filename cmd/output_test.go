@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ratesim/ratesim/internal/tables"
 )
 
 func TestCostSum(t *testing.T) {
@@ -23,9 +25,9 @@ func TestCostSum(t *testing.T) {
 		{[]int64{math.MinInt64, math.MinInt64}, "-18446744073709551616"},
 		{[]int64{math.MinInt64, math.MaxInt64}, "-1"},
 	} {
-		var s costSum
+		var s tables.CostSum
 		for _, c := range tc.costs {
-			s.add(c)
+			s.Add(c)
 		}
 		if got := s.String(); got != tc.want {
 			t.Errorf("sum of %d = %s, want %s", tc.costs, got, tc.want)

@@ -207,18 +207,18 @@ func (rp *replay) frame() *report.Frame {
 	for _, l := range sp.Lanes {
 		names = append(names, l.Name)
 	}
-	lines := append([]string{"policy: " + sp.describe(true)}, sp.laneLines()...)
+	lines := append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
 	xLabel := "time (" + unitName(sp.Unit) + ")"
-	if sp.rfc3339 {
+	if sp.RFC3339 {
 		xLabel = "time (UTC)"
 	}
 	return &report.Frame{
 		Trace:       rp.trace.name,
 		Lines:       append(lines, "limiters: "+strings.Join(names, ", ")),
-		Clock:       sp.rfc3339,
+		Clock:       sp.RFC3339,
 		Unit:        sp.Unit,
 		XLabel:      xLabel,
-		Duration:    sp.duration,
+		Duration:    sp.Duration,
 		Intent:      sp.Intent,
 		IntentNamed: sp.IntentNamed,
 		Interval:    sp.Interval,

@@ -2,17 +2,14 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
 
-	"cmp"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ratesim/ratesim/internal/sweep"
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
 )
 
@@ -69,7 +66,7 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 		return nil, err
 	}
 	if rep.IntervalsOutOfOrder > 0 {
-		return nil, outOfOrder(rep.IntervalsOutOfOrder)
+		return nil, tables.OutOfOrder(rep.IntervalsOutOfOrder)
 	}
 	return report.TimelineFigure(rp.frame(), every, rep), nil
 }
@@ -176,133 +173,18 @@ candidate that meets --pick squared.`,
 // sweepFigure draws a sweep's candidates.
 func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
 	sp := res.rp.spec
-	// The X parameter: the first given more than one value.
-	xName := ""
-	for _, name := range res.g.Names() {
-		if len(res.g.Values(name)) > 1 {
-			xName = name
-			break
-		}
+	title := []string{
+		fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, render.Plural(res.rep.Requests, "request"), render.Plural(int64(res.rep.Keys), "key")),
+		fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(res.cands)), "candidate"), res.g.Describe(res.algos)),
+		fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock)),
 	}
-	xLabel := "candidate (grid order)"
-	if xName != "" {
-		xLabel = xName
-		if prm := paramByName(xName); prm.Kind == limiters.ParamRate {
-			xLabel += " (per " + unitName(sp.Unit) + ")"
-		} else if prm.Kind == limiters.ParamDuration {
-			xLabel += " (" + unitName(sp.Unit) + ")"
-		}
-	}
-	xOfCand := func(c *sweep.Candidate) (float64, bool) {
-		if xName == "" {
-			return float64(c.Index), true
-		}
-		v := c.Num[xName]
-		if v == nil {
-			return 0, false
-		}
-		f, _ := v.Float64()
-		return f, true
-	}
-	// A series per algorithm and values of the other parameters.
-	type series struct {
-		label string
-		cands []*sweep.Candidate
-	}
-	var order []string
-	groups := map[string]*series{}
-	for _, c := range res.cands {
-		if frontierOnly && !c.Front {
-			continue
-		}
-		var parts []string
-		for _, name := range res.g.Names() {
-			if name == xName || !slices.Contains(c.Lane.Algorithm.Params(), name) {
-				continue
-			}
-			parts = append(parts, name+" "+c.Values[name])
-		}
-		label := c.Lane.Algorithm.String()
-		if len(parts) > 0 {
-			label += " " + strings.Join(parts, ", ")
-		}
-		if groups[label] == nil {
-			groups[label] = &series{label: label}
-			order = append(order, label)
-		}
-		groups[label].cands = append(groups[label].cands, c)
-	}
-	metrics := []string{"false_allows", "false_rejects"}
-	for _, k := range res.cons {
-		if !slices.Contains(metrics, k.Column) && k.Column != xName {
-			metrics = append(metrics, k.Column)
-		}
-	}
-	var best *sweep.Candidate
-	if len(res.picked) > 0 {
-		best = res.picked[0]
-	}
-	var panels []report.Panel
-	for _, m := range metrics {
-		pn := report.Panel{Title: strings.ReplaceAll(m, "_", " "), YLabel: m, YFrom0: true}
-		if xName != "" {
-			pn.Title += " against " + xName
-		}
-		for _, k := range res.cons {
-			if k.Column == m {
-				v, _ := k.Value.Float64()
-				pn.Limits = append(pn.Limits, report.Limit{Label: k.Text, Y: v, Color: report.Constraint})
-			}
-		}
-		var front, bestPts []report.Point
-		for i, label := range order {
-			line := report.Line{Label: label, Color: report.LimiterColor(i)}
-			for _, c := range groups[label].cands {
-				x, ok := xOfCand(c)
-				y := c.Num[m]
-				if !ok || y == nil {
-					continue
-				}
-				yf, _ := y.Float64()
-				p := report.Point{X: x, Y: yf}
-				line.Points = append(line.Points, p)
-				if c.Front {
-					front = append(front, p)
-				}
-				if c == best {
-					bestPts = append(bestPts, p)
-				}
-			}
-			slices.SortStableFunc(line.Points, func(a, b report.Point) int { return cmp.Compare(a.X, b.X) })
-			pn.Lines = append(pn.Lines, line)
-			pn.Marks = append(pn.Marks, report.Marks{Color: report.LimiterColor(i), Shape: report.LimiterShape(i), Points: line.Points})
-		}
-		pn.Marks = append(pn.Marks, report.Marks{Label: "frontier", Color: report.Black, Shape: report.Ring, Points: front})
-		if best != nil {
-			pn.Marks = append(pn.Marks, report.Marks{Label: "best (--pick)", Color: report.Constraint, Shape: report.Box, Points: bestPts})
-		}
-		panels = append(panels, pn)
-	}
-	var title []string
-	title = append(title, fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, render.Plural(res.rep.Requests, "request"), render.Plural(int64(res.rep.Keys), "key")))
-	title = append(title, fmt.Sprintf("grid: %s%s", render.Plural(int64(len(res.cands)), "candidate"), ": "+res.g.Describe(res.algos)))
-	title = append(title, fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock)))
 	if res.cons != nil {
-		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons.String(), render.Plural(int64(len(res.picked)), "candidate"), len(res.cands))
-		if best != nil {
-			line += "; best " + best.Limiter.Name
+		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons, render.Plural(int64(len(res.picked)), "candidate"), len(res.cands))
+		if len(res.picked) > 0 {
+			line += "; best " + res.picked[0].Limiter.Name
 		}
 		title = append(title, line)
 	}
-	return &report.Figure{Title: title, XLabel: xLabel, Panels: panels}
-}
-
-// paramByName is the parameter named name.
-func paramByName(name string) limiters.Param {
-	for _, p := range limiters.Params() {
-		if p.Name == name {
-			return p
-		}
-	}
-	return limiters.Param{}
+	return report.SweepFigure(report.Sweep{Title: title, Grid: res.g, Candidates: res.cands, Picked: res.picked,
+		Constraints: res.cons, Unit: sp.Unit, FrontierOnly: frontierOnly})
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // policyHelp ends the long help of the commands that replay a trace. Its
@@ -157,22 +157,15 @@ func (o *policyOptions) markSet(fs *pflag.FlagSet) {
 
 // coreParams are the parameters whose flags have texts of their own; the
 // others get theirs from limiters.Params.
-var coreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+var coreParams = spec.CoreParams
 
 // paramNames are the parameters a policy file, a --limiter or the policy
 // flags may give.
 func paramNames() []string { return spec.ParamNames() }
 
-// policySpec is the effective policy of a replay, and whether the trace's
-// times are RFC 3339.
-type policySpec struct {
-	*spec.Spec
-	// rfc3339: the trace's timestamps are absolute times (RFC 3339, an
-	// access log's, a layout's), not numbers.
-	rfc3339 bool
-	// times writes instants as the trace writes its times.
-	times traces.TimeWriter
-}
+// policySpec is the effective policy of a replay, and how the trace
+// writes its times.
+type policySpec = tables.Policy
 
 // plan resolves the policy of a replay of algos (nil for the five classic
 // ones unless limiters are given) and the limiters specs, with the burst

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"io"
 	"strconv"
@@ -32,14 +33,14 @@ func BenchmarkRunRowCSV(b *testing.B) {
 			d.Reason = "no tokens"
 		}
 	}
-	row := runRow{unit: time.Second}
-	rw := render.NewRecordWriter(io.Discard, render.FormatCSV, row.columns(false))
+	row := tables.RunRow{Unit: time.Second}
+	rw := render.NewRecordWriter(io.Discard, render.FormatCSV, row.Columns(false))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for k := 0; k < b.N; k++ {
 		i := k % n
-		row.req, row.d, row.exact = &reqs[i], &decisions[i], &exact[i]
-		if err := rw.End(row.appendTo(rw.Enc(), rw.Begin())); err != nil {
+		row.Req, row.D, row.Exact = &reqs[i], &decisions[i], &exact[i]
+		if err := rw.End(row.AppendTo(rw.Enc(), rw.Begin())); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,21 +1,19 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // replay is a trace opened and a policy resolved, ready for sim.Run.
@@ -91,7 +89,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		t.Close()
 		return nil, err
 	}
-	sp := &policySpec{Spec: bound, rfc3339: t.RFC3339(), times: t.timeWriter()}
+	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.timeWriter()}
 	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
 }
 
@@ -131,10 +129,10 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 // runFrom replays src, the trace or a part of it, as run does.
 func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
 	rp.warnUnused(cfg, s.err)
-	if s.progress {
-		p := startProgress(src, rp.trace.name, s.err)
-		defer p.stop()
-		src = p
+	if s.progress || s.meter != nil {
+		m := rp.meter(s, src)
+		defer m.Stop()
+		src = m.Count(src)
 	}
 	if emit == nil {
 		emit = func(*sim.Batch) error { return nil }
@@ -153,34 +151,6 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 			render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 	}
 	return rep, err
-}
-
-// queueNote says how the report measures the bursts of the queue forms
-// among algos: "leaky-queue's bursts are measured ...", or "" when none
-// delays what it admits.
-func queueNote(algos []limiters.Algorithm) string {
-	var names []string
-	for _, a := range algos {
-		if a.Delays() && !slices.Contains(names, a.String()+"'s") {
-			names = append(names, a.String()+"'s")
-		}
-	}
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0] + " bursts are measured when requests leave its queue (timestamp + delay)"
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " bursts are measured when requests leave their queues (timestamp + delay)"
-}
-
-// backwardsLine is the line of a report's header that counts the requests
-// earlier than their key's latest; empty when there are none.
-func backwardsLine(rep *sim.Report) string {
-	if rep.ClockBackwards == 0 {
-		return ""
-	}
-	return fmt.Sprintf("clock_backwards: %s earlier than their key's latest, the first at line %d", render.Plural(rep.ClockBackwards, "request"), rep.FirstBackwards.Line)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
@@ -267,311 +237,36 @@ func warnf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "ratesim: warning: %s\n", render.TerminalSafe(fmt.Sprintf(format, args...)))
 }
 
-// lane returns the lane named name.
-func (sp *policySpec) lane(name string) sim.Lane {
-	for _, l := range sp.Lanes {
-		if l.Name == name {
-			return l
-		}
-	}
-	return sim.Lane{Name: name}
-}
-
-// laneCells are the limit, window, capacity and rate of a lane for a
-// report: a window lane's own limit and window; for a bucket the intent's
-// limit and window (null when no intent was given) beside its capacity
-// and rate.
-func (sp *policySpec) laneCells(l sim.Lane) (limit, window, capacity, rate render.Cell) {
-	if l.Algorithm.Windowed() {
-		return render.Int(l.Policy.Limit), render.Dec(l.Policy.Window, sp.Unit), render.Null(), render.Null()
-	}
-	limit, window = sp.intentCells()
-	return limit, window, render.Int(l.Policy.Capacity), render.Str(l.Policy.Rate.Format(sp.Unit))
-}
-
-// intentCells are the intent's limit and window, null when no intent was
-// given.
-func (sp *policySpec) intentCells() (limit, window render.Cell) {
-	if !sp.IntentNamed {
-		return render.Null(), render.Null()
-	}
-	return render.Int(sp.Intent.Limit), render.Dec(sp.Intent.Window, sp.Unit)
-}
-
-// againstIntent is a cell counted against the intent: v, or null when no
-// intent was given.
-func (sp *policySpec) againstIntent(v render.Cell) render.Cell {
-	if !sp.IntentNamed {
-		return render.Null()
-	}
-	return v
-}
-
-// ratioCell is the ratio of a burst count to the intent's limit, null
-// when no intent was given.
-func (sp *policySpec) ratioCell(count int64) render.Cell {
-	return sp.againstIntent(render.Num(render.Ratio(count, sp.Intent.Limit)))
-}
-
-// againstLine says what false allows, false rejects and ratios are
-// counted against: "false allows and rejects are against the oracle, a
-// sliding log of limit 3 per 10s", or that no intent was given.
-func (sp *policySpec) againstLine() string {
-	if !sp.IntentNamed {
-		return "no intent given, so no false allows, false rejects or ratios (-): --intent LIMIT/WINDOW counts them against an exact rolling limit"
-	}
-	return fmt.Sprintf("false allows and rejects are against the oracle, a sliding log of limit %d per %s", sp.Intent.Limit, sp.duration(sp.Intent.Window))
-}
-
-// laneLines describe, a line each, the lanes whose parameters are their
-// own, or who have names of their own; none in a plain run.
-func (sp *policySpec) laneLines() []string {
-	var lines []string
-	for i, l := range sp.Lanes {
-		if !sp.Own[i] && l.Name == l.Algorithm.String() {
-			continue
-		}
-		text := fmt.Sprintf("limiter %s: ", l.Name)
-		if l.Name != l.Algorithm.String() {
-			text = fmt.Sprintf("limiter %s (%s): ", l.Name, l.Algorithm)
-		}
-		lines = append(lines, text+sp.describeLane(l, ", "))
-	}
-	return lines
-}
-
-// describeLane states lane l's parameters, joined by sep: "limit 3 per
-// 10s; clock reject", "limit 3 per 10s, buckets 5, clock reject".
-func (sp *policySpec) describeLane(l sim.Lane, sep string) string {
-	p := l.Policy
-	var parts []string
-	if l.Algorithm.Windowed() {
-		parts = append(parts, fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window)))
-	} else {
-		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, p.Rate.Format(sp.Unit), unitName(sp.Unit)))
-	}
-	if extra := sp.extraParams([]limiters.Algorithm{l.Algorithm}, p); extra != "" {
-		parts = append(parts, extra[2:])
-	}
-	return strings.Join(append(parts, "clock "+clockName(p.Clock)), sep)
-}
-
-// extraColumns are the columns a report's rows about lanes add when the
-// lanes need them: algorithm when a lane has a name of its own (its
-// column shows the name), and each parameter beyond coreParams that a
-// lane takes (buckets), null for the lanes that do not.
-func (sp *policySpec) extraColumns() []render.Column {
-	var cols []render.Column
-	if sp.named() {
-		cols = append(cols, render.Column{Name: "algorithm", MachineOnly: true})
-	}
-	for _, prm := range sp.extraParamList() {
-		cols = append(cols, render.Column{Name: prm.Name, OmitNull: true, MachineOnly: true})
-	}
-	return cols
-}
-
-// extraCells are lane l's cells of extraColumns.
-func (sp *policySpec) extraCells(l sim.Lane) []render.Cell {
-	var cells []render.Cell
-	if sp.named() {
-		cells = append(cells, render.Str(l.Algorithm.String()))
-	}
-	for _, prm := range sp.extraParamList() {
-		if !slices.Contains(l.Algorithm.Params(), prm.Name) {
-			cells = append(cells, render.Null())
-			continue
-		}
-		switch v := l.Policy.Field(prm.Name).(type) {
-		case *int64:
-			cells = append(cells, render.Int(*v))
-		case *time.Duration:
-			cells = append(cells, render.Dec(*v, sp.Unit))
-		default:
-			cells = append(cells, render.Str(sp.paramText(l.Policy, prm.Name)))
-		}
-	}
-	return cells
-}
-
-// named reports whether a lane has a name other than its algorithm's.
-func (sp *policySpec) named() bool {
-	return slices.ContainsFunc(sp.Lanes, func(l sim.Lane) bool { return l.Name != l.Algorithm.String() })
-}
-
-// extraParamList lists the parameters beyond coreParams that a lane takes.
-func (sp *policySpec) extraParamList() []limiters.Param {
-	var out []limiters.Param
-	for _, prm := range limiters.Params() {
-		if !slices.Contains(coreParams, prm.Name) && slices.ContainsFunc(sp.Lanes, func(l sim.Lane) bool { return slices.Contains(l.Algorithm.Params(), prm.Name) }) {
-			out = append(out, prm)
-		}
-	}
-	return out
-}
-
-// extraParams states, each after ", ", the parameters beyond coreParams
-// that any of algos takes, with their values in p: ", buckets 10".
-func (sp *policySpec) extraParams(algos []limiters.Algorithm, p limiters.Policy) string {
-	var b strings.Builder
-	for _, prm := range limiters.Params() {
-		if slices.Contains(coreParams, prm.Name) || !slices.ContainsFunc(algos, func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
-			continue
-		}
-		b.WriteString(", " + prm.Name + " " + sp.paramText(p, prm.Name))
-	}
-	return b.String()
-}
-
-// paramText renders the value of parameter name in p, durations and
-// rates in the unit: "10", "2.5s", "0.2".
-func (sp *policySpec) paramText(p limiters.Policy, name string) string {
-	switch v := p.Field(name).(type) {
-	case *int64:
-		return strconv.FormatInt(*v, 10)
-	case *time.Duration:
-		return sp.duration(*v)
-	case *limiters.Rate:
-		return v.Format(sp.Unit)
-	}
-	return ""
-}
-
-// duration renders d with the unit's name: "10s", "2.5s", "10000ms".
-func (sp *policySpec) duration(d time.Duration) string {
-	return string(traces.AppendDecimal(nil, int64(d), sp.Unit)) + unitName(sp.Unit)
-}
-
-// rate renders the bucket rate per unit.
-func (sp *policySpec) rate() string {
-	return sp.Shared.Rate.Format(sp.Unit)
-}
-
-// describe states in one line the shared parameters, those of the lanes
-// that have none of their own (laneLines lists the others), or that each
-// has its own. With burst, it adds the burst interval and the intent,
-// when that is not the shared limit and window, or that none was given.
-func (sp *policySpec) describe(burst bool) string {
-	var windowed, bucket bool
-	var shared []limiters.Algorithm
-	for i, l := range sp.Lanes {
-		if sp.Own[i] {
-			continue
-		}
-		shared = append(shared, l.Algorithm)
-		if l.Algorithm.Windowed() {
-			windowed = true
-		} else {
-			bucket = true
-		}
-	}
-	var parts []string
-	p := sp.Shared
-	if len(shared) == 0 {
-		parts = append(parts, "each limiter has its own (below)")
-	}
-	if windowed {
-		parts = append(parts, fmt.Sprintf("limit %d per %s", p.Limit, sp.duration(p.Window)))
-	}
-	if bucket {
-		parts = append(parts, fmt.Sprintf("capacity %d, rate %s per %s", p.Capacity, sp.rate(), unitName(sp.Unit)))
-	}
-	if extra := sp.extraParams(shared, p); extra != "" {
-		parts = append(parts, extra[2:])
-	}
-	if len(shared) > 0 {
-		parts = append(parts, "clock "+clockName(p.Clock))
-	}
-	if burst {
-		parts = append(parts, "burst interval "+sp.duration(sp.Interval))
-		switch {
-		case !sp.IntentNamed:
-			parts = append(parts, "no intent given, so no false allows, false rejects or ratios: --intent LIMIT/WINDOW counts them against an exact rolling limit")
-		case !windowed || sp.Intent.Limit != p.Limit || sp.Intent.Window != p.Window:
-			parts = append(parts, fmt.Sprintf("oracle limit %d per %s", sp.Intent.Limit, sp.duration(sp.Intent.Window)))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // compareHeader writes the lines that open compare's reports: the trace
 // and its requests and keys, the policy (with the burst interval and the
 // oracle when burst is set), the lanes of their own and the requests that
 // went back in time.
 func compareHeader(tw *render.TextWriter, rp *replay, rep *sim.Report, burst bool) {
 	tw.Line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	tw.Line("policy: " + rp.spec.describe(burst))
-	for _, l := range rp.spec.laneLines() {
+	tw.Line("policy: " + rp.spec.Describe(burst))
+	for _, l := range rp.spec.LaneLines() {
 		tw.Line(l)
 	}
-	if line := backwardsLine(rep); line != "" {
+	if line := tables.BackwardsLine(rep); line != "" {
 		tw.Line(line)
 	}
 }
 
-// progress counts the events read and, after a moment, shows the count on
-// a terminal. time.Now is used here and, as the live clock of an HTTP
-// server, in limiters/httplimit; nowhere else in ratesim.
-type progress struct {
-	src      sim.Source
-	name     string
-	n        atomic.Int64
-	attempts *atomic.Int64 // a closed loop's attempts, or nil
-	quit     chan struct{}
-	wg       sync.WaitGroup
-}
-
-// progressDelay is how long a replay runs before progress is shown.
-const progressDelay = time.Second
-
-func startProgress(src sim.Source, name string, w io.Writer) *progress {
-	return startProgressOf(src, name, w, nil)
-}
-
-// startProgressOf is startProgress that also shows the count of attempts,
-// unless it is nil.
-func startProgressOf(src sim.Source, name string, w io.Writer, attempts *atomic.Int64) *progress {
-	p := &progress{src: src, name: name, attempts: attempts, quit: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		start := time.Now()
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		shown := false
-		for {
-			select {
-			case <-p.quit:
-				if shown {
-					fmt.Fprint(w, "\r\033[K")
-				}
-				return
-			case <-tick.C:
-				el := time.Since(start)
-				if el < progressDelay {
-					continue
-				}
-				shown = true
-				if attempts != nil {
-					fmt.Fprintf(w, "\rratesim: %s: %d requests, %d attempts (%.0fs)\033[K", name, p.n.Load(), attempts.Load(), el.Seconds())
-					continue
-				}
-				fmt.Fprintf(w, "\rratesim: %s: %d requests (%.0fs)\033[K", name, p.n.Load(), el.Seconds())
-			}
-		}
-	}()
-	return p
-}
-
-func (p *progress) Next() (*traces.Event, error) {
-	p.n.Add(1)
-	return p.src.Next()
-}
-
-// Name is the trace's name, which sim puts in its errors.
-func (p *progress) Name() string { return p.name }
-
-func (p *progress) stop() {
-	close(p.quit)
-	p.wg.Wait()
+// meter starts showing the progress of a replay of src on a terminal:
+// the trace's bytes read of its total, and the requests.
+func (rp *replay) meter(s streams, src sim.Source, counts ...progress.Counter) *progress.Meter {
+	opts := progress.Options{Counts: counts}
+	if n, ok := src.(interface{ Name() string }); ok {
+		opts.Name = n.Name()
+	}
+	if rp.trace != nil {
+		opts.Bytes = rp.trace.set.Progress
+	}
+	w := s.err
+	if s.meter != nil {
+		w = s.meter
+	}
+	m := progress.Start(w, opts)
+	m.Stage(s.stage)
+	return m
 }

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"io"
@@ -69,11 +71,11 @@ func (so *storeOutput) columns() []render.Column {
 		return cols
 	}
 	if so.r.nlanes == 1 {
-		row := runRow{queue: so.queue, keyed: so.keyed}
-		return row.columns(rfc)
+		row := tables.RunRow{Queue: so.queue, Keyed: so.keyed}
+		return row.Columns(rfc)
 	}
-	row := matrixRow{nlanes: so.r.nlanes, keyed: so.keyed}
-	cols := row.columns(so.r.lanes, rfc)
+	row := tables.MatrixRow{Lanes: so.r.nlanes, Keyed: so.keyed}
+	cols := row.Columns(so.r.lanes, rfc)
 	return cols
 }
 
@@ -119,7 +121,7 @@ func (so *storeOutput) request(win *window, q *windowReq, dec, mem []limiters.De
 		b = strconv.AppendInt(e.Next(b), q.cost, 10)
 		b = so.appendDecision(e, b, d)
 		if so.queue {
-			b = appendDuration(e.Next(b), int64(d.Delay), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
 		}
 	} else {
 		for l := range dec {
@@ -140,9 +142,9 @@ func (so *storeOutput) appendDecision(e *render.Encoder, b []byte, d *limiters.D
 	if d.Reason == limiters.ReasonCost {
 		b = e.Null(e.Next(b))
 	} else {
-		b = appendDuration(e.Next(b), int64(d.RetryAfter), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.RetryAfter), so.unit)
 	}
-	b = appendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
 	return e.Text(e.Next(b), string(d.Reason))
 }
 
@@ -165,16 +167,16 @@ func (so *storeOutput) appendDiff(win *window, q *windowReq, l int, d, m *limite
 		if x.Reason == limiters.ReasonCost {
 			b = e.Null(e.Next(b))
 		} else {
-			b = appendDuration(e.Next(b), int64(x.RetryAfter), so.unit)
+			b = tables.AppendDuration(e.Next(b), int64(x.RetryAfter), so.unit)
 		}
 	}
-	b = appendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
-	b = appendDuration(e.Next(b), int64(m.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(d.ResetAfter), so.unit)
+	b = tables.AppendDuration(e.Next(b), int64(m.ResetAfter), so.unit)
 	b = e.Text(e.Next(b), string(d.Reason))
 	b = e.Text(e.Next(b), string(m.Reason))
 	if so.queue {
-		b = appendDuration(e.Next(b), int64(d.Delay), so.unit)
-		b = appendDuration(e.Next(b), int64(m.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(d.Delay), so.unit)
+		b = tables.AppendDuration(e.Next(b), int64(m.Delay), so.unit)
 	}
 	return b
 }
@@ -285,7 +287,7 @@ func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]render.
 		if li.violations > 0 {
 			worstUser, worstAt = render.Str(li.worstKey), render.Time(string(li.worstAt))
 		}
-		limit, window, capacity, rate := sp.laneCells(lane)
+		limit, window, capacity, rate := sp.LaneCells(lane)
 		rows = append(rows, append([]render.Cell{
 			render.Str(lane.Name),
 			render.Int(so.requests),
@@ -314,9 +316,9 @@ func (so *storeOutput) summaryRows(rep *sim.Report, f *storeFigures) [][]render.
 			render.Int(perSecond(so.requests, f.elapsed)),
 			us(f.lat.quantile(0.5)), us(f.lat.quantile(0.9)), us(f.lat.quantile(0.99)), us(f.lat.max),
 			limit, window, capacity, rate,
-			render.Str(clockName(lane.Policy.Clock)),
+			render.Str(spec.ClockName(lane.Policy.Clock)),
 			render.Str(unitName(sp.Unit)),
-		}, sp.extraCells(lane)...))
+		}, sp.ExtraCells(lane)...))
 	}
 	return rows
 }
@@ -332,7 +334,7 @@ func (so *storeOutput) finish(rep *sim.Report) error {
 		}
 	}
 	f := so.figures()
-	cols := append(slices.Clone(replaySummaryColumns), sp.extraColumns()...)
+	cols := append(slices.Clone(replaySummaryColumns), sp.ExtraColumns()...)
 	rows := so.summaryRows(rep, f)
 	textual := so.format == render.FormatTable || so.format == render.FormatMarkdown
 	if o.Summary && !textual {
@@ -352,11 +354,11 @@ func (so *storeOutput) finish(rep *sim.Report) error {
 	}
 	w.Line(fmt.Sprintf("store: %s, %s, %s, route %s, %d requests per round trip, on failure %s", r.addr, way, render.Plural(int64(o.Workers), "worker"), o.Route, o.Pipeline, o.OnFailure))
 	if textual {
-		w.Line("policy: " + sp.describe(false))
-		for _, l := range sp.laneLines() {
+		w.Line("policy: " + sp.Describe(false))
+		for _, l := range sp.LaneLines() {
 			w.Line(l)
 		}
-		if line := backwardsLine(rep); line != "" {
+		if line := tables.BackwardsLine(rep); line != "" {
 			w.Line(line)
 		}
 		if so.rw != nil {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/internal/render"
 
 	"context"
@@ -228,20 +229,14 @@ func runReplay(o *replayOptions, s streams) error {
 	if o.Pipeline < 1 || o.Pipeline > 1<<16 {
 		return usageErrorf("--pipeline must be from 1 to 65536, got %d", o.Pipeline)
 	}
-	if o.Route != "key" && o.Route != "spread" {
-		return usageErrorf("invalid --route %q (valid: key, spread)", o.Route)
+	if _, err := choose("--route", o.Route, routeChoices); err != nil {
+		return err
 	}
-	var failure redisstore.Failure
-	switch o.OnFailure {
-	case "error":
-		failure = redisstore.FailError
-	case "open":
-		failure = redisstore.FailOpen
-	case "closed":
-		failure = redisstore.FailClosed
-	default:
-		return usageErrorf("invalid --on-failure %q (valid: error, open, closed)", o.OnFailure)
+	f, err := choose("--on-failure", o.OnFailure, failureChoices)
+	if err != nil {
+		return err
 	}
+	failure := []redisstore.Failure{redisstore.FailError, redisstore.FailOpen, redisstore.FailClosed}[f]
 	if o.Naive && failure != redisstore.FailError {
 		return usageErrorf("--on-failure %s applies to the atomic store: --naive stops at the first error", o.OnFailure)
 	}
@@ -723,3 +718,17 @@ func globEscape(s string) string {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// routeChoices are the choices of --route.
+var routeChoices = choice.List{
+	{Name: "key", Description: "a key's requests go to one worker, in trace order: decisions equal the in-memory replay's"},
+	{Name: "spread", Description: "round-robin: a key's requests race between workers"},
+}
+
+// failureChoices are the choices of --on-failure, in the order of
+// redisstore.FailError, FailOpen and FailClosed.
+var failureChoices = choice.List{
+	{Name: "error", Description: "stop the replay at the first request the store cannot decide"},
+	{Name: "open", Description: "allow what the store cannot decide"},
+	{Name: "closed", Description: "refuse what the store cannot decide"},
+}

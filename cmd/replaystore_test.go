@@ -403,7 +403,7 @@ func TestReplayUnixSocket(t *testing.T) {
 
 // TestReplayClusterDown: a Redis Cluster one of whose three masters has
 // stopped, and which the others have marked down: its keys answer
-// CLUSTERDOWN, or are unreachable. --on-failure closed refuses every
+// CLUSTERDOWN, or are tables.Unreachable. --on-failure closed refuses every
 // request, the summary counts them, and the replay succeeds; --on-failure
 // error stops at the first request, naming CLUSTERDOWN or the stopped
 // master.

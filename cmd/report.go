@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"io"
@@ -142,25 +143,25 @@ func runReport(o *reportOptions, s streams) error {
 	}
 
 	c := &report.Contents{Frame: rp.frame(), Report: rep, Top: o.Top, Every: every}
-	c.Lines = append([]string{"policy: " + sp.describe(true)}, sp.laneLines()...)
-	if line := backwardsLine(rep); line != "" {
+	c.Lines = append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
+	if line := tables.BackwardsLine(rep); line != "" {
 		c.Lines = append(c.Lines, line)
 	}
-	summary, _ := render.WriteRecords(nil, render.FormatTable, append(slices.Clone(summaryColumns), sp.extraColumns()...), summaryRows(rep, sp))
+	summary, _ := render.WriteRecords(nil, render.FormatTable, append(slices.Clone(tables.SummaryColumns), sp.ExtraColumns()...), tables.SummaryRows(rep, sp))
 	c.Summary = htmlTable(summary, "summary", "per limiter")
 	if n > 1 && rep.Agree != nil {
-		c.Agreement = htmlTable(agreementTable(rep), "agreement", "agreement: % of requests decided alike")
+		c.Agreement = htmlTable(tables.AgreementTable(rep), "agreement", "agreement: % of requests decided alike")
 	}
 	burstTable := func(ivs []sim.Interval) *render.Table {
 		var rows [][]render.Cell
 		for _, iv := range ivs {
-			user, from, to := burstCells(iv, sp)
-			limit, _, _, _ := sp.laneCells(sp.lane(iv.Name))
-			intentLimit, _ := sp.intentCells()
+			user, from, to := sp.BurstCells(iv)
+			limit, _, _, _ := sp.LaneCells(sp.Lane(iv.Name))
+			intentLimit, _ := sp.IntentCells()
 			rows = append(rows, []render.Cell{render.Str(iv.Name), limit, intentLimit, render.Dec(sp.Interval, sp.Unit),
-				render.Int(iv.Count), sp.ratioCell(iv.Count), user, from, to})
+				render.Int(iv.Count), sp.RatioCell(iv.Count), user, from, to})
 		}
-		t, _ := render.WriteRecords(nil, render.FormatTable, burstColumns[:9], rows)
+		t, _ := render.WriteRecords(nil, render.FormatTable, tables.BurstColumns[:9], rows)
 		return t
 	}
 	var worst []sim.Interval
@@ -169,10 +170,10 @@ func runReport(o *reportOptions, s streams) error {
 	}
 	c.Bursts = htmlTable(burstTable(worst), "bursts", "per limiter")
 	c.TopBursts = htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))
-	keys, _ := render.WriteRecords(nil, render.FormatTable, byKeyColumns, byKeyRows(rep, sp))
+	keys, _ := render.WriteRecords(nil, render.FormatTable, tables.ByKeyColumns, tables.ByKeyRows(rep, sp))
 	c.Keys = htmlTable(keys, "keys", "")
 	if rep.IntervalsOutOfOrder > 0 {
-		c.TimelineNote = ErrorText(outOfOrder(rep.IntervalsOutOfOrder))
+		c.TimelineNote = ErrorText(tables.OutOfOrder(rep.IntervalsOutOfOrder))
 	}
 	if c.States, c.StatesNote, err = reportStates(o, rp, algos, specs, rep, s); err != nil {
 		return err
@@ -230,7 +231,7 @@ type inheritedIntent struct {
 // sweep to inherit.
 func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
 	in := &inheritedIntent{policy: sp.Intent, config: o.Config,
-		text: map[string]string{"limit": strconv.FormatInt(sp.Intent.Limit, 10), "window": sp.duration(sp.Intent.Window), "clock": clockName(sp.Intent.Clock)},
+		text: map[string]string{"limit": strconv.FormatInt(sp.Intent.Limit, 10), "window": sp.Duration(sp.Intent.Window), "clock": spec.ClockName(sp.Intent.Clock)},
 		from: map[string]string{}}
 	if sp.IntervalGiven {
 		in.interval = sp.Interval
@@ -315,7 +316,7 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	if err != nil {
 		return sec, err
 	}
-	res, err := sweepReplay(so, g, algos, cons, s.quiet())
+	res, err := sweepReplay(so, g, algos, cons, s.again("the sweep"))
 	if err != nil {
 		return sec, err
 	}
@@ -324,21 +325,21 @@ func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
 	sec.Text = []string{
 		fmt.Sprintf("%s%s.", render.Plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
 		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s, clock %s (%s): false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), res.intentFrom, sp.duration(sp.Interval), frontierAmong(cons)),
+			sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), res.intentFrom, sp.Duration(sp.Interval), tables.FrontierAmong(cons)),
 	}
 	rows := res.cands
 	caption := "every candidate"
 	if cons != nil {
 		if len(res.picked) == 0 {
-			sec.Text = append(sec.Text, unreachable(res.cands, cons, res.intent, sp)...)
+			sec.Text = append(sec.Text, tables.Unreachable(res.cands, cons, res.intent, sp)...)
 		} else {
 			rows = res.picked
 			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.String())
 		}
 	}
-	cols := sweepColumns(res.cands, cons != nil)
+	cols := tables.SweepColumns(res.cands, cons != nil)
 	if cons == nil || len(res.picked) > 0 {
-		t, _ := render.WriteRecords(nil, render.FormatTable, cols, sweepRows(rows, sp, cols, true))
+		t, _ := render.WriteRecords(nil, render.FormatTable, cols, tables.SweepRows(rows, sp, cols, true))
 		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
 	}
 	sec.Figures = []*report.Figure{sweepFigure(res, false)}
@@ -357,7 +358,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	if len(users) == 0 {
 		return nil, "No limiter allowed a request.", nil
 	}
-	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.quiet())
+	again, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -365,7 +366,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
 	again.trace.skipOtherUsers(users)
-	states, _, err := keyStates(again, users, s.quiet())
+	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"strings"
@@ -67,13 +68,11 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 
 // stackMode parses --stack.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
-	switch o.Stack {
-	case "", "consume":
+	if o.Stack == "" {
 		return sim.StackConsume, nil
-	case "refund":
-		return sim.StackRefund, nil
 	}
-	return 0, usageErrorf("invalid --stack %q (valid: consume, refund)", o.Stack)
+	m, err := choose("--stack", o.Stack, sim.StackModes)
+	return sim.StackMode(m), err
 }
 
 // prepareStack resolves a stack's policies and opens the trace.
@@ -101,68 +100,23 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	return rp, policies, nil
 }
 
-// stackKey describes a policy's key: "user", "user,path", "global".
-func stackKey(p sim.StackPolicy) string {
-	if len(p.KeyFields) == 0 {
-		return "global"
-	}
-	return strings.Join(p.KeyFields, ",")
-}
-
-// stackSummaryColumns are the columns of compare --summary on a stack.
-var stackSummaryColumns = []render.Column{
-	{Name: "policy"},
-	{Name: "algo"},
-	{Name: "key"},
-	{Name: "shadow"},
-	{Name: "requests", Right: true},
-	{Name: "refused", Right: true},
-	{Name: "refused_alone", Right: true, Title: "alone"},
-	{Name: "would_reject", Right: true, Title: "would reject"},
-	{Name: "allowed", Right: true, Title: "stack allowed"},
-	{Name: "stack", MachineOnly: true},
-}
-
-func stackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]render.Cell {
-	var rows [][]render.Cell
-	for i, p := range policies {
-		st := rep.Policies[i]
-		refused, would := render.Int(st.Refused), render.Int(0)
-		if p.Shadow {
-			refused, would = render.Int(0), render.Int(st.Refused)
-		}
-		rows = append(rows, []render.Cell{
-			render.Str(p.Name), render.Str(p.Algorithm.String()), render.Str(stackKey(p)), render.Bool(p.Shadow),
-			render.Int(rep.Requests), refused, render.Int(st.Alone), would, render.Int(rep.Allowed), render.Str(stackModeName(mode)),
-		})
-	}
-	return rows
-}
-
-func stackModeName(m sim.StackMode) string {
-	if m == sim.StackRefund {
-		return "refund"
-	}
-	return "consume"
-}
-
 // replayStack replays rp through a stack of policies, each request
 // carrying the attributes with, and calls emit for every request; on a
 // terminal it shows progress.
 func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, with []string, s streams, emit func(*sim.StackDecision) error) (*sim.StackReport, error) {
 	var src sim.Source = rp.trace
 	if s.progress {
-		p := startProgress(src, rp.trace.name, s.err)
-		defer p.stop()
-		src = p
+		m := rp.meter(s, src)
+		defer m.Stop()
+		src = m.Count(src)
 	}
 	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
 // stackHeader writes the lines that open a stack's reports.
 func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, stackModeName(mode)))
-	for _, l := range stackLines(rp, policies) {
+	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode)))
+	for _, l := range tables.StackLines(rp.spec, policies) {
 		tw.Line(l)
 	}
 }
@@ -173,7 +127,7 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	if err != nil {
 		return err
 	}
-	t, err := render.WriteRecords(s.out, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+	t, err := render.WriteRecords(s.out, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
 	if err != nil {
 		return err
 	}
@@ -189,49 +143,22 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	return rp.trace.finish()
 }
 
-// stackLines describe the policies, a line each.
-func stackLines(rp *replay, policies []sim.StackPolicy) []string {
-	var lines []string
-	for _, p := range policies {
-		pol := p.Policy
-		text := fmt.Sprintf("policy %s (%s, key %s", p.Name, p.Algorithm, stackKey(p))
-		if p.Shadow {
-			text += ", shadow"
-		}
-		text += "): "
-		if p.Algorithm.Windowed() {
-			text += fmt.Sprintf("limit %d per %s", pol.Limit, rp.spec.duration(pol.Window))
-		} else {
-			text += fmt.Sprintf("capacity %d, rate %s per %s", pol.Capacity, pol.Rate.Format(rp.spec.Unit), unitName(rp.spec.Unit))
-		}
-		lines = append(lines, text+rp.spec.extraParams([]limiters.Algorithm{p.Algorithm}, pol))
-	}
-	return lines
-}
-
-// stackColumns are the columns run adds on a stack: the policy that
-// refused, and the shadow policies that would have.
-var stackColumns = []render.Column{
-	{Name: "policy"},
-	{Name: "would_reject"},
-}
-
 // runStackRows replays a stack and writes a row per request, with run's
-// columns and stackColumns, then, in tables, the summary per policy. The
+// columns and tables.StackColumns, then, in tables, the summary per policy. The
 // decision is the stack's answer (sim.StackDecision.Decision); the
 // rate-limit fields list every enforcing policy, and Retry-After is the
 // stack's wait. With keepAllowed or keepRejected false, the allowed or
 // refused requests are left out.
 func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format render.Format, s streams) error {
 	var enforcing []int
-	row := runRow{unit: rp.spec.Unit}
+	row := tables.RunRow{Unit: rp.spec.Unit}
 	for i, p := range policies {
 		if !p.Shadow {
 			enforcing = append(enforcing, i)
-			row.queue = row.queue || p.Algorithm.Delays()
+			row.Queue = row.Queue || p.Algorithm.Delays()
 		}
 	}
-	row.setWith(with)
+	row.SetWith(with)
 	ds := make([]limiters.Decision, len(enforcing))
 	if style != headers.StyleNone {
 		var quotas []headers.Quota
@@ -242,16 +169,16 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 			quotas = append(quotas, q)
 		}
-		row.setFields(style, quotas)
-		row.fieldDs = ds
+		row.SetFields(style, quotas)
+		row.FieldDs = ds
 	}
-	cols, err := row.allColumns(rp.trace.RFC3339(), stackColumns...)
+	cols, err := row.AllColumns(rp.trace.RFC3339(), tables.StackColumns...)
 	if err != nil {
 		return err
 	}
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var would []string
-	rep, err := replayStack(rp, policies, mode, row.attrs, s, func(d *sim.StackDecision) error {
+	rep, err := replayStack(rp, policies, mode, row.Attrs, s, func(d *sim.StackDecision) error {
 		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
 			return nil
 		}
@@ -263,13 +190,13 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 				ds[k].RetryAfter = d.Decision.RetryAfter
 			}
 		}
-		row.req, row.d, row.exact, row.refusedBy = &d.Request, &d.Decision, &d.Exact, ""
+		row.Req, row.D, row.Exact, row.RefusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {
-			row.refusedBy = policies[d.Refused].Name
+			row.RefusedBy = policies[d.Refused].Name
 		}
 		e := rw.Enc()
-		b := row.appendHead(e, rw.Begin())
-		b = e.Text(e.Next(b), row.refusedBy)
+		b := row.AppendHead(e, rw.Begin())
+		b = e.Text(e.Next(b), row.RefusedBy)
 		would = would[:0]
 		for i, p := range policies {
 			if p.Shadow && !d.Decisions[i].Allowed {
@@ -277,7 +204,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			}
 		}
 		b = e.Text(e.Next(b), strings.Join(would, ","))
-		return rw.End(row.appendTail(e, b))
+		return rw.End(row.AppendTail(e, b))
 	})
 	if err != nil {
 		return err
@@ -290,7 +217,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		stackHeader(w, rp, policies, rep, mode)
 		w.Blank()
 		w.Rows(rw, nil)
-		t, _ := render.WriteRecords(nil, format, stackSummaryColumns, stackSummaryRows(policies, rep, mode))
+		t, _ := render.WriteRecords(nil, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))
 		w.Blank()
 		w.Table(t)
 		if w.Err() != nil {

@@ -89,7 +89,7 @@ func (li *laneInvariant) rule(sp *policySpec) string {
 	if li.bucket {
 		return fmt.Sprintf("at most %d + %s per %s x elapsed", li.capacity, li.lane.Policy.Rate.Format(sp.Unit), unitName(sp.Unit))
 	}
-	return fmt.Sprintf("at most %d in any %s", li.bound, sp.duration(li.window))
+	return fmt.Sprintf("at most %d in any %s", li.bound, sp.Duration(li.window))
 }
 
 // add checks one request: d[l] is lane l's decision on it.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"slices"
@@ -360,10 +361,10 @@ func runSweep(o *sweepOptions, s streams) error {
 	if o.Frontier {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
-	cols := sweepColumns(cands, cons != nil)
+	cols := tables.SweepColumns(cands, cons != nil)
 	machine := format.Machine()
 	if machine {
-		if _, err := render.WriteRecords(s.out, format, cols, sweepRows(rows, sp, cols, false)); err != nil {
+		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
 		return rp.trace.finish()
@@ -373,14 +374,14 @@ func runSweep(o *sweepOptions, s streams) error {
 	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
 	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(cands)), "candidate"), g.Describe(algos)))
 	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Intent.Limit, sp.duration(sp.Intent.Window), clockName(sp.Intent.Clock), sp.duration(sp.Interval)))
-	if line := backwardsLine(rep); line != "" {
+		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
+	if line := tables.BackwardsLine(rep); line != "" {
 		w.Line(line)
 	}
 	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
-			for _, l := range unreachable(cands, cons, intent, sp) {
+			for _, l := range tables.Unreachable(cands, cons, intent, sp) {
 				w.Line(l)
 			}
 		} else {
@@ -397,7 +398,7 @@ func runSweep(o *sweepOptions, s streams) error {
 		}
 	}
 	if cons == nil || len(picked) > 0 {
-		t, _ := render.WriteRecords(nil, format, cols, sweepRows(rows, sp, cols, true))
+		t, _ := render.WriteRecords(nil, format, cols, tables.SweepRows(rows, sp, cols, true))
 		w.Table(t)
 	}
 	if w.Err() != nil {
@@ -415,7 +416,7 @@ func runSweep(o *sweepOptions, s streams) error {
 // sweepByKey replays the trace again through the best candidate alone and
 // writes its most rejected keys.
 func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s streams) error {
-	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s)
+	rp, err := prepare(&o.trace, po, nil, []limiterSpec{best.Limiter}, "", s.again("second read: the best candidate's keys"))
 	if err != nil {
 		return err
 	}
@@ -425,7 +426,7 @@ func sweepByKey(o *sweepOptions, po *policyOptions, best *sweep.Candidate, s str
 	if err != nil {
 		return err
 	}
-	t, _ := render.WriteRecords(nil, format, byKeyColumns, rows)
+	t, _ := render.WriteRecords(nil, format, tables.ByKeyColumns, rows)
 	w := render.NewTextWriter(s.out, format)
 	w.Blank()
 	w.Line(fmt.Sprintf("the %d keys the best candidate, %s, rejected most:", o.ByKey, best.Limiter.Name))

@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/internal/keyhash"
 	"github.com/ratesim/ratesim/limiters"
 )
@@ -29,27 +31,31 @@ const (
 	ClientsBackoff
 )
 
-var clientModelNames = [...]string{"none", "honour", "immediate", "backoff"}
+// ClientModels are the client models, in the order of their constants.
+var ClientModels = choice.List{
+	{Name: "none", Description: "the open-loop replay of the trace (default)"},
+	{Name: "honour", Description: "retry at the Retry-After told"},
+	{Name: "immediate", Description: "retry after --retry-delay"},
+	{Name: "backoff", Description: "retry after an exponential backoff"},
+}
 
 // String returns the model's name: none, honour, immediate or backoff.
 func (m ClientModel) String() string {
-	if int(m) < len(clientModelNames) {
-		return clientModelNames[m]
+	if int(m) < len(ClientModels) {
+		return ClientModels[m].Name
 	}
 	return fmt.Sprintf("ClientModel(%d)", m)
 }
 
 // ParseClientModel returns the model named name.
 func ParseClientModel(name string) (ClientModel, error) {
-	for m, n := range clientModelNames {
-		if n == name {
-			return ClientModel(m), nil
-		}
+	if m := ClientModels.Index(name); m >= 0 {
+		return ClientModel(m), nil
 	}
 	if name == "honor" {
 		return ClientsHonour, nil
 	}
-	return 0, fmt.Errorf("sim: unknown client model %q (valid: none, honour, immediate, backoff)", name)
+	return 0, fmt.Errorf("sim: unknown client model %q (valid: %s)", name, ClientModels)
 }
 
 // MaxClientRetries is the most retries Clients.MaxRetries may allow a

@@ -112,21 +112,32 @@ func TestIntervals(t *testing.T) {
 		p.Capacity = int64(1 + c%9)
 		many = append(many, Lane{Name: "tb" + strconv.Itoa(c), Algorithm: limiters.TokenBucket, Policy: p})
 	}
-	every := 7 * time.Second
-	for c, cfg := range []Config{{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy}, {Lanes: many, Policy: seedPolicy}} {
+	// Intervals of 7s, and of 1000s, longer than the window, in which
+	// keys go idle and are forgotten (sweepAt 2), their ids given to
+	// other keys, which must count as keys of their own.
+	for c, cfg := range []Config{{Algorithms: limiters.AllAlgorithms(), Policy: seedPolicy, Every: 7 * time.Second},
+		{Lanes: many, Policy: seedPolicy, Every: 7 * time.Second},
+		{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Every: 1000 * time.Second, sweepAt: 2}} {
+		every := cfg.Every
 		for _, workers := range []int{1, 2, 3} {
 			cfg := cfg
-			cfg.Workers, cfg.Every = workers, every
+			cfg.Workers = workers
 			allowed, rep := collectAllowed(t, events, cfg)
 			_, oracle, _ := collect(t, events, Config{Algorithms: []limiters.Algorithm{limiters.SlidingLog}, Policy: seedPolicy})
 			var want []IntervalCounts
+			var keys map[string]bool
 			for i, e := range events {
 				start := floorDiv(e.time, int64(every)) * int64(every)
 				if len(want) == 0 || want[len(want)-1].Start != start {
 					want = append(want, IntervalCounts{Start: start, Lanes: make([]LaneCounts, len(allowed))})
+					keys = map[string]bool{}
 				}
 				w := &want[len(want)-1]
 				w.Requests++
+				if !keys[e.user] {
+					keys[e.user] = true
+					w.Keys++
+				}
 				for l := range allowed {
 					switch {
 					case allowed[l][i]:
@@ -144,6 +155,7 @@ func TestIntervals(t *testing.T) {
 			}
 		}
 	}
+	every := 7 * time.Second
 	back := append(slices.Clone(events[:100]), event{user: "late", time: events[0].time - int64(every), cost: 1})
 	_, rep := collectAllowed(t, back, Config{Algorithms: limiters.ClassicAlgorithms(), Policy: seedPolicy, Every: every})
 	if rep.IntervalsOutOfOrder != 102 || rep.Intervals != nil {

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -35,6 +37,28 @@ const (
 	// is taken by all or none.
 	StackRefund
 )
+
+// StackModes are the stack modes, in the order of their constants.
+var StackModes = choice.List{
+	{Name: "consume", Description: "policies that allowed a refused request still count it, as limiters in series do (default)"},
+	{Name: "refund", Description: "all policies are checked, then the request is taken in all or none"},
+}
+
+// String returns the mode's name: consume or refund.
+func (m StackMode) String() string {
+	if int(m) < len(StackModes) {
+		return StackModes[m].Name
+	}
+	return fmt.Sprintf("StackMode(%d)", m)
+}
+
+// ParseStackMode returns the mode named name.
+func ParseStackMode(name string) (StackMode, error) {
+	if m := StackModes.Index(name); m >= 0 {
+		return StackMode(m), nil
+	}
+	return 0, fmt.Errorf("sim: unknown stack mode %q (valid: %s)", name, StackModes)
+}
 
 // Stack is a stack of policies: a request passes when every enforcing
 // policy allows it.

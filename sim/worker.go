@@ -387,7 +387,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			b.Oracle[i] = oracle
 		}
 		if wk.iv != nil {
-			wk.iv.add(r.time, oracle, mask, n0, wk.moreMasks)
+			wk.iv.add(r.time, id, added, oracle, mask, n0, wk.moreMasks)
 		}
 		if wk.manyOutcomes == nil {
 			wk.outcomes[outcome(mask, oracle)]++
@@ -538,7 +538,8 @@ func (wk *worker) sweep() {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
 		// time, which only its latest time can tell.
-		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) {
+		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) ||
+			(wk.iv != nil && wk.iv.current(id, wk.latest)) {
 			continue
 		}
 		if wk.seen == nil {

@@ -149,7 +149,7 @@ func ParseUnit(s string) (time.Duration, error) {
 			return u.d, nil
 		}
 	}
-	return 0, fmt.Errorf("traces: unknown time unit %q (valid: s, ms, us, ns)", s)
+	return 0, fmt.Errorf("traces: unknown time unit %q (valid: %s)", s, Units)
 }
 
 // UnitName returns the name ParseUnit accepts for unit ("s", "ms", "us",

@@ -80,7 +80,7 @@ type GenOptions struct {
 }
 
 // Patterns returns the names of the generator's patterns.
-func Patterns() []string { return []string{"steady", "bursty", "boundary", "ramp"} }
+func Patterns() []string { return PatternChoices.Names() }
 
 // maxBurst caps GenOptions.Burst.
 const maxBurst = 1 << 20

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync/atomic"
 )
 
 // SetOptions configure OpenSet.
@@ -53,6 +54,10 @@ type Set struct {
 	peeked  bool
 	events  int64
 	polled  int
+	// read counts the bytes read so far, total is the traces' size, -1
+	// when it is not known: for Progress.
+	read  atomic.Int64
+	total int64
 }
 
 // A MixedTimesError reports traces to be merged of which one has RFC 3339
@@ -74,6 +79,7 @@ func OpenSet(ctx context.Context, paths []string, opts SetOptions) (*Set, error)
 		return nil, errors.New("traces: no trace to read")
 	}
 	s := &Set{ctx: ctx, opts: opts, paths: paths}
+	s.sizes()
 	for _, p := range paths {
 		s.names = append(s.names, s.nameOf(p))
 	}
@@ -164,7 +170,7 @@ func (s *Set) open(i int) (*Reader, error) {
 		}
 		in, file = interruptible(s.ctx, f), f
 	}
-	r, err := NewReader(in, name, s.opts.Options)
+	r, err := NewReader(s.counted(in), name, s.opts.Options)
 	if err != nil {
 		if file != nil {
 			file.Close()

@@ -63,7 +63,7 @@ func parseTimeFormat(opts Options) (timeFormat, time.Duration, error) {
 		tf.kind, tf.layout, tf.zoned = timeLayoutKind, clfLayout, true
 	default:
 		if !strings.ContainsAny(f, "0123456789") {
-			return tf, 0, fmt.Errorf("traces: unknown time format %q (valid: auto, unix, unix-ms, unix-us, unix-ns, rfc3339, clf, or a Go layout such as 2006-01-02 15:04:05)", opts.TimeFormat)
+			return tf, 0, fmt.Errorf("traces: unknown time format %q (valid: %s, or a Go layout such as 2006-01-02 15:04:05)", opts.TimeFormat, TimeFormats)
 		}
 		// A layout must read back what it writes.
 		ref := time.Date(2006, 1, 2, 15, 4, 5, 0, time.FixedZone("", 3*3600+30*60))

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ratesim/ratesim/internal/choice"
 )
 
 // A Format is an output format.
@@ -76,3 +78,12 @@ func (f Format) String() string {
 // Machine reports whether the format is for programs: CSV, JSON or JSON
 // Lines.
 func (f Format) Machine() bool { return int(f) < len(formats) && formats[f].Machine }
+
+// FormatChoices are the formats as choices of -o.
+func FormatChoices() choice.List {
+	var l choice.List
+	for _, f := range formats {
+		l = append(l, choice.Choice{Name: f.Name, Description: f.Description})
+	}
+	return l
+}

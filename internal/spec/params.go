@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -36,14 +38,21 @@ func ParamNames() []string {
 	return append(names, "clock")
 }
 
-// Clocks are the names of the clock rules, in the order of limiters'
-// Clock constants.
-var Clocks = []string{"reject", "clamp"}
+// CoreParams are the parameters every report states in columns and
+// flags of their own; the others (buckets, tick, ...) come from
+// limiters.Params as extra columns.
+var CoreParams = []string{"limit", "window", "capacity", "rate", "clock"}
+
+// Clocks are the clock rules, in the order of limiters' Clock constants.
+var Clocks = choice.List{
+	{Name: "reject", Description: "reject a request whose time goes backwards for its key"},
+	{Name: "clamp", Description: "judge it at the key's last time"},
+}
 
 // ClockName is the name of a clock rule, as --clock takes it.
 func ClockName(c limiters.Clock) string {
 	if int(c) < len(Clocks) {
-		return Clocks[c]
+		return Clocks[c].Name
 	}
 	return strconv.Itoa(int(c))
 }
@@ -139,9 +148,9 @@ func (p Params) clock() (limiters.Clock, error) {
 	if r, ok := c.Resolved.(limiters.Clock); ok {
 		return r, nil
 	}
-	i := slices.Index(Clocks, c.Value)
+	i := Clocks.Index(c.Value)
 	if i < 0 {
-		return 0, errorf("%s: invalid clock %q (valid: %s)", c.At, c.Value, strings.Join(Clocks, ", "))
+		return 0, errorf("%s: invalid clock %q (valid: %s)", c.At, c.Value, Clocks)
 	}
 	return limiters.Clock(i), nil
 }

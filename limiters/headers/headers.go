@@ -58,6 +58,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/choice"
+
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -387,6 +389,14 @@ const (
 
 var styleNames = [...]string{StyleNone: "none", StyleIETF: "ietf", StyleXRateLimit: "x-ratelimit", StyleBoth: "both"}
 
+// Styles are the styles, as ParseStyle takes them.
+var Styles = choice.List{
+	{Name: "ietf", Description: "RateLimit-Policy, RateLimit and Retry-After (draft-ietf-httpapi-ratelimit-headers)"},
+	{Name: "x-ratelimit", Description: "X-RateLimit-Limit, -Remaining, -Reset and Retry-After"},
+	{Name: "both", Description: "all six fields"},
+	{Name: "none", Description: "no fields (default)"},
+}
+
 // ParseStyle returns the style named name: "ietf", "x-ratelimit", "both"
 // or "none".
 func ParseStyle(name string) (Style, error) {
@@ -395,7 +405,7 @@ func ParseStyle(name string) (Style, error) {
 			return Style(s), nil
 		}
 	}
-	return 0, errors.New(`headers: unknown style "` + name + `" (valid: ietf, x-ratelimit, both, none)`)
+	return 0, errors.New(`headers: unknown style "` + name + `" (valid: ` + Styles.String() + `)`)
 }
 
 // String returns the style's name, as ParseStyle reads it.

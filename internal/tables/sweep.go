@@ -1,7 +1,9 @@
-package cmd
+package tables
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/traces"
 
 	"fmt"
 	"math/big"
@@ -14,9 +16,9 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-// sweepMetrics are the columns of a sweep's metrics, after the parameters,
+// SweepMetrics are the columns of a sweep's metrics, after the parameters,
 // in the order of sweep.Metrics.
-var sweepMetrics = []render.Column{
+var SweepMetrics = []render.Column{
 	{Name: "requests", Right: true, MachineOnly: true}, // the header states them
 	{Name: "allowed", Right: true, MachineOnly: true},  // allow % shows them
 	{Name: "allow_pct", Right: true, Title: "allow %", Suffix: "%"},
@@ -30,13 +32,13 @@ var sweepMetrics = []render.Column{
 	{Name: "state_bytes", Right: true, Title: "state bytes"},
 }
 
-// pickable lists the columns --pick compares: every numeric one.
-func pickable() []string { return sweep.Pickable() }
+// Pickable lists the columns --pick compares: every numeric one.
+func Pickable() []string { return sweep.Pickable() }
 
-// sweepColumns are the columns of a sweep's rows: the parameters any
+// SweepColumns are the columns of a sweep's rows: the parameters any
 // candidate takes (an algorithm's, a preset's given), the metrics, and
 // the marks.
-func sweepColumns(cands []*sweep.Candidate, picking bool) []render.Column {
+func SweepColumns(cands []*sweep.Candidate, picking bool) []render.Column {
 	cols := []render.Column{{Name: "limiter", MachineOnly: true}, {Name: "algo"}}
 	for _, name := range sweep.ParamNames() {
 		if slices.ContainsFunc(cands, func(c *sweep.Candidate) bool { return candidateTakes(c, name) }) {
@@ -44,7 +46,7 @@ func sweepColumns(cands []*sweep.Candidate, picking bool) []render.Column {
 			cols = append(cols, render.Column{Name: name, Right: ok && prm.Kind != limiters.ParamRate, OmitNull: true})
 		}
 	}
-	cols = append(cols, sweepMetrics...)
+	cols = append(cols, SweepMetrics...)
 	cols = append(cols, render.Column{Name: "frontier"})
 	if picking {
 		cols = append(cols, render.Column{Name: "meets", MachineOnly: true}, render.Column{Name: "best"})
@@ -65,9 +67,9 @@ func candidateTakes(c *sweep.Candidate, name string) bool {
 	return slices.Contains(c.Lane.Algorithm.Params(), name)
 }
 
-// sweepRows are the rows of cands under cols. Tables mark the frontier
+// SweepRows are the rows of cands under cols. Tables mark the frontier
 // and the best with a *.
-func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []render.Column, table bool) [][]render.Cell {
+func SweepRows(cands []*sweep.Candidate, sp *Policy, cols []render.Column, table bool) [][]render.Cell {
 	mark := func(v bool) render.Cell {
 		if !table {
 			return render.Bool(v)
@@ -105,7 +107,7 @@ func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []render.Column, t
 			case "max_in_interval":
 				v = render.Int(st.Burst.Count)
 			case "ratio":
-				v = sp.ratioCell(st.Burst.Count)
+				v = sp.RatioCell(st.Burst.Count)
 			case "p99_retry_after":
 				switch w, ok := sim.Quantile(st.Waits, 99, 100); {
 				case !ok:
@@ -128,9 +130,9 @@ func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []render.Column, t
 			case "intent_window":
 				v = render.Dec(sp.Intent.Window, sp.Unit)
 			case "clock":
-				v = render.Str(clockName(c.Lane.Policy.Clock))
+				v = render.Str(spec.ClockName(c.Lane.Policy.Clock))
 			case "unit":
-				v = render.Str(unitName(sp.Unit))
+				v = render.Str(traces.UnitName(sp.Unit))
 			default: // a parameter
 				v = paramCell(c, col.Name, sp)
 			}
@@ -143,7 +145,7 @@ func sweepRows(cands []*sweep.Candidate, sp *policySpec, cols []render.Column, t
 
 // paramCell is candidate c's value of parameter name: a preset's as
 // given, an algorithm's from its policy, null when it has none.
-func paramCell(c *sweep.Candidate, name string, sp *policySpec) render.Cell {
+func paramCell(c *sweep.Candidate, name string, sp *Policy) render.Cell {
 	switch {
 	case !candidateTakes(c, name):
 		return render.Null()
@@ -155,16 +157,16 @@ func paramCell(c *sweep.Candidate, name string, sp *policySpec) render.Cell {
 	}
 	switch v := c.Lane.Policy.Field(name).(type) {
 	case *limiters.Rate:
-		return render.Str(sp.paramText(c.Lane.Policy, name))
+		return render.Str(sp.ParamText(c.Lane.Policy, name))
 	case *time.Duration:
 		return render.Dec(*v, sp.Unit)
 	}
-	return render.Num(sp.paramText(c.Lane.Policy, name))
+	return render.Num(sp.ParamText(c.Lane.Policy, name))
 }
 
-// ratText renders an exact value for a message: whole numbers as they
+// RatText renders an exact value for a message: whole numbers as they
 // are, others with up to three decimals.
-func ratText(r *big.Rat) string {
+func RatText(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
@@ -173,20 +175,20 @@ func ratText(r *big.Rat) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// frontierAmong says which candidates the frontier is among: "" for all,
+// FrontierAmong says which candidates the frontier is among: "" for all,
 // " that meets --pick" with constraints.
-func frontierAmong(cons sweep.Constraints) string {
+func FrontierAmong(cons sweep.Constraints) string {
 	if cons == nil {
 		return ""
 	}
 	return " that meets " + cons.String()
 }
 
-// unreachable explains, a line each, why no candidate meets cs: the best
+// Unreachable explains, a line each, why no candidate meets cs: the best
 // value any candidate reached for each constraint, and the causes that
 // can be shown exactly. intent is the report of the intent's own sliding
 // log.
-func unreachable(cands []*sweep.Candidate, cs sweep.Constraints, intent *sim.AlgoStats, sp *policySpec) []string {
+func Unreachable(cands []*sweep.Candidate, cs sweep.Constraints, intent *sim.AlgoStats, sp *Policy) []string {
 	why := sweep.Explain(cands, cs, intent, sp.Intent)
 	lines := []string{fmt.Sprintf("no candidate of %d meets %s.", len(cands), cs), "the best each constraint alone reached:"}
 	for _, r := range why.Constraints {
@@ -195,9 +197,9 @@ func unreachable(cands []*sweep.Candidate, cs sweep.Constraints, intent *sim.Alg
 		case r.Best == nil:
 			lines = append(lines, fmt.Sprintf("  %s: no candidate has a %s", k.Text, k.Column))
 		case r.Met > 0:
-			lines = append(lines, fmt.Sprintf("  %s: met by %d alone; best %s (%s)", k.Text, r.Met, ratText(r.Best.Num[k.Column]), r.Best.Limiter.Name))
+			lines = append(lines, fmt.Sprintf("  %s: met by %d alone; best %s (%s)", k.Text, r.Met, RatText(r.Best.Num[k.Column]), r.Best.Limiter.Name))
 		default:
-			lines = append(lines, fmt.Sprintf("  %s: met by none; best %s (%s)", k.Text, ratText(r.Best.Num[k.Column]), r.Best.Limiter.Name))
+			lines = append(lines, fmt.Sprintf("  %s: met by none; best %s (%s)", k.Text, RatText(r.Best.Num[k.Column]), r.Best.Limiter.Name))
 		}
 	}
 	if why.PullApart {
@@ -205,19 +207,29 @@ func unreachable(cands []*sweep.Candidate, cs sweep.Constraints, intent *sim.Alg
 	}
 	if b := why.Burst; b != nil {
 		iv := b.Interval
-		burst := fmt.Sprintf("the intent allows key %s %d within %s (from %s to %s)", iv.Key, iv.Count, sp.duration(b.Span),
-			instantCell(iv.From, sp).Text, instantCell(iv.To, sp).Text)
+		burst := fmt.Sprintf("the intent allows key %s %d within %s (from %s to %s)", iv.Key, iv.Count, sp.Duration(b.Span),
+			sp.InstantCell(iv.From).Text, sp.InstantCell(iv.To).Text)
 		if b.Short == len(cands) {
 			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than any candidate admits: %s, but the most any candidate admits in %s is %d (%s), so every candidate wrongly rejects at least %d of those requests",
-				burst, sp.duration(b.Span), b.MostBound, b.Most.Limiter.Name, iv.Count-b.MostBound))
+				burst, sp.Duration(b.Span), b.MostBound, b.Most.Limiter.Name, iv.Count-b.MostBound))
 		} else {
 			lines = append(lines, fmt.Sprintf("a burst in the trace is larger than %d of the candidates admit: %s, more than they admit in %s, so each of those wrongly rejects at least the difference",
-				b.Short, burst, sp.duration(b.Span)))
+				b.Short, burst, sp.Duration(b.Span)))
 		}
 	}
 	if why.Slow > 0 {
 		lines = append(lines, fmt.Sprintf("%d of the %d candidates have a long-run rate below the intent's %d per %s: under traffic sustained at the intent's rate they fall behind it and reject what it allows",
-			why.Slow, len(cands), sp.Intent.Limit, sp.duration(sp.Intent.Window)))
+			why.Slow, len(cands), sp.Intent.Limit, sp.Duration(sp.Intent.Window)))
 	}
 	return lines
+}
+
+// limiterParam returns the limiters parameter named name.
+func limiterParam(name string) (limiters.Param, bool) {
+	for _, prm := range limiters.Params() {
+		if prm.Name == name {
+			return prm, true
+		}
+	}
+	return limiters.Param{}, false
 }

@@ -1,0 +1,39 @@
+// Package choice describes the values a setting takes, once, where the
+// setting is owned (the clock rules in spec, the client models in sim,
+// the output formats in render): a name and what it means each. The
+// command line draws its parsing, its "(valid: ...)" lists, its help and
+// its completion from them, so that none is written by hand.
+package choice
+
+import "strings"
+
+// A Choice is one value a setting takes.
+type Choice struct {
+	Name        string
+	Description string
+}
+
+// A List is the values of one setting, in the order they are offered.
+type List []Choice
+
+// Names are the choices' names.
+func (l List) Names() []string {
+	names := make([]string, len(l))
+	for i, c := range l {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// String lists the names: "reject, clamp".
+func (l List) String() string { return strings.Join(l.Names(), ", ") }
+
+// Index returns the place of the choice named name, or -1.
+func (l List) Index(name string) int {
+	for i, c := range l {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
