@@ -229,7 +229,7 @@ func TestInternerStaleCandidate(t *testing.T) {
 	h := hashKey(target)
 	id := add(1500)
 	stale := in.candidate(h)
-	chunk, _ := in.refs.At(uint64(id)).place()
+	chunk, _ := in.ref(id).place()
 	if stale == nil || chunk == 0 {
 		t.Fatal("the key should be in a later arena chunk")
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unsafe"
 
@@ -29,13 +30,19 @@ import (
 type interner struct {
 	slots []internSlot // power-of-two length, at most 3/4 full
 	mask  uint64
-	n     int                 // keys held
-	refs  chunk.Array[keyRef] // per id: where its key is; 0 for a free id
-	nids  int                 // one past the largest id given out
-	free  []uint32            // ids to reuse
-	arena [][]byte            // chunks of keys, each a uvarint length and the bytes
-	bytes int                 // bytes in the arena
-	dead  int                 // of which, bytes of removed keys
+	n     int // keys held
+	// refs says per id where its key is, 0 for a free id: in four bytes
+	// while every ref fits them (an arena of up to 4 GiB), in wide, of
+	// eight, from the first that does not.
+	refs   chunk.Array[uint32]
+	wide   chunk.Array[keyRef]
+	isWide bool
+	nids   int      // one past the largest id given out
+	free   []uint32 // ids to reuse
+	arena  [][]byte // chunks of keys, each a uvarint length and the bytes
+	spare  [][]byte // empty chunks for the arena, from tables grown out of
+	bytes  int      // bytes in the arena
+	dead   int      // of which, bytes of removed keys
 }
 
 // internSlot is one table entry: the high half of the key's hash and its
@@ -45,15 +52,62 @@ type internSlot struct {
 	id1 uint32
 }
 
-// keyRef locates a key in the arena: chunk<<32 | offset, plus one, so
-// that 0 is no key.
+// keyRef locates a key in the arena: chunk<<20 | offset, plus one, so
+// that 0 is no key. An offset is below keyChunk: a chunk is keyChunk
+// bytes, or holds one longer key at offset 0.
 type keyRef uint64
 
-func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<32|uint64(off)) + 1 }
+func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<refOffBits|uint64(off)) + 1 }
 
-func (r keyRef) place() (chunk, off int) { return int((r - 1) >> 32), int(uint32(r - 1)) }
+func (r keyRef) place() (chunk, off int) {
+	return int((r - 1) >> refOffBits), int((r - 1) & (keyChunk - 1))
+}
 
-const keyChunk = 1 << 20 // bytes per arena chunk
+const refOffBits = 20 // log2 of keyChunk
+
+// narrowRefs is the largest ref refs keeps in four bytes (a variable so
+// that tests can widen a small arena's refs).
+var narrowRefs keyRef = math.MaxUint32
+
+// ref returns where id's key is, 0 for a free id.
+func (in *interner) ref(id uint32) keyRef {
+	if in.isWide {
+		return *in.wide.At(uint64(id))
+	}
+	return keyRef(*in.refs.At(uint64(id)))
+}
+
+// setRef records that id's key is at r, widening the refs when r does not
+// fit four bytes.
+func (in *interner) setRef(id uint32, r keyRef) {
+	if !in.isWide && r > narrowRefs {
+		for i := range uint64(in.nids) {
+			*in.wide.At(i) = keyRef(*in.refs.At(i))
+		}
+		in.refs.Drop(func(*uint32) {})
+		in.isWide = true
+	}
+	if in.isWide {
+		*in.wide.At(uint64(id)) = r
+	} else {
+		*in.refs.At(uint64(id)) = uint32(r)
+	}
+}
+
+// getRef is ref for an id that may be past every id given out (a stale
+// hint): it reports false then, and grows nothing.
+func (in *interner) getRef(id uint32) (keyRef, unsafe.Pointer, bool) {
+	if in.isWide {
+		if r := in.wide.Get(uint64(id)); r != nil {
+			return *r, unsafe.Pointer(r), true
+		}
+	} else if r := in.refs.Get(uint64(id)); r != nil {
+		return keyRef(*r), unsafe.Pointer(r), true
+	}
+	return 0, nil, false
+}
+
+const keyChunk = 1 << refOffBits // bytes per arena chunk
 
 func newInterner() *interner {
 	const size = 1 << 10
@@ -64,7 +118,7 @@ func newInterner() *interner {
 func (in *interner) Len() int { return in.n }
 
 // key returns id's key bytes.
-func (in *interner) key(id uint32) []byte { return in.at(*in.refs.At(uint64(id))) }
+func (in *interner) key(id uint32) []byte { return in.at(in.ref(id)) }
 
 // The table works on the high half of a key's hash, its tag: the tag
 // picks the home slot and is kept in the slot, so growing needs no rehash.
@@ -95,8 +149,8 @@ func (in *interner) candidate(h uint64) *internSlot {
 
 // prefetchRef starts loading where the key of id is.
 func (in *interner) prefetchRef(id uint32) {
-	if r := in.refs.Get(uint64(id)); r != nil {
-		prefetch.Range(unsafe.Pointer(r), unsafe.Sizeof(*r))
+	if _, p, ok := in.getRef(id); ok {
+		prefetch.Range(p, unsafe.Sizeof(keyRef(0)))
 	}
 }
 
@@ -105,8 +159,8 @@ func (in *interner) prefetchRef(id uint32) {
 // or compacted away: it is only a hint, so it checks only that the
 // memory is the arena's.
 func (in *interner) prefetchKey(id uint32) {
-	r := in.refs.Get(uint64(id))
-	if r == nil || *r == 0 {
+	r, _, ok := in.getRef(id)
+	if !ok || r == 0 {
 		return
 	}
 	c, off := r.place()
@@ -151,7 +205,7 @@ func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, 
 }
 
 // held reports whether id has a key.
-func (in *interner) held(id uint32) bool { return *in.refs.At(uint64(id)) != 0 }
+func (in *interner) held(id uint32) bool { return in.ref(id) != 0 }
 
 // ids returns one past the largest id ever given out.
 func (in *interner) ids() int { return in.nids }
@@ -175,7 +229,7 @@ func (in *interner) remove(id uint32) {
 		}
 	}
 	in.dead += recordLen(len(key))
-	*in.refs.At(uint64(id)) = 0
+	in.setRef(id, 0)
 	in.free = append(in.free, id)
 	in.n--
 	if in.dead > keyChunk && 2*in.dead > in.bytes {
@@ -188,9 +242,8 @@ func (in *interner) compact() {
 	old := in.arena
 	in.arena, in.bytes, in.dead = nil, 0, 0
 	for id := range uint32(in.nids) {
-		r := in.refs.At(uint64(id))
-		if *r != 0 {
-			*r = in.store(atIn(old, *r))
+		if r := in.ref(id); r != 0 {
+			in.setRef(id, in.store(atIn(old, r)))
 		}
 	}
 }
@@ -220,7 +273,7 @@ func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
 		id = uint32(in.nids)
 		in.nids++
 	}
-	*in.refs.At(uint64(id)) = ref
+	in.setRef(id, ref)
 	s := &in.slots[p]
 	s.tag, s.id1 = tag, id+1
 	in.n++
@@ -236,7 +289,13 @@ func (in *interner) store(key []byte) keyRef {
 	need := recordLen(len(key))
 	last := len(in.arena) - 1
 	if last < 0 || len(in.arena[last])+need > cap(in.arena[last]) {
-		in.arena = append(in.arena, make([]byte, 0, max(keyChunk, need)))
+		var c []byte
+		if n := len(in.spare); n > 0 && need <= keyChunk {
+			c, in.spare = in.spare[n-1], in.spare[:n-1]
+		} else {
+			c = make([]byte, 0, max(keyChunk, need))
+		}
+		in.arena = append(in.arena, c)
 		last++
 	}
 	c := in.arena[last]
@@ -261,6 +320,26 @@ func (in *interner) grow() {
 			p = (p + 1) & in.mask
 		}
 		in.slots[p] = s
+	}
+	in.recycle(old)
+}
+
+// recycle keeps the memory of old, a table grown out of, as spare chunks
+// of the arena. Otherwise it would lie unused in the heap until the next
+// collection, which with millions of keys comes a heap's worth of
+// allocation later: the table was the largest thing freed, and a growing
+// arena needs about as many bytes again. Tables of less than a chunk are
+// left to the collector. Nothing reads old as slots after this: a slot
+// pointer kept as a hint (see lookup) is checked to be the current
+// table's before it is read.
+func (in *interner) recycle(old []internSlot) {
+	n := len(old) * int(unsafe.Sizeof(internSlot{}))
+	if n < keyChunk {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(old))), n)
+	for ; len(b) >= keyChunk; b = b[keyChunk:] {
+		in.spare = append(in.spare, b[:0:keyChunk])
 	}
 }
 
