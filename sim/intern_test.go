@@ -17,7 +17,7 @@ func TestInterner(t *testing.T) {
 		return uint64(i) * 0x9e3779b97f4a7c15
 	}
 	in := newInterner()
-	const n = 5000 // several doublings of the table
+	const n = 5000 // several growths of the table
 	// Short keys and long ones, both among the keys that share a hash.
 	key := func(i int) []byte {
 		if i%3 == 0 {
@@ -123,7 +123,7 @@ func TestInternerRecyclesAndWidens(t *testing.T) {
 	narrowRefs = refOf(2, 0) // refs past the third chunk's start widen
 	in := newInterner()
 	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d-%s", i, bytes.Repeat([]byte{'x'}, i%23))) }
-	const n = 150000 // past 98304, where the 1 MiB table of 2^17 slots is grown out of
+	const n = 200000 // past 99645 and 149467 keys, where tables of over 1 MiB are grown out of
 	spared := false
 	for i := range n {
 		k := key(i)
