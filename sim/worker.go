@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -29,9 +30,13 @@ type worker struct {
 	keys    *interner
 	burst   *burstTracker
 	scratch []limiters.Decision // per lane, then the oracle
-	exact   []limiters.Exact
-	starts  []int
-	ends    []int
+	// waits and spans are, with Config.Rejections, per lane the RetryAfter
+	// of a refusal, and scratch for the Groups' waits.
+	waits  []time.Duration
+	spans  []limiters.Span
+	exact  []limiters.Exact
+	starts []int
+	ends   []int
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
 	// at release time: they need each decision's Delay. Word 0 holds the
 	// first Group's lanes, word k+1 those of the laneSet's more[k].
@@ -119,6 +124,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	wk.all = slices.Clone(wk.unrejected)
 	if cfg.Rejections {
 		wk.rej = newRejections(n, words)
+		wk.waits, wk.spans = make([]time.Duration, n), make([]limiters.Span, limiters.MaxGroup)
 	}
 	if cfg.MostRejected > 0 {
 		wk.kc = newKeyCounts(n)
@@ -367,7 +373,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if wk.rej != nil && !detail {
 			// The waits of the refusals only: the allowed lanes need no
 			// arithmetic beyond admit's.
-			if !wk.lanes.refused(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.scratch) {
+			if !wk.lanes.refusedWaits(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.spans, wk.waits) {
 				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
 			}
 		}
@@ -402,7 +408,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		if wk.rej != nil {
 			if m := wk.all[0] &^ mask; m != 0 {
-				wk.rej.note(id, r.hash, 0, 0, m, wk.scratch)
+				wk.rej.note(id, r.hash, 0, 0, m, wk.waitsOf(detail, 0, m))
 			}
 		}
 		var counts []int64 // r's key's, with Config.MostRejected
@@ -427,7 +433,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 			if wk.rej != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
-					wk.rej.note(id, r.hash, k+1, base, rm, wk.scratch)
+					wk.rej.note(id, r.hash, k+1, base, rm, wk.waitsOf(detail, base, rm))
 				}
 			}
 			if wk.kc != nil {
@@ -683,6 +689,20 @@ func outcome(mask uint64, oracle bool) int {
 }
 
 // firstRejections records request i of b as the first rejection of the
+// waitsOf returns the per-lane waits holding those of the lanes in mask
+// (bit j lane base+j), which refused the request just decided: wk.waits,
+// which refusedWaits filled, or into which it copies them from the full
+// decisions in scratch when detail.
+func (wk *worker) waitsOf(detail bool, base int, mask uint64) []time.Duration {
+	if detail {
+		for m := mask; m != 0; m &= m - 1 {
+			l := base + bits.TrailingZeros64(m)
+			wk.waits[l] = wk.scratch[l].RetryAfter
+		}
+	}
+	return wk.waits
+}
+
 // algorithms in set, which had none before.
 func (wk *worker) firstRejections(b *batch, i int, set uint64, word, base int) {
 	r := b.request(i)
