@@ -227,10 +227,38 @@ func (s *bucketWords) boundary(r *Rule, now int64) (int64, bool) {
 }
 
 func (s *bucketWords) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if out == nil {
+		return s.admit(r, now, cost)
+	}
 	b := s.load()
 	allowed, back = b.decide(r, now, cost, commit, out, x)
 	s.store(&b)
 	return allowed, back
+}
+
+// admit is decide without a Decision, bucket.decide's drain and fill in
+// 64 bits: the level and Capacity, times per, are below 2^63 (see
+// narrowBucket), and so is cost*per for 1 <= cost <= Capacity, so their
+// sum does not overflow.
+func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
+	level := s.level &^ seenBit
+	if s.level&seenBit != 0 {
+		if now < s.last {
+			return false, true
+		}
+		if level != 0 {
+			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
+				level -= dl
+			} else {
+				level = 0
+			}
+		}
+	}
+	if n := level + uint64(cost)*r.per; n <= uint64(r.limit)*r.per {
+		level, allowed = n, true
+	}
+	s.last, s.level = now, level|seenBit
+	return allowed, false
 }
 
 func (s *bucketWords) wait(r *Rule, now, cost int64) (wait Span, refused, back bool) {
