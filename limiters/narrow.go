@@ -261,9 +261,26 @@ func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
 	return allowed, false
 }
 
+// wait is bucket.wait in 64 bits, as admit is decide.
 func (s *bucketWords) wait(r *Rule, now, cost int64) (wait Span, refused, back bool) {
-	b := s.load()
-	return b.wait(r, now, cost)
+	level := s.level &^ seenBit
+	if s.level&seenBit != 0 {
+		if now < s.last {
+			return Span{}, false, true
+		}
+		if level != 0 {
+			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
+				level -= dl
+			} else {
+				level = 0
+			}
+		}
+	}
+	n, c := level+uint64(cost)*r.per, uint64(r.limit)*r.per
+	if n <= c {
+		return Span{}, false, false
+	}
+	return overflowWait(r, 0, n, 0, c), true, false
 }
 
 func (s *bucketWords) idle(r *Rule, now int64) bool {

@@ -197,6 +197,17 @@ func compareForms(t *testing.T, where string, r *Rule, trace []request) {
 		if n, w := narrow.decidedAt(0, 0, rq.t), wide.decidedAt(0, 0, rq.t); n != w {
 			t.Fatalf("%s: decided at %d narrow, %d wide", at, n, w)
 		}
+		if nw, ww := narrow.members[0].wait, wide.members[0].wait; (nw == nil) != (ww == nil) {
+			t.Fatalf("%s: a wait in one form only", at)
+		} else if nw != nil && validCost(r, rq.cost) {
+			// A refusal's wait alone, and whether it refuses, before the
+			// decision changes the state.
+			n0, n1, n2 := nw(narrow.blocks.At(0), &narrow.members[0].rule, rq.t, rq.cost)
+			w0, w1, w2 := ww(wide.blocks.At(0), &wide.members[0].rule, rq.t, rq.cost)
+			if n0 != w0 || n1 != w1 || n2 != w2 {
+				t.Fatalf("%s: wait %v refused %v back %v narrow, %v %v %v wide", at, n0, n1, n2, w0, w1, w2)
+			}
+		}
 		var ntext, wtext []byte
 		var nm, wm uint64
 		explained := i%3 != 0
