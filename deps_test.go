@@ -16,7 +16,8 @@ import (
 // no cmd or report; report (the figures and the HTML report, which may
 // use sim and limiters) no cmd; policy resolution (internal/spec) no cmd,
 // report or renderer; the shared integer arithmetic nothing of the
-// module.
+// module; redisstore no sim or traces; the replay against a store
+// (internal/storereplay) no cmd, report or renderer.
 func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/ratesim/ratesim/"
 	rules := map[string][]string{
@@ -35,6 +36,10 @@ func TestDependencyRules(t *testing.T) {
 		"internal/tables": {"cmd"},
 		// The sweep's grid and scoring: no renderer or command line.
 		"internal/sweep": {"cmd", "report", "internal/render"},
+		// The store is a library of its own: no engine, no trace.
+		"limiters/redisstore": {"sim", "traces", "report", "cmd"},
+		// An engine: values in, values out, nothing rendered.
+		"internal/storereplay": {"cmd", "report", "internal/render"},
 	}
 	for pkg, banned := range rules {
 		if _, err := os.Stat(pkg); err != nil {

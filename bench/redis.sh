@@ -17,7 +17,7 @@
 # script's EVALSHA over USERS keys (-r) with the arguments of one such
 # request.
 #
-# Target: the replay at 50% of redis-benchmark's throughput or more.
+# Target: the replay at 90% of redis-benchmark's throughput or more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,13 +69,17 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "ratesim replay --store: $workers workers, $pipeline requests per round trip"
 : >"$work/replay.txt"
+calls() { cli info commandstats | awk -F'[=,]' '/^cmdstat_evalsha:/ { print $2 }'; }
 for run in $(seq 1 "$runs"); do
 	cli flushall >/dev/null
+	cli config resetstat >/dev/null
 	"$work/ratesim" replay --store "redis://127.0.0.1:$port/0" --workers "$workers" --pipeline "$pipeline" \
 		--route key --summary -o csv "${policy[@]}" "$work/trace.csv" >"$work/summary.csv"
 	rps=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "requests_per_s") c = i } NR == 2 { print $c }' "$work/summary.csv")
 	allowed=$(awk -F, 'NR == 2 { print $3 }' "$work/summary.csv")
-	echo "  run $run: $rps requests/s ($allowed of $requests allowed)"
+	# The store sends a pipeline's requests for one key in one script
+	# call: fewer calls than requests when a key comes back within it.
+	echo "  run $run: $rps requests/s ($allowed of $requests allowed, $(calls | tr -d '\r') script calls)"
 	echo "$rps" >>"$work/replay.txt"
 done
 if [ "$(cli script exists "$sha")" != 1 ]; then
@@ -83,16 +87,17 @@ if [ "$(cli script exists "$sha")" != 1 ]; then
 	exit 1
 fi
 
-# One request's arguments: time (ns from the epoch), epoch seconds and
-# nanoseconds, cost, clamp, expiry margin (ms); capacity, rate n per per
-# ns, capacity*per.
-args=(1000000 0 0 1 0 3600000 1000000000 1 1000000 1000000000000000)
+# One call's arguments, as the store sends them for one request: the
+# caller's clock, no clamp, the expiry margin (ms); capacity, rate n per
+# per ns, capacity*per; one request: allow, cost 1, at 1 s (seconds,
+# nanoseconds).
+args=(c 0 3600000 1000000000 1 1000000 1000000000000000 1 a 1 1 0)
 echo "redis-benchmark: EVALSHA of the same script, $workers clients, pipeline $pipeline"
 : >"$work/bench.txt"
 for run in $(seq 1 "$runs"); do
 	cli flushall >/dev/null
 	rps=$(redis-benchmark -p "$port" -c "$workers" -P "$pipeline" -n "$requests" -r "$users" -q \
-		evalsha "$sha" 1 "bench:{key:__rand_int__}:token-bucket" "${args[@]}" |
+		evalsha "$sha" 1 "bench:{key:__rand_int__}:token-bucket:token-bucket" "${args[@]}" |
 		tr '\r' '\n' | awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($i == "requests") v = $(i - 1) } END { print int(v) }')
 	echo "  run $run: $rps requests/s"
 	echo "$rps" >>"$work/bench.txt"
@@ -106,4 +111,4 @@ replay=$(median <"$work/replay.txt")
 bench=$(median <"$work/bench.txt")
 pct=$((100 * replay / bench))
 echo
-echo "median of $runs: ratesim replay --store $replay requests/s, redis-benchmark $bench requests/s: $pct% (target >= 50%)"
+echo "median of $runs: ratesim replay --store $replay requests/s, redis-benchmark $bench requests/s: $pct% (target >= 90%)"

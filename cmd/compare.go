@@ -49,6 +49,9 @@ type compareOptions struct {
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
 	ByKey   int
 	clients clientOptions
+	// With names the extra columns of the requests: file, line, or
+	// attributes.
+	With []string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -78,6 +81,8 @@ func newCompareCmd() *cobra.Command {
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
 	addClientFlags(fs, &o.clients)
+	addLabelFlags(fs, &o.trace)
+	fs.StringSliceVar(&o.With, "with", nil, "extra columns of the requests, comma-separated: file and line (where the request is in the traces) or any field of the trace")
 	registerCompletions(c)
 	return c
 }
@@ -105,6 +110,15 @@ func runCompare(o *compareOptions, s streams) error {
 	case o.ByKey > 0 && (o.Summary || o.Diff || o.Timeline != ""):
 		return usageErrorf("--by-key excludes --summary, --diff and --timeline")
 	}
+	switch {
+	case len(o.With) > 0 && o.Summary:
+		return usageErrorf("--with adds columns to the requests: --summary lists none")
+	case len(o.With) > 0 && (o.Timeline != "" || o.ByKey > 0):
+		return usageErrorf("--with adds columns to the requests: --timeline and --by-key list none")
+	}
+	if o.trace.labelled() && (o.Timeline != "" || o.ByKey > 0) {
+		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped in the summary: --timeline and --by-key do not show it")
+	}
 	clients, err := o.clients.parse(o.policy.set)
 	if err != nil {
 		return err
@@ -112,6 +126,9 @@ func runCompare(o *compareOptions, s streams) error {
 	stack, err := o.policy.stackOf()
 	if err != nil {
 		return err
+	}
+	if o.trace.labelled() && (stack != nil || clients.Model != sim.ClientsNone) {
+		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped on the trace's requests: a stack's and --clients' summaries do not count them")
 	}
 	if stack != nil {
 		switch {
@@ -155,14 +172,20 @@ func runCompare(o *compareOptions, s streams) error {
 	var rw *render.RecordWriter
 	var disagree int64
 	var emit func(*sim.Batch) error
+	row := tables.MatrixRow{Lanes: len(rp.spec.Lanes), Keyed: len(o.trace.Key) > 0, Marked: !format.Machine()}
+	withCols, err := row.WithColumns(o.With)
+	if err != nil {
+		return err
+	}
 	if !o.Summary {
-		row := tables.MatrixRow{Lanes: len(rp.spec.Lanes), Keyed: len(o.trace.Key) > 0, Marked: !format.Machine()}
-		rw = render.NewRecordWriter(s.out, format, row.Columns(rp.spec.Lanes, rp.trace.RFC3339()))
+		rw = render.NewRecordWriter(s.out, format, append(row.Columns(rp.spec.Lanes, rp.trace.RFC3339()), withCols...))
 		emit = func(b *sim.Batch) error {
 			return tables.WriteMatrix(rw, &row, b, o.Diff, &disagree)
 		}
 	}
-	rep, err := rp.run(rp.config(!o.Summary, false), s, emit)
+	cfg := rp.config(!o.Summary, false)
+	cfg.With = row.Attrs
+	rep, err := rp.run(cfg, s, emit)
 	if err != nil {
 		return err
 	}
@@ -174,7 +197,7 @@ func runCompare(o *compareOptions, s streams) error {
 
 	if format.Machine() {
 		if o.Summary {
-			if _, err := render.WriteRecords(s.out, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec)); err != nil {
+			if _, err := render.WriteRecords(s.out, format, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), rep), tables.SummaryRows(rep, rp.spec)); err != nil {
 				return err
 			}
 		}
@@ -200,7 +223,7 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 	}
 	if !o.Diff {
-		t, _ := render.WriteRecords(nil, format, append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), tables.SummaryRows(rep, rp.spec))
+		t, _ := render.WriteRecords(nil, format, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), rep), tables.SummaryRows(rep, rp.spec))
 		w.Blank()
 		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.Duration(rp.spec.Interval)))
 		w.Line(rp.spec.AgainstLine())

@@ -121,6 +121,7 @@ func flagChoices(cmd string) map[string]choice.List {
 		"output":      render.FormatChoices(),
 		"unit":        traces.Units,
 		"format":      traces.ReadFormats,
+		"time-is":     traces.TimeIsChoices,
 		"time-format": append(slices.Clone(traces.TimeFormats), choice.Choice{Name: "2006-01-02 15:04:05", Description: "a Go layout: write the reference time as your trace does"}),
 		"clients":     sim.ClientModels,
 		"headers":     headers.Styles,

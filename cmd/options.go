@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 
 	"context"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +132,12 @@ type traceOptions struct {
 	// spool, when set, keeps the traces that can be read only once for
 	// the reads after the first (see readTwice).
 	spool *traces.Spool
+	// LogFormat and EnvoyFormat are a log's line format (nginx's
+	// log_format, an Envoy format string); TimeIs what its times record.
+	LogFormat, EnvoyFormat, TimeIs string
+	// labels, when the command counts who is legitimate, are its
+	// --legit, --abusive and --labels.
+	labels *labelOptions
 }
 
 // readTwice says that the command reads the traces more than once, and
@@ -155,7 +161,7 @@ func (o *traceOptions) readTwice() (release func()) {
 
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
-	fs.StringVar(&o.Format, "format", "", "trace format: csv, yaml, jsonl, or combined or common (nginx and Apache access logs) (default: from the extension, else the content)")
+	fs.StringVar(&o.Format, "format", "", "trace format: "+traces.ReadFormats.String()+" (see ratesim formats; default: from the extension, else the content)")
 	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report them on stderr and exit with status 3")
 	fs.IntVar(&o.MaxErrors, "max-errors", 20, "with --lenient, the most skipped rows reported one by one; the rest are counted")
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
@@ -167,6 +173,9 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.BoolVar(&o.TimeRound, "time-round", false, "round timestamps finer than a nanosecond to the nearest one instead of refusing them")
 	fs.BoolVar(&o.Sort, "sort", false, "replay the trace in time order (stable), sorting it first in bounded memory, spilling to temporary files")
 	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the memory the sort takes, a size such as 64MiB or 2GiB: its buffer of events, taken as the trace needs it (merging adds a fixed 2.3 MiB; the replay's own memory comes on top)")
+	fs.StringVar(&o.LogFormat, "log-format", "", "an nginx log_format the log is written in, such as '$remote_addr [$time_local] \"$request\" $status $request_time', or combined, common, main or upstreaminfo (implies --format nginx)")
+	fs.StringVar(&o.EnvoyFormat, "envoy-format", "", "the Envoy format string the log is written in, such as '[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE%' (implies --format envoy; default: Envoy's default format)")
+	fs.StringVar(&o.TimeIs, "time-is", "", "what a log's times record: "+render.JoinList(traces.TimeIsChoices.Names(), "or")+" (replayed at time less the duration); default: the format's (see ratesim formats)")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
@@ -222,7 +231,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	format, err := parseTraceFormat(o.Format)
+	format, logFormat, timeIs, err := o.logOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +263,8 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 			UserField:  o.UserField,
 			TimeField:  o.TimeField,
 			CostField:  o.CostField,
+			LogFormat:  logFormat,
+			TimeIs:     timeIs,
 			OnSkip: func(err error) {
 				if t.shown < o.MaxErrors {
 					t.shown++
@@ -351,42 +362,6 @@ func addOutputFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVarP(p, "output", "o", "table", "output format: "+render.JoinList(render.FormatNames(), "or"))
 }
 
-// parseAlgorithms parses --algos: a comma-separated list of names, or
-// "all". A nil list (the flag not given) means the five classic
-// algorithms; a list given with no name in it ("", ",") is an error.
-func parseAlgorithms(list []string) ([]limiters.Algorithm, error) {
-	if list == nil {
-		return limiters.ClassicAlgorithms(), nil
-	}
-	var algos []limiters.Algorithm
-	for _, name := range list {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if name == "all" {
-			for _, a := range limiters.AllAlgorithms() {
-				if !slices.Contains(algos, a) {
-					algos = append(algos, a)
-				}
-			}
-			continue
-		}
-		a, err := limiters.ParseAlgorithm(name)
-		if err != nil {
-			return nil, usageErrorf("unknown algorithm %q in --algos (valid: %s, all)", name, algorithmNames())
-		}
-		if slices.Contains(algos, a) {
-			return nil, usageErrorf("algorithm %s listed twice in --algos", a)
-		}
-		algos = append(algos, a)
-	}
-	if len(algos) == 0 {
-		return nil, usageErrorf("--algos lists no algorithm (valid: %s, all)", algorithmNames())
-	}
-	return algos, nil
-}
-
 func parseAlgorithm(name string) (limiters.Algorithm, error) {
 	if name == "" {
 		return 0, usageErrorf("--algo is required (valid: %s)", algorithmNames())
@@ -407,12 +382,6 @@ func algoNames(algos []limiters.Algorithm) []string {
 	return names
 }
 
-func algorithmNames() string {
-	var names []string
-	for _, a := range limiters.AllAlgorithms() {
-		names = append(names, a.String())
-	}
-	return strings.Join(names, ", ")
-}
+func algorithmNames() string { return spec.AlgorithmNames() }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/report"
 )
 
@@ -66,13 +67,22 @@ func (o *plotOutput) format(cmdName string) (string, error) {
 	case o.Term:
 		return "", nil
 	case o.File == "":
-		return "", usageErrorf("%s needs -o FILE (.svg, .png or .pdf) or --term", cmdName)
+		return "", usageErrorf("%s needs -o FILE (%s) or --term", cmdName, render.JoinList(dotted(report.Formats), "or"))
 	}
 	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(o.File), "."))
 	if !slices.Contains(report.Formats, ext) {
-		return "", usageErrorf("-o %s: unsupported extension %q (valid: .svg, .png, .pdf)", o.File, filepath.Ext(o.File))
+		return "", usageErrorf("-o %s: unsupported extension %q (valid: %s)", o.File, filepath.Ext(o.File), strings.Join(dotted(report.Formats), ", "))
 	}
 	return ext, nil
+}
+
+// dotted is the extensions exts with their dots: ".svg".
+func dotted(exts []string) []string {
+	d := make([]string, len(exts))
+	for i, e := range exts {
+		d[i] = "." + e
+	}
+	return d
 }
 
 // write draws f where o says.

@@ -116,7 +116,7 @@ func (o *policyOptions) lanesGiven(algoList []string) ([]limiters.Algorithm, []l
 	var algos []limiters.Algorithm
 	if algoList != nil {
 		var err error
-		if algos, err = parseAlgorithms(algoList); err != nil {
+		if algos, err = spec.ParseAlgorithms(algoList, "--algos"); err != nil {
 			return nil, nil, err
 		}
 	}

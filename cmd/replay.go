@@ -14,6 +14,7 @@ import (
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // replay is a trace opened and a policy resolved, ready for sim.Run.
@@ -23,6 +24,7 @@ type replay struct {
 	keys     []string
 	keepKeys bool
 	given    map[string]bool // the flags given on the command line
+	labeler  *traces.Labeler // --legit, --abusive or --labels; nil: none
 }
 
 // prepare checks every flag, then opens the trace. interval is the
@@ -54,7 +56,11 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err != nil {
 		return nil, err
 	}
-	if _, err := parseTraceFormat(to.Format); err != nil {
+	if _, _, _, err := to.logOptions(); err != nil {
+		return nil, err
+	}
+	labeler, err := to.labels.labeler()
+	if err != nil {
 		return nil, err
 	}
 	plan, err := po.plan(algos, specs, intervalFlag(interval))
@@ -90,7 +96,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		return nil, err
 	}
 	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.timeWriter()}
-	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set}, nil
+	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set, labeler: labeler}, nil
 }
 
 // intervalFlag is the --interval flag's text as a setting, "" when it is
@@ -109,7 +115,7 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 	if rp.trace.RFC3339() {
 		unit = limiters.UnitRFC3339
 	}
-	return sim.Config{
+	cfg := sim.Config{
 		Lanes:     rp.spec.Lanes,
 		Policy:    rp.spec.Intent,
 		KeyFields: rp.keys,
@@ -119,6 +125,8 @@ func (rp *replay) config(rows, explain bool) sim.Config {
 		Interval:  rp.spec.Interval,
 		Unit:      unit,
 	}
+	labelConfig(&cfg, rp.labeler)
+	return cfg
 }
 
 // run replays the trace, showing progress on a terminal.
@@ -138,19 +146,42 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 		emit = func(*sim.Batch) error { return nil }
 	}
 	rep, err := sim.Run(src, cfg, emit)
+	if err == nil {
+		rp.warnResolution(s.err)
+	}
 	if err == nil && rep.Requests == 0 {
 		warnf(s.err, "%s holds no request: every count is 0 and every share is empty", rp.trace.name)
 	}
-	if err == nil && rep.ClockBackwards > 0 {
-		f := rep.FirstBackwards
-		remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-		if rp.spec.Intent.Clock == limiters.ClockClamp {
-			remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
-		}
-		fmt.Fprintf(s.err, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-			render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
+	if err == nil {
+		rp.warnBackwards(rep, s.err)
 	}
 	return rep, err
+}
+
+// source returns the trace as an engine of its own reads it (the replay
+// against a store), counted for the progress shown on a terminal; stop
+// ends the display.
+func (rp *replay) source(s streams) (src sim.Source, stop func()) {
+	if !s.progress && s.meter == nil {
+		return rp.trace, func() {}
+	}
+	m := rp.meter(s, rp.trace)
+	return m.Count(rp.trace), m.Stop
+}
+
+// warnBackwards warns on w, when the replay found requests earlier than
+// their key's latest, that the trace is not in time order.
+func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
+	if rep.ClockBackwards == 0 {
+		return
+	}
+	f := rep.FirstBackwards
+	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
+	if rp.spec.Intent.Clock == limiters.ClockClamp {
+		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
+	}
+	fmt.Fprintf(w, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
+		render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on

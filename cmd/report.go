@@ -88,6 +88,7 @@ func newReportCmd() *cobra.Command {
 	fs.StringVar(&o.Sweep, "sweep", "", "add a sweep: the flags of ratesim sweep in one argument, such as '--capacity 5..40:5 --pick false_reject_pct<=1'")
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
+	addLabelFlags(fs, &o.trace)
 	registerPlotCompletions(c, "html")
 	return c
 }
@@ -147,7 +148,7 @@ func runReport(o *reportOptions, s streams) error {
 	if line := tables.BackwardsLine(rep); line != "" {
 		c.Lines = append(c.Lines, line)
 	}
-	summary, _ := render.WriteRecords(nil, render.FormatTable, append(slices.Clone(tables.SummaryColumns), sp.ExtraColumns()...), tables.SummaryRows(rep, sp))
+	summary, _ := render.WriteRecords(nil, render.FormatTable, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), sp.ExtraColumns()...), rep), tables.SummaryRows(rep, sp))
 	c.Summary = htmlTable(summary, "summary", "per limiter")
 	if n > 1 && rep.Agree != nil {
 		c.Agreement = htmlTable(tables.AgreementTable(rep), "agreement", "agreement: % of requests decided alike")

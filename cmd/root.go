@@ -159,6 +159,8 @@ func NewRootCmd(version string) *cobra.Command {
 		newDemoCmd(),
 		newAlgosCmd(),
 		newPresetsCmd(),
+		newFormatsCmd(),
+		newCheckCmd(),
 		newGenCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd())

@@ -106,6 +106,7 @@ func newSweepCmd() *cobra.Command {
 	addSweepFlags(c.Flags(), o)
 	addOutputFlag(c.Flags(), &o.Output)
 	addTraceFlags(c.Flags(), &o.trace)
+	addLabelFlags(c.Flags(), &o.trace)
 	registerCompletions(c)
 	return c
 }
@@ -243,6 +244,9 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkLabelPick(cons, o.trace.labelled()); err != nil {
+		return nil, nil, nil, err
+	}
 	return g, algos, cons, nil
 }
 
@@ -361,7 +365,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	if o.Frontier {
 		rows = slices.DeleteFunc(slices.Clone(rows), func(c *sweep.Candidate) bool { return !c.Front })
 	}
-	cols := tables.SweepColumns(cands, cons != nil)
+	cols := tables.WithLabelColumns(tables.SweepColumns(cands, cons != nil), rep)
 	machine := format.Machine()
 	if machine {
 		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {

@@ -46,6 +46,16 @@ func (r *Rule) DescribeEncoded(state []byte, now int64) (Decision, Exact, error)
 	return r.k.ops.describeEncoded(r, state, now)
 }
 
+// DecidedAtEncoded returns the time at which a key's state held as bytes
+// (as StepEncoded takes it) takes a request at now, as Table.DecidedAt
+// does: now, unless the clock went backwards for the key.
+func (r *Rule) DecidedAtEncoded(state []byte, now int64) (int64, error) {
+	if r == nil || r.k == nil {
+		return now, nil
+	}
+	return r.k.ops.decidedAtEncoded(r, state, now)
+}
+
 // errState is the error of StepEncoded for bytes that are no state.
 var errState = errors.New("limiters: StepEncoded: bytes are no state of the rule")
 
@@ -80,6 +90,14 @@ func (ops[S, P]) describeEncoded(r *Rule, state []byte, now int64) (Decision, Ex
 	x := new(Exact)
 	d := refuse(P(&s), r, at, off, 0, ReasonNone, new(Decision), x)
 	return d, *x, nil
+}
+
+func (ops[S, P]) decidedAtEncoded(r *Rule, state []byte, now int64) (int64, error) {
+	var s S
+	if len(state) > 0 && !any(P(&s)).(codec).readBinary(r, state) {
+		return now, errState
+	}
+	return decidedAt(P(&s), r, now), nil
 }
 
 // words reads n little-endian 64-bit words from b, which must hold

@@ -71,6 +71,8 @@ type kindOps interface {
 	stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte, x *Exact) ([]byte, Decision, error)
 	// describeEncoded is Rule.DescribeEncoded.
 	describeEncoded(r *Rule, state []byte, now int64) (Decision, Exact, error)
+	// decidedAtEncoded is Rule.DecidedAtEncoded.
+	decidedAtEncoded(r *Rule, state []byte, now int64) (int64, error)
 }
 
 // fastDecide is a state type's decide as a plain function of a pointer to

@@ -141,6 +141,9 @@ func (c *Config) normalize() error {
 	if c.DecisionsOnly {
 		c.Top = 0
 	}
+	if c.Label != nil && (c.Labels < 1 || c.Labels > MaxLabels) {
+		return fmt.Errorf("sim: %d labels, want 1 to %d", c.Labels, MaxLabels)
+	}
 	// No list is longer than the keys a run can hold (2^32 ids a worker)
 	// times its lanes: a longer one asked for lists what there is, and
 	// the sums of list lengths stay far from overflowing.
@@ -355,6 +358,9 @@ func (e *engine) read(src Source, free <-chan *batch, work []chan *batch, ordere
 func (e *engine) fill(b *batch, src Source) error {
 	rows, texts := b.rows[:0], b.texts[:0]
 	b.arena = b.arena[:0]
+	if e.cfg.Label != nil {
+		b.labels = b.labels[:0]
+	}
 	b.withs, b.nwith = b.withs[:0], len(e.cfg.With)
 	b.keys = b.keys[:0]
 	defer func() { b.rows, b.texts = rows, texts }()
@@ -377,6 +383,17 @@ func (e *engine) fill(b *batch, src Source) error {
 		}
 		if err := e.appendWith(b, ev); err != nil {
 			return err
+		}
+		if e.cfg.Label != nil {
+			lab, err := e.cfg.Label(ev, b.arena[key.off:key.end])
+			if err == nil && int(lab) >= e.cfg.Labels {
+				err = &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: fmt.Sprintf("label %d of %d", lab, e.cfg.Labels)}
+			}
+			if err != nil {
+				b.withs = b.withs[:len(rows)*b.nwith]
+				return err
+			}
+			b.labels = append(b.labels, lab)
 		}
 		n := len(rows)
 		rows, texts = rows[:n+1], texts[:n+1]
@@ -402,6 +419,13 @@ func (e *engine) appendWith(b *batch, ev *traces.Event) error {
 	start := len(b.withs)
 	for _, name := range e.cfg.With {
 		v, ok := ev.Attr(name)
+		if !ok && name == "file" {
+			// The trace's own file, unless it has a field of that name.
+			start := len(b.arena)
+			b.arena = append(b.arena, e.fileOf(ev)...)
+			b.withs = append(b.withs, span{uint32(start), uint32(len(b.arena))})
+			continue
+		}
 		if !ok {
 			b.withs = b.withs[:start]
 			return &traces.ParseError{File: e.fileOf(ev), Line: ev.Line, Msg: fmt.Sprintf("no %q field to show", name)}
@@ -624,6 +648,9 @@ func (e *engine) report(requests int64) *Report {
 			top = append(top, wk.burst.topKeyBests(wk.keys, n, e.cfg.Top+len(wk.retired))...)
 			top = append(top, wk.retired...)
 		}
+	}
+	if e.cfg.Label != nil {
+		mergeLabels(r.Algos, e.workers, e.cfg.Labels)
 	}
 	if e.cfg.MostRejected > 0 {
 		lists := make([][]KeyRejections, len(e.workers))

@@ -98,6 +98,14 @@ type Config struct {
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int
+	// Label, when not nil, labels every request, 0 to Labels-1, from its
+	// event and its limiter key (legitimate or abusive; what production
+	// did with it): the report then counts per lane the requests of each
+	// label and the allowed among them (AlgoStats.ByLabel), and
+	// Batch.Label gives each request's. Its error stops the run.
+	Label func(ev *traces.Event, key []byte) (uint8, error)
+	// Labels is the number of labels Label gives, at most MaxLabels.
+	Labels int
 	// DecisionsOnly skips the oracle and burst tracking, for callers that
 	// need only the decisions and the counts: the report's FalseAllows,
 	// FalseRejects, Burst and Top are then zero, and so is Batch.Oracle.
@@ -151,6 +159,7 @@ type Batch struct {
 	withVals [][]byte    // per request, Config.With's values
 	masks    []uint64    // per request, words of the lanes that allowed it
 	states   []stateSpan // per request and algorithm, with Config.Explain
+	labels   []uint8     // per request, with Config.Label
 	text     [][]byte    // state texts, one buffer per worker
 }
 
@@ -221,6 +230,9 @@ type AlgoStats struct {
 	// rejected most: most rejections first, then fewer requests, then by
 	// key; keys it never rejected are left out.
 	MostRejected []KeyRejections
+	// ByLabel are, with Config.Label, the lane's counts of the requests
+	// of each label.
+	ByLabel []LabelCount
 	// Waits are, with Config.Rejections, the RetryAfter of every request
 	// this algorithm rejected, by value, shortest first; see Quantile.
 	// A request no wait cures counts as limiters.InfDuration.

@@ -70,6 +70,7 @@ type worker struct {
 	rej          *rejections  // with Config.Rejections
 	kc           *keyCounts   // with Config.MostRejected
 	iv           *intervals   // with Config.Every
+	labels       *labelCounts // with Config.Label
 
 	backwards     int64      // requests earlier than their key's latest
 	firstBackward *Rejection // the first of them
@@ -131,6 +132,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	}
 	if cfg.Every > 0 {
 		wk.iv = newIntervals(int64(cfg.Every), n)
+	}
+	if cfg.Label != nil {
+		wk.labels = newLabelCounts(cfg.Labels, n)
 	}
 	if n0 > smallOutcomes {
 		wk.manyOutcomes = map[outcomeKey]int64{}
@@ -394,6 +398,9 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		if wk.iv != nil {
 			wk.iv.add(r.time, id, added, oracle, mask, n0, wk.moreMasks)
+		}
+		if wk.labels != nil {
+			wk.labels.add(b.labels[i], mask, n0, wk.moreMasks)
 		}
 		if wk.manyOutcomes == nil {
 			wk.outcomes[outcome(mask, oracle)]++

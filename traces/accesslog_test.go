@@ -43,7 +43,7 @@ func TestAccessLogLines(t *testing.T) {
 func TestAccessLogErrors(t *testing.T) {
 	good := `10.0.0.1 - - [10/Oct/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x"`
 	for _, tt := range []struct{ line, want string }{
-		{`10.0.0.1 - - [10/Oct/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x" 0.003`, `access.log:2:74: unexpected text "0.003" after the last field of the combined log format`},
+		{`10.0.0.1 - - [10/Oct/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x" 0.003 "open`, `access.log:2:80: extra field 2 has no closing '"'`},
 		{`10.0.0.1 - - [10/Foo/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x"`, `access.log:2:15: invalid time "10/Foo/2024:13:55:40 +0000"`},
 		{`10.0.0.1 - - [31/Feb/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x"`, `access.log:2:15: invalid time "31/Feb/2024:13:55:40 +0000"`},
 		{`10.0.0.1 - - 10/Oct/2024:13:55:40 +0000] "GET / HTTP/1.1" 200 1 "-" "x"`, `access.log:2:14: expected '[' before the time`},
@@ -61,7 +61,7 @@ func TestAccessLogErrors(t *testing.T) {
 	if err != nil || len(got) != 2 || len(skipped) != 1 {
 		t.Errorf("lenient: %d read, %v skipped, %v", len(got), skipped, err)
 	}
-	if _, err := NewReader(strings.NewReader(good), "access.log", Options{UserField: "agent"}); err == nil || !strings.Contains(err.Error(), `an access log has no "agent" field (its fields: ip, remote_user, method, path, protocol, status, bytes, referer, user_agent)`) {
+	if _, err := NewReader(strings.NewReader(good), "access.log", Options{UserField: "agent"}); err == nil || !strings.Contains(err.Error(), `the combined log format has no "agent" field (its fields: ip, remote_user, method, path, protocol, status, bytes, referer, user_agent, and extra1, extra2, ... after them)`) {
 		t.Errorf("unknown user field: %v", err)
 	}
 	if _, err := NewReader(strings.NewReader(good), "access.log", Options{TimeField: "t"}); err == nil || !strings.Contains(err.Error(), "no time or cost field") {

@@ -44,11 +44,22 @@ var WriteFormats = choice.List{
 	{Name: "jsonl", Description: "JSON Lines, one request per line"},
 }
 
-// ReadFormats are the formats a Reader reads, as ParseFormat takes them.
-var ReadFormats = choice.List{
-	{Name: "csv", Description: "comma-separated values with a header"},
-	{Name: "yaml", Description: "a YAML sequence of requests"},
-	{Name: "jsonl", Description: "JSON Lines, one request per line"},
-	{Name: "combined", Description: "an nginx or Apache access log, combined format"},
-	{Name: "common", Description: "an nginx or Apache access log, common format"},
+// ReadFormats are the formats a Reader reads, as ParseFormat takes them:
+// every entry of the catalogue, in its order (ratesim formats lists them
+// with their fields).
+var ReadFormats = readFormats()
+
+func readFormats() choice.List {
+	l := make(choice.List, len(catalogue))
+	for i, e := range catalogue {
+		l[i] = choice.Choice{Name: e.Name, Description: e.Description}
+	}
+	return l
+}
+
+// TimeIsChoices are the values of Options.TimeIs as ParseTimeIs takes
+// them, beside "" for the format's default.
+var TimeIsChoices = choice.List{
+	{Name: "arrival", Description: "the times are when requests arrived: replayed as logged"},
+	{Name: "completion", Description: "the times are when responses ended: replayed at the time less the duration"},
 }

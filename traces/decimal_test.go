@@ -237,10 +237,11 @@ func TestParseUnitFormat(t *testing.T) {
 			t.Errorf("ParseFormat(%q) = %v, %v", tt.in, f, err)
 		}
 	}
-	if _, err := ParseFormat("xml"); err == nil || err.Error() != `traces: unknown format "xml" (valid: csv, yaml, jsonl, combined, common)` {
+	if _, err := ParseFormat("xml"); err == nil || err.Error() != `traces: unknown format "xml" (valid: csv, yaml, jsonl, combined, common, nginx, upstreaminfo, alb, cloudfront, w3c, envoy, haproxy, traefik, caddy)` {
 		t.Errorf("ParseFormat(xml) error = %v", err)
 	}
-	for _, f := range []Format{CSV, YAML, JSONL, Combined, Common} {
+	for _, info := range Formats() {
+		f := info.Format
 		if g, err := ParseFormat(f.String()); err != nil || g != f {
 			t.Errorf("ParseFormat(%v.String()) = %v, %v", f, g, err)
 		}

@@ -85,3 +85,24 @@ func (e *ValueError) Error() string { return "traces: " + e.msg }
 
 // Text returns the message without the package's name.
 func (e *ValueError) Text() string { return e.msg }
+
+// A FormatError is a line format, or a way of reading a trace, that does
+// not fit it: an nginx log_format that does not compile, a user field a
+// log does not have, --time-is completion for a log that logs no
+// duration. It is a mistake in how the trace is asked to be read, not in
+// the trace.
+type FormatError struct {
+	File string // the trace's name; empty when the mistake is the format's alone
+	Msg  string
+}
+
+func (e *FormatError) Error() string {
+	if e.File == "" {
+		return "traces: " + e.Msg
+	}
+	return "traces: " + e.File + ": " + e.Msg
+}
+
+// Usage reports that the error is a mistake in how the trace was asked to
+// be read.
+func (e *FormatError) Usage() bool { return true }

@@ -71,6 +71,32 @@ func (e *Event) Attr(name string) ([]byte, bool) {
 	return nil, false
 }
 
+// addAttr appends an attribute. It sets the new element's fields one by
+// one: appending a composite literal builds it on the stack and copies
+// it with wider loads than the stores that built it, which stalls (see
+// addField).
+func (e *Event) addAttr(name string, value []byte) {
+	n := len(e.attrs)
+	if n == cap(e.attrs) {
+		e.attrs = append(e.attrs, attr{})
+	} else {
+		e.attrs = e.attrs[:n+1]
+	}
+	a := &e.attrs[n]
+	a.name, a.value = name, value
+}
+
+// attrValue returns the value of the attribute name, without the
+// mapping of Attr.
+func (e *Event) attrValue(name string) ([]byte, bool) {
+	for i := range e.attrs {
+		if e.attrs[i].name == name {
+			return e.attrs[i].value, true
+		}
+	}
+	return nil, false
+}
+
 // NumAttrs returns the number of attributes: fields other than user,
 // timestamp and cost.
 func (e *Event) NumAttrs() int { return len(e.attrs) }

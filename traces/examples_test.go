@@ -122,6 +122,9 @@ func TestExamplesAll(t *testing.T) {
 			t.Errorf("%s: no events", e.Name())
 		}
 		for _, f := range []Format{CSV, YAML, JSONL} {
+			if f == CSV && attrsVary(got) {
+				continue // a CSV header names one set of columns (the writer refuses others)
+			}
 			data, _ := fs.ReadFile(examples.FS, e.Name())
 			back := roundTrip(t, data, e.Name(), opts, f)
 			if d := cmp.Diff(stripText(got), stripText(back)); d != "" {
@@ -142,4 +145,23 @@ func TestExamplesAll(t *testing.T) {
 	if len(users) < 3 || !costs {
 		t.Errorf("multi-user.csv: %d users, costs %v", len(users), costs)
 	}
+}
+
+// attrsVary reports whether the records have different attributes, as a
+// log's lines may (a W3C log's #Fields: changing, extra fields on some).
+func attrsVary(recs []rec) bool {
+	names := func(r rec) string {
+		var n []string
+		for _, a := range r.Attrs {
+			k, _, _ := strings.Cut(a, "=")
+			n = append(n, k)
+		}
+		return strings.Join(n, ",")
+	}
+	for _, r := range recs {
+		if names(r) != names(recs[0]) {
+			return true
+		}
+	}
+	return false
 }

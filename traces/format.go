@@ -4,63 +4,60 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
 
-// Format is the syntax of a trace file.
+// Format is the syntax of a trace file: an entry of the catalogue (see
+// Formats).
 type Format uint8
 
 // The trace formats. FormatAuto asks the reader to pick the format from the
 // file name's extension, else from the content.
 const (
-	FormatAuto Format = iota
-	CSV               // comma-separated values with a header row
-	YAML              // a sequence of maps, or a map whose "requests" holds one
-	JSONL             // JSON Lines: one object per line
-	Combined          // the combined access log format of nginx and Apache
-	Common            // the common access log format (combined without referer and user agent)
+	FormatAuto   Format = iota
+	CSV                 // comma-separated values with a header row
+	YAML                // a sequence of maps, or a map whose "requests" holds one
+	JSONL               // JSON Lines: one object per line
+	Combined            // the combined access log format of nginx and Apache
+	Common              // the common access log format (combined without referer and user agent)
+	Nginx               // any nginx log_format (Options.LogFormat)
+	Upstreaminfo        // ingress-nginx's default log format
+	ALB                 // AWS Application Load Balancer access logs
+	CloudFront          // Amazon CloudFront standard logs
+	W3C                 // the W3C extended log format (IIS)
+	Envoy               // Envoy's access log (its default format, or Options.LogFormat)
+	HAProxy             // HAProxy's HTTP log format (option httplog)
+	Traefik             // Traefik's access log: its Common Log Format or JSON
+	Caddy               // Caddy's JSON access log
 )
 
 // String returns the format's name as ParseFormat accepts it: "auto",
-// "csv", "yaml" or "jsonl".
+// "csv", "yaml", "jsonl", "combined", ...
 func (f Format) String() string {
-	switch f {
-	case FormatAuto:
+	if f == FormatAuto {
 		return "auto"
-	case CSV:
-		return "csv"
-	case YAML:
-		return "yaml"
-	case JSONL:
-		return "jsonl"
-	case Combined:
-		return "combined"
-	case Common:
-		return "common"
+	}
+	if e := entryOf(f); e != nil {
+		return e.Name
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
-// ParseFormat parses a format name: "csv", "yaml" (also "yml"), "jsonl"
-// (also "ndjson"), "combined", "common", or "auto" (also ""),
-// case-insensitively.
+// ParseFormat parses a format name of the catalogue (or an alias: "yml",
+// "ndjson"), or "auto" (also ""), case-insensitively.
 func ParseFormat(s string) (Format, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
+	name := strings.ToLower(strings.TrimSpace(s))
+	if name == "" || name == "auto" {
 		return FormatAuto, nil
-	case "csv":
-		return CSV, nil
-	case "yaml", "yml":
-		return YAML, nil
-	case "jsonl", "ndjson":
-		return JSONL, nil
-	case "combined":
-		return Combined, nil
-	case "common":
-		return Common, nil
 	}
-	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: csv, yaml, jsonl, combined, common)", s)
+	for _, e := range catalogue {
+		if e.Name == name || slices.Contains(e.Aliases, name) {
+			return e.Format, nil
+		}
+	}
+	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: %s)", s, ReadFormats)
 }
 
 // FormatOf returns the format a file name's extension implies (.csv, .yaml,
@@ -81,12 +78,17 @@ func FormatOf(name string) Format {
 }
 
 // sniff guesses the format from the first bytes of a (decompressed) trace:
-// a first line that parses as an access log line is that access log
-// format; an object opening the first line is JSON Lines; a sequence
-// entry, a flow sequence, a document marker, a directive, a comment or a
-// "key:" line is YAML; anything else (an empty trace too) is CSV.
+// a log format whose lines the head reads as (in sniffOrder); else an
+// object opening the first line is JSON Lines; a sequence entry, a flow
+// sequence, a document marker, a directive, a comment or a "key:" line
+// is YAML; anything else (an empty trace too) is CSV.
 func sniff(head []byte) Format {
 	head = bytes.TrimPrefix(head, utf8BOM)
+	for _, f := range sniffOrder {
+		if e := entryOf(f); e.sniff != nil && e.sniff(head) {
+			return f
+		}
+	}
 	for len(head) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -97,12 +99,6 @@ func sniff(head []byte) Format {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
-		}
-		if ok, combined := sniffAccessLog(line); ok {
-			if combined {
-				return Combined
-			}
-			return Common
 		}
 		switch line[0] {
 		case '{':

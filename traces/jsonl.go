@@ -16,6 +16,35 @@ type jsonlParser struct {
 	scratch []byte // unescaped strings of the current record
 	names   nameTable
 	seen    map[string]struct{}
+	// timeFn, when not nil, sets the event's time from the text of its
+	// time field instead of common.setTime: a log's time (see jsonLog).
+	timeFn func(ev *Event, text []byte, line, col int) error
+	// aliases, when not nil, name by a field another name its value is
+	// an attribute under too (a log's ClientHost is also ip); pending
+	// are the current record's, added once it is read.
+	aliases map[string]string
+	pending []attr
+	// aliasLens has bit n set when an alias's field is n bytes long: most
+	// fields need no look-up.
+	aliasLens uint64
+}
+
+// setAliases sets the parser's aliases: field -> other name.
+func (p *jsonlParser) setAliases(aliases map[string]string) {
+	p.aliases = aliases
+	for k := range aliases {
+		p.aliasLens |= 1 << min(len(k), 63)
+	}
+}
+
+// alias notes the alias of the field key, whose value is val.
+func (p *jsonlParser) alias(key, val []byte) {
+	if p.aliasLens&(1<<min(len(key), 63)) == 0 {
+		return
+	}
+	if a, ok := p.aliases[string(key)]; ok {
+		p.pending = append(p.pending, attr{name: a, value: val})
+	}
 }
 
 // maxJSONDepth bounds the nesting of attribute values.
@@ -100,6 +129,7 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 		return &jsonError{i, "expected a JSON object"}
 	}
 	p.scratch = p.scratch[:0]
+	p.pending = p.pending[:0]
 	ev.attrs = ev.attrs[:0]
 	ev.User, ev.TimeText, ev.costText = nil, nil, nil
 	var rec jsonRecord
@@ -142,7 +172,14 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	default:
 		return c.errorf(line0, timeOff+1, "%s must be a number or a string", quote([]byte(c.names.time)))
 	}
-	if err := c.setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
+	// The aliases come after the record's own fields: Attr finds a
+	// field of the record first.
+	ev.attrs = append(ev.attrs, p.pending...)
+	setTime := c.setTime
+	if p.timeFn != nil {
+		setTime = p.timeFn
+	}
+	if err := setTime(ev, ev.TimeText, line0, timeOff+1); err != nil {
 		return err
 	}
 	if haveCost {
@@ -198,12 +235,44 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 		}
 		i = skipSpace(line, i+1)
 		valOff := i
+		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && !names.is(string(key), false) {
+			// A nested object: an attribute of its JSON text, and one of
+			// each of its members, read in one pass.
+			if p.seenAttr(ev, key) {
+				return keyOff, &jsonError{keyOff, "duplicate field " + quote(key)}
+			}
+			slot := len(ev.attrs)
+			ev.addAttr(p.names.get(key), nil)
+			end, jerr := p.members(ev, line, i, key, rec, depth+1)
+			if jerr != nil {
+				return end, jerr
+			}
+			ev.attrs[slot].value = line[valOff:end]
+			if p.aliases != nil {
+				p.alias(key, ev.attrs[slot].value)
+			}
+			i = skipSpace(line, end)
+			if i >= len(line) {
+				return i, truncated(i)
+			}
+			if line[i] == ',' {
+				i = skipSpace(line, i+1)
+				continue
+			}
+			if line[i] == '}' {
+				return i + 1, nil
+			}
+			return i, &jsonError{i, "expected , or } after a field"}
+		}
 		val, kind, ni, jerr := p.value(line, i, depth)
 		if jerr != nil {
 			return ni, jerr
 		}
 		i = ni
 		dup := false
+		if p.aliases != nil {
+			p.alias(key, val)
+		}
 		switch string(key) {
 		case names.user:
 			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
@@ -217,7 +286,7 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 		default:
 			dup = p.seenAttr(ev, key)
 			if !dup {
-				ev.attrs = append(ev.attrs, attr{name: p.names.get(key), value: val})
+				ev.addAttr(p.names.get(key), val)
 			}
 		}
 		if dup {
@@ -245,7 +314,7 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 
 // seenAttr reports whether the attribute key was already in this record.
 func (p *jsonlParser) seenAttr(ev *Event, key []byte) bool {
-	if len(ev.attrs) < 16 {
+	if len(ev.attrs) < 32 {
 		for i := range ev.attrs {
 			if ev.attrs[i].name == string(key) {
 				return true

@@ -65,6 +65,14 @@ type Options struct {
 	// TimeRound rounds timestamps finer than a nanosecond to the nearest
 	// nanosecond (halves away from zero) instead of refusing them.
 	TimeRound bool
+	// LogFormat is the line format of a log whose format takes one: an
+	// nginx log_format string (or combined, common, main, upstreaminfo)
+	// for Nginx, an Envoy format string for Envoy. Empty: the format's
+	// default.
+	LogFormat string
+	// TimeIs says what a log's times record (see TimeIs); the default is
+	// the format's (FormatInfo.TimeIs).
+	TimeIs TimeIs
 }
 
 // A Reader reads the events of a trace one at a time, in trace order. Its
@@ -113,7 +121,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.MaxYAMLBytes <= 0 {
 		opts.MaxYAMLBytes = DefaultMaxYAMLBytes
 	}
-	if opts.Format > Common {
+	if opts.Format != FormatAuto && entryOf(opts.Format) == nil {
 		return nil, fmt.Errorf("traces: unknown format %v", opts.Format)
 	}
 	rd := &Reader{opts: opts}
@@ -160,27 +168,20 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if rd.format == FormatAuto {
 		rd.format = sniff(lr.buffered())
 	}
-	switch rd.format {
-	case CSV:
-		rd.csv = &csvParser{c: &rd.c, lr: lr}
-		rd.p = rd.csv
-	case JSONL:
-		rd.p = newJSONLParser(&rd.c, lr)
-	case YAML:
-		p, err := newYAMLParser(&rd.c, lr, opts.MaxYAMLBytes)
-		if err != nil {
-			rd.closeGzip()
-			return nil, err
-		}
-		rd.p = p
-	case Combined, Common:
-		p, err := newAccessLogParser(&rd.c, lr, rd.format == Combined, opts)
-		if err != nil {
-			rd.closeGzip()
-			return nil, err
-		}
-		rd.p = p
+	if opts.LogFormat != "" && rd.format != Nginx && rd.format != Envoy {
+		rd.closeGzip()
+		return nil, fmt.Errorf("traces: %s: a log format is given, but the trace is %s, which takes none (--format nginx or envoy does)", name, rd.format)
 	}
+	p, err := entryOf(rd.format).open(&rd.c, lr, opts)
+	if err != nil {
+		rd.closeGzip()
+		if fe, ok := err.(*FormatError); ok && fe.File == "" {
+			fe.File = name
+		}
+		return nil, err
+	}
+	rd.p = p
+	rd.csv, _ = p.(*csvParser)
 	return rd, nil
 }
 
@@ -285,6 +286,13 @@ func (r *Reader) RFC3339() bool { return r.c.mode == modeRFC3339 }
 // format (access logs, --time-format).
 func (r *Reader) TimesKnown() bool { return r.c.mode != modeUnknown }
 
+// Resolution returns the resolution of the times a log wrote, as far as
+// it has been read: the coarsest power of ten of a nanosecond, up to a
+// second, that every one of them is a multiple of (time.Second for
+// $time_local's whole seconds, time.Millisecond for $msec); 0 for traces
+// that are not logs, and before a time is read.
+func (r *Reader) Resolution() time.Duration { return time.Duration(r.c.res) }
+
 // Format returns the trace's format, as given or as detected.
 func (r *Reader) Format() Format { return r.format }
 
@@ -338,6 +346,23 @@ type common struct {
 	// names are the fields the user, timestamp and cost are read from.
 	names fieldNames
 	tf    timeFormat
+	// layout is how a log shows its times (TimeWriter): a Go layout, or
+	// layoutEpoch; "" for traces whose times are numbers or RFC 3339.
+	layout string
+	// res is the coarsest power of ten of nanoseconds, up to a second,
+	// that every time a log wrote is a multiple of: its resolution; 0
+	// before the first.
+	res int64
+}
+
+// noteResolution takes the logged time ns into the trace's resolution.
+func (c *common) noteResolution(ns int64) {
+	if c.res == 0 {
+		c.res = 1e9
+	}
+	for c.res > 1 && ns%c.res != 0 {
+		c.res /= 10
+	}
 }
 
 // fieldNames are the names of the fields a trace's user, timestamp and
@@ -393,6 +418,12 @@ func (c *common) missing(line, col int, f Field, fields string) *ParseError {
 	e := c.errorf(line, col, "missing %s%s", quote([]byte(name)), fields)
 	e.Missing = f
 	return e
+}
+
+// formatErr is the error for a way of reading the trace that does not
+// fit it (see FormatError).
+func (c *common) formatErr(format string, args ...any) *FormatError {
+	return &FormatError{File: c.file, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (c *common) fatalf(line, col int, format string, args ...any) *ParseError {
@@ -635,8 +666,7 @@ func (lr *lineReader) fill() {
 // other than io.EOF.
 func (lr *lineReader) peek() error {
 	for lr.err == nil && lr.end < 4096 {
-		data := lr.buf[lr.pos:lr.end]
-		if i := bytes.IndexByte(data, '\n'); i >= 0 && len(bytes.TrimSpace(data[:i])) > 0 {
+		if lr.headRead() {
 			break
 		}
 		lr.fill()
@@ -645,6 +675,23 @@ func (lr *lineReader) peek() error {
 		return lr.err
 	}
 	return nil
+}
+
+// headRead reports whether the buffer holds a whole line with content
+// that is not a #-directive of a W3C log: enough to tell the format.
+func (lr *lineReader) headRead() bool {
+	data := lr.buf[lr.pos:lr.end]
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return false
+		}
+		line := bytes.TrimSpace(data[:i])
+		if len(line) > 0 && line[0] != '#' {
+			return true
+		}
+		data = data[i+1:]
+	}
 }
 
 // skipBOM drops a UTF-8 byte order mark at the start of the input.

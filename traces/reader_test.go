@@ -655,8 +655,8 @@ func TestManyFields(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	if s := Format(9).String(); s != "Format(9)" {
-		t.Errorf("Format(9).String() = %q", s)
+	if s := Format(99).String(); s != "Format(99)" {
+		t.Errorf("Format(99).String() = %q", s)
 	}
 	if s := UnitName(time.Minute); s != "1m0s" {
 		t.Errorf("UnitName(time.Minute) = %q", s)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // SetOptions configure OpenSet.
@@ -337,3 +338,26 @@ func (c *concat) Next() (*Event, error) {
 }
 
 func (c *concat) Name() string { return c.set.Name() }
+
+// Resolution returns the coarsest resolution of the logs among the
+// traces read so far (Reader.Resolution), and the name of that trace; 0
+// when none of them is a log.
+func (s *Set) Resolution() (time.Duration, string) {
+	var res time.Duration
+	name := ""
+	for _, r := range s.readers {
+		if v := r.Resolution(); v > res {
+			res, name = v, r.Name()
+		}
+	}
+	return res, name
+}
+
+// DefaultObserved returns the --observed of the first trace's format
+// (Reader.DefaultObserved).
+func (s *Set) DefaultObserved() string {
+	if len(s.readers) == 0 {
+		return "status=429,503"
+	}
+	return s.readers[0].DefaultObserved()
+}

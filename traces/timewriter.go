@@ -37,11 +37,17 @@ func (r *Reader) TimeWriter(sample []byte) TimeWriter {
 				w.loc = t.Location()
 			}
 		}
-	case (r.format == Combined || r.format == Common) && c.tf.kind == timeAutoKind:
+	case c.layout == layoutEpoch:
+		w.unit = time.Second
+	case c.layout == clfLayout:
 		w.layout, w.loc = fractional(clfLayout), time.UTC
 		if t, err := time.Parse("02/Jan/2006:15:04:05.999999999 -0700", string(sample)); err == nil {
 			w.loc = t.Location()
 		}
+	case c.layout == haproxyLayout:
+		w.layout, w.loc = "02/Jan/2006:15:04:05.999999999", c.tf.loc
+	case c.layout == w3cLayout:
+		w.layout, w.loc = fractional(w3cLayout), time.UTC
 	default:
 		w.layout, w.loc = time.RFC3339Nano, time.UTC
 		if t, err := time.Parse(time.RFC3339Nano, string(sample)); err == nil {

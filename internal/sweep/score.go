@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // Metrics are the numeric columns of a candidate beyond its parameters,
@@ -17,8 +18,14 @@ import (
 var Metrics = []string{"requests", "allowed", "allow_pct", "false_allows", "false_rejects", "false_reject_pct",
 	"keys_rejected", "max_in_interval", "ratio", "p99_retry_after", "state_bytes"}
 
+// LabelMetrics are the numeric columns of who a candidate stopped, which
+// candidates have when the requests are labelled (sim.Config.Label with
+// the labels of traces.Label): legitimate requests rejected, and their
+// share, abusive ones stopped, and their share.
+var LabelMetrics = []string{"legit_rejected", "legit_reject_pct", "abusive_stopped", "abusive_stopped_pct"}
+
 // Pickable lists the columns --pick compares: every numeric one.
-func Pickable() []string { return append(ParamNames(), Metrics...) }
+func Pickable() []string { return append(append(ParamNames(), Metrics...), LabelMetrics...) }
 
 // score is what the replay found of a candidate, and its marks.
 type score struct {
@@ -85,6 +92,13 @@ func (c *Candidate) Score(lane sim.Lane, st *sim.AlgoStats, intent limiters.Poli
 		}
 	}
 	num["state_bytes"] = new(big.Rat).SetInt64(lane.Algorithm.StateBytes(lane.Policy))
+	if len(st.ByLabel) == traces.NumLabels {
+		legit, abusive := st.ByLabel[traces.Legit], st.ByLabel[traces.Abusive]
+		num["legit_rejected"] = new(big.Rat).SetInt64(legit.Rejected())
+		frac("legit_reject_pct", legit.Rejected(), legit.Requests, 100)
+		num["abusive_stopped"] = new(big.Rat).SetInt64(abusive.Rejected())
+		frac("abusive_stopped_pct", abusive.Rejected(), abusive.Requests, 100)
+	}
 	c.Num = num
 }
 

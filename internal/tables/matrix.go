@@ -1,6 +1,7 @@
 package tables
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/ratesim/ratesim/internal/render"
@@ -17,11 +18,37 @@ type MatrixRow struct {
 	Lanes  int
 	Keyed  bool // the key column
 	Marked bool // the diff column, which only tables have
+	// Attrs are the --with columns the engine carries (sim.Config.With):
+	// every one of them but line.
+	Attrs []string
+	with  []string // the --with columns: file, line, or attributes
 }
 
-// Columns are the columns of the decision matrix, in the order appendTo
+// WithColumns sets the --with columns of the matrix (file and line, where
+// a request is in the traces, or attributes) and returns them, to follow
+// Columns; r.Attrs are then those sim.Config.With is to carry.
+func (r *MatrixRow) WithColumns(with []string) ([]render.Column, error) {
+	r.with, r.Attrs = nil, nil
+	var cols []render.Column
+	for _, w := range with {
+		switch {
+		case w == "":
+			return nil, errorf("--with has an empty name")
+		case slices.Contains(r.with, w):
+			return nil, errorf("--with names %s twice", w)
+		}
+		r.with = append(r.with, w)
+		cols = append(cols, render.Column{Name: w, Right: w == "line"})
+		if w != "line" {
+			r.Attrs = append(r.Attrs, w)
+		}
+	}
+	return cols, nil
+}
+
+// Columns are the columns of the decision matrix, in the order AppendTo
 // writes them: user, timestamp, then one per lane, the key with --key and
-// the diff marker in tables.
+// the diff marker in tables (the --with columns follow them).
 func (r *MatrixRow) Columns(lanes []sim.Lane, rfc3339 bool) []render.Column {
 	cols := []render.Column{{Name: "user"}, {Name: "timestamp", Right: !rfc3339}}
 	for _, l := range lanes {
@@ -52,6 +79,15 @@ func (r *MatrixRow) AppendTo(e *render.Encoder, b []byte) []byte {
 		if r.differ {
 			b = append(b, '*')
 		}
+	}
+	j := 0
+	for _, w := range r.with {
+		if w == "line" {
+			b = strconv.AppendInt(e.Next(b), int64(req.Line), 10)
+			continue
+		}
+		b = e.Bytes(e.Next(b), r.batch.With(r.i, j))
+		j++
 	}
 	return b
 }

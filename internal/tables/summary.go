@@ -38,7 +38,9 @@ var SummaryColumns = []render.Column{
 	{Name: "intent_window", MachineOnly: true},
 }
 
-// SummaryRows builds one summary row per algorithm.
+// SummaryRows builds one summary row per algorithm: SummaryColumns, the
+// policy's extra columns, and the label columns when rep counts labels
+// (WithLabelColumns).
 func SummaryRows(rep *sim.Report, sp *Policy) [][]render.Cell {
 	var rows [][]render.Cell
 	for _, st := range rep.Algos {
@@ -73,7 +75,7 @@ func SummaryRows(rep *sim.Report, sp *Policy) [][]render.Cell {
 			render.Int(rep.ClockBackwards),
 			intentLimit,
 			intentWindow,
-		}, sp.ExtraCells(lane)...))
+		}, append(sp.ExtraCells(lane), LabelCells(&st)...)...))
 	}
 	return rows
 }

@@ -133,8 +133,11 @@ func SweepRows(cands []*sweep.Candidate, sp *Policy, cols []render.Column, table
 				v = render.Str(spec.ClockName(c.Lane.Policy.Clock))
 			case "unit":
 				v = render.Str(traces.UnitName(sp.Unit))
-			default: // a parameter
-				v = paramCell(c, col.Name, sp)
+			default: // a parameter, or who it stopped
+				var ok bool
+				if v, ok = labelCell(col.Name, st); !ok {
+					v = paramCell(c, col.Name, sp)
+				}
 			}
 			row = append(row, v)
 		}

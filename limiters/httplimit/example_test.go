@@ -1,7 +1,9 @@
 package httplimit_test
 
 import (
+	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/limiters/httplimit"
+	"github.com/ratesim/ratesim/limiters/redisstore"
 )
 
 // A token bucket per client address: 3 requests at once, 3 more every
@@ -62,4 +65,31 @@ func ExampleWithStyle() {
 	// x-ratelimit-limit: 100
 	// x-ratelimit-remaining: 99
 	// x-ratelimit-reset: 30
+}
+
+// A limit shared by every server of a service: the middleware over a
+// redisstore.Store, which keeps the limiters in Redis. A request the
+// store cannot judge (Redis down, under redisstore.FailError) gets 503;
+// with redisstore.FailOpen it would pass instead.
+func ExampleNewContext() {
+	ctx := context.Background()
+	client, err := redisstore.Connect(ctx, []string{"127.0.0.1:6379"}, 2*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	store, err := redisstore.New(client, []redisstore.Limiter{
+		{Name: "api", Algorithm: limiters.GCRA, Policy: limiters.Policy{Capacity: 20, Rate: limiters.Rate{N: 10, Per: time.Second}}},
+	}, redisstore.Options{Prefix: "rl:", Clock: redisstore.ServerClock})
+	if err != nil {
+		panic(err)
+	}
+	m, err := httplimit.NewContext(store, func(r *http.Request) string { return r.Header.Get("X-Api-Key") },
+		httplimit.WithUnavailable(func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Printf("rate limit unavailable: %v", err)
+			http.Error(w, "try again later", http.StatusServiceUnavailable)
+		}))
+	if err != nil {
+		panic(err)
+	}
+	http.Handle("/", m.Wrap(http.NotFoundHandler()))
 }

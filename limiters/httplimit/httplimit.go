@@ -8,6 +8,14 @@
 // rate-limit fields already set, so clients can slow down before they are
 // refused. Package headers describes the fields' values.
 //
+// The limiter is in memory (a Limiter, such as *limiters.Keyed: New) or
+// one that may fail (a ContextLimiter, such as *redisstore.Store, which
+// keeps the limits of several servers in Redis: NewContext). A request its
+// limiter could not judge, with an error, gets 503 Service Unavailable and
+// no rate-limit field, or what WithUnavailable says; a store that is to
+// let requests through when it cannot judge them says so itself
+// (redisstore.FailOpen), and then returns no error.
+//
 // Unlike the rest of this module, the middleware reads the system clock,
 // as a live server must; WithClock replaces it, for tests and replays.
 package httplimit
@@ -30,6 +38,21 @@ type Limiter interface {
 	Allow(key string, now, cost int64) limiters.Decision
 }
 
+// A ContextLimiter judges a request of cost at time now (in nanoseconds)
+// for key with the request's context, and returns an error when it cannot:
+// a limiter kept outside the process. *redisstore.Store is one. It must be
+// safe for concurrent use.
+type ContextLimiter interface {
+	Allow(ctx context.Context, key string, now, cost int64) (limiters.Decision, error)
+}
+
+// local is a Limiter as a ContextLimiter: it never fails.
+type local struct{ Limiter }
+
+func (l local) Allow(_ context.Context, key string, now, cost int64) (limiters.Decision, error) {
+	return l.Limiter.Allow(key, now, cost), nil
+}
+
 // A describer is a Limiter that says its algorithm and policy, as
 // *limiters.Keyed does; the middleware derives its quota from them.
 type describer interface {
@@ -41,7 +64,8 @@ type describer interface {
 // simultaneous use by multiple goroutines as long as its Limiter is. Use
 // New to make one.
 type Middleware struct {
-	lim     Limiter
+	lim     ContextLimiter
+	desc    any // the limiter as given, for its algorithm and policy
 	key     func(*http.Request) string
 	cost    func(*http.Request) int64
 	now     func() int64
@@ -52,6 +76,7 @@ type Middleware struct {
 	quotas  []headers.Quota
 	given   bool // quota came from WithQuota
 	refused http.Handler
+	failed  func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // An Option configures a Middleware.
@@ -109,6 +134,19 @@ func WithRefused(h http.Handler) Option {
 	}
 }
 
+// WithUnavailable sets the function that answers a request the limiter
+// could not judge, with its error, in place of a plain-text 503 Service
+// Unavailable. No rate-limit field is set: the request was not judged.
+// It is the place to log the error, and to answer otherwise (or to pass
+// the request on: a failure policy of one's own).
+func WithUnavailable(f func(w http.ResponseWriter, r *http.Request, err error)) Option {
+	return func(m *Middleware) {
+		if f != nil {
+			m.failed = f
+		}
+	}
+}
+
 // WithSleep sets how the middleware waits out the Delay of an admitted
 // request (limiters.LeakyQueue delays requests instead of refusing them).
 // Sleep returns early with an error when ctx, the request's context, is
@@ -139,14 +177,32 @@ func New(lim Limiter, key func(*http.Request) string, opts ...Option) (*Middlewa
 	if lim == nil {
 		return nil, errors.New("httplimit: no limiter")
 	}
+	return newMiddleware(local{lim}, lim, key, opts)
+}
+
+// NewContext is New for a limiter that takes the request's context and
+// may fail, such as *redisstore.Store (which says its first limiter's
+// algorithm and policy, for the quota). A request it could not judge is
+// answered by WithUnavailable's function: 503 Service Unavailable by
+// default.
+func NewContext(lim ContextLimiter, key func(*http.Request) string, opts ...Option) (*Middleware, error) {
+	if lim == nil {
+		return nil, errors.New("httplimit: no limiter")
+	}
+	return newMiddleware(lim, lim, key, opts)
+}
+
+func newMiddleware(lim ContextLimiter, desc any, key func(*http.Request) string, opts []Option) (*Middleware, error) {
 	m := &Middleware{
 		lim:     lim,
+		desc:    desc,
 		key:     key,
 		cost:    func(*http.Request) int64 { return 1 },
 		now:     monotonicClock(),
 		sleep:   sleepTimer,
 		style:   headers.StyleIETF,
 		refused: http.HandlerFunc(tooManyRequests),
+		failed:  unavailable,
 	}
 	if m.key == nil {
 		m.key = func(*http.Request) string { return "" }
@@ -160,7 +216,7 @@ func New(lim Limiter, key func(*http.Request) string, opts ...Option) (*Middlewa
 		return nil, fmt.Errorf("httplimit: unknown style %v", m.style)
 	}
 	if !m.given {
-		d, ok := lim.(describer)
+		d, ok := m.desc.(describer)
 		if !ok {
 			return nil, errors.New("httplimit: the limiter does not say its algorithm and policy; give its quota WithQuota")
 		}
@@ -181,7 +237,12 @@ func (m *Middleware) Quota() headers.Quota { return m.quota }
 // ones on to next, after their Delay if they have one.
 func (m *Middleware) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ds := [1]limiters.Decision{m.lim.Allow(m.key(r), m.now(), m.cost(r))}
+		d, err := m.lim.Allow(r.Context(), m.key(r), m.now(), m.cost(r))
+		if err != nil {
+			m.failed(w, r, err)
+			return
+		}
+		ds := [1]limiters.Decision{d}
 		headers.Set(w.Header(), m.style, m.quotas, ds[:])
 		if !ds[0].Allowed {
 			m.refused.ServeHTTP(w, r)
@@ -194,6 +255,10 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func unavailable(w http.ResponseWriter, _ *http.Request, _ error) {
+	http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 }
 
 func tooManyRequests(w http.ResponseWriter, _ *http.Request) {

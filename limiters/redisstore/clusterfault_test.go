@@ -94,8 +94,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	c.(*redis.ClusterClient).OnNewNode(func(n *redis.Client) { n.AddHook(&seen) })
 	ls := everyLimiter()
 	const epoch = 7_000_000_000
-	prefix := testPrefix(t)
-	st, err := New(c, ls, Options{Prefix: prefix, Epoch: epoch, ExpiryMargin: replayMargin})
+	st, err := New(c, ls, Options{Prefix: testPrefix(t), ExpiryMargin: replayMargin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	// The states are where the slots are now, and nowhere else.
 	for _, key := range keys {
 		slot, _ := node0.ClusterKeySlot(ctx, key).Result()
-		state := prefix + "{" + key + "}:" + limiters.TokenBucket.String()
+		state := st.Keys(key)[limiters.TokenBucket]
 		for i := range cl.Addrs {
 			n, err := cl.Node(i).Exists(ctx, state).Result()
 			if err != nil && i == slots[slot] {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,14 +21,15 @@ import (
 // which Redis runs atomically, and never does.
 //
 // Alone, a Naive decides exactly as Store and limiters.Keyed do. It uses
-// the caller's clock only, keeps its states under PREFIX{KEY}:LIMITER:naive,
-// and returns every error as it is. Naive is safe for simultaneous use by
+// the caller's clock only, keeps its states under
+// PREFIX{KEY}:LIMITER:naive:ALGO (keys escaped as a Store's are), and
+// returns every error as it is. Naive is safe for simultaneous use by
 // multiple goroutines in the sense that it does not crash; its decisions
 // are then wrong.
 type Naive struct {
 	client redis.UniversalClient
 	rule   *limiters.Rule
-	name   string
+	suffix string
 	opts   Options
 }
 
@@ -42,8 +42,8 @@ func NewNaive(client redis.UniversalClient, l Limiter, opts Options) (*Naive, er
 	if opts.Prefix == "" {
 		opts.Prefix = "ratesim:"
 	}
-	if strings.ContainsAny(opts.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q holds a brace", opts.Prefix)
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, err
 	}
 	if !validName(l.Name) {
 		return nil, fmt.Errorf("redisstore: limiter name %q: want letters, digits and -_. only", l.Name)
@@ -52,25 +52,36 @@ func NewNaive(client redis.UniversalClient, l Limiter, opts Options) (*Naive, er
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: limiter %s: %w", l.Name, err)
 	}
-	return &Naive{client: client, rule: r, name: l.Name, opts: opts}, nil
+	return &Naive{client: client, rule: r, suffix: ":" + l.Name + ":naive:" + l.Algorithm.String(), opts: opts}, nil
 }
+
+// Key returns the Redis name of key's state.
+func (n *Naive) Key(key string) string { return keyName(n.opts.Prefix, key, n.suffix) }
 
 // Allow judges a request of cost at now for key: GET, decide, SET.
 func (n *Naive) Allow(ctx context.Context, key string, now, cost int64) (limiters.Decision, error) {
+	r, err := n.Decide(ctx, key, now, cost)
+	return r.Decision, err
+}
+
+// Decide is Allow that also says, in the Result, the time the request
+// was judged at and the cost taken.
+func (n *Naive) Decide(ctx context.Context, key string, now, cost int64) (Result, error) {
 	if n.rule == nil {
-		return limiters.Decision{}, errors.New("redisstore: a zero Naive; use NewNaive")
+		return Result{}, errors.New("redisstore: a zero Naive; use NewNaive")
 	}
-	if key == "" {
-		return limiters.Decision{}, errors.New("redisstore: empty key")
-	}
-	k := n.opts.Prefix + "{" + key + "}:" + n.name + ":naive"
+	k := n.Key(key)
 	state, err := n.client.Get(ctx, k).Bytes()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return limiters.Decision{}, fmt.Errorf("redisstore: %w", err)
+		return Result{}, fmt.Errorf("redisstore: %w", err)
+	}
+	at, err := n.rule.DecidedAtEncoded(state, now)
+	if err != nil {
+		return Result{}, fmt.Errorf("redisstore: %s: %w", k, err)
 	}
 	next, d, err := n.rule.StepEncoded(state, now, cost, nil)
 	if err != nil {
-		return limiters.Decision{}, fmt.Errorf("redisstore: %s: %w", k, err)
+		return Result{}, fmt.Errorf("redisstore: %s: %w", k, err)
 	}
 	// The state is fresh again after ResetAfter: expire it then.
 	ttl := (d.ResetAfter + time.Millisecond - 1).Truncate(time.Millisecond)
@@ -80,7 +91,11 @@ func (n *Naive) Allow(ctx context.Context, key string, now, cost int64) (limiter
 		err = n.client.Set(ctx, k, next, ttl+n.opts.ExpiryMargin).Err()
 	}
 	if err != nil {
-		return limiters.Decision{}, fmt.Errorf("redisstore: %w", err)
+		return Result{}, fmt.Errorf("redisstore: %w", err)
 	}
-	return d, nil
+	r := Result{Decision: d, At: at}
+	if d.Allowed {
+		r.Granted = cost
+	}
+	return r, nil
 }

@@ -27,6 +27,20 @@ import "embed"
 //	bursty.csv           half an hour of bursty traffic from 38 users, 4000
 //	                     requests as RFC 3339 times: the sweep example
 //
+// and one log of every log format, written from its documentation:
+//
+//	common.log           the Common Log Format
+//	nginx-timed.log      combined with $request_time and $limit_req_status
+//	upstreaminfo.log     ingress-nginx's log-format-upstream
+//	alb.log              AWS ALB access logs
+//	cloudfront.log       CloudFront standard logs
+//	iis.log              IIS (W3C extended), its #Fields: changing
+//	envoy.log            Envoy's default format
+//	haproxy.log          HAProxy's httplog, with and without syslog headers
+//	traefik.log          Traefik's Common Log Format
+//	traefik-json.log     Traefik's JSON access log
+//	caddy.log            Caddy's JSON access log
+//
 // Timestamps are in seconds unless the name says otherwise.
 //
 //go:embed *.csv *.yaml *.jsonl *.log

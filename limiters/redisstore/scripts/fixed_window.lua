@@ -1,65 +1,69 @@
--- Fixed window (limiters.FixedWindowState). KEYS[1]: a hash, w the index
--- of the key's window [w*W-phase, (w+1)*W-phase) on the epoch's clock and
--- c the cost counted in it. ARGV[7] limit, ARGV[8] window W in ns,
--- ARGV[9] phase: the epoch modulo W, so that windows align as the
--- in-memory limiter's do on the caller's clock.
-local limit = arg(7, 'limit', 1, MAXV)
-local W = arg(8, 'window', 1, MAXT)
-local phase = arg(9, 'phase', 0, MAXT)
-if bad == nil and phase >= W then
-  bad = 'phase'
+-- Fixed window (limiters.FixedWindowState) and, with hits, the fixed
+-- window that counts refused hits too (FixedWindowHitsState). KEYS[1]: a
+-- hash, a and b the start (s, n) of the key's window [start, start+W) and
+-- c the cost (or hits) counted in it. ARGV[4] limit, ARGV[5], ARGV[6] the
+-- window W (s, n), ARGV[7] 1 to count every hit. Windows are aligned as
+-- the in-memory limiter's are, at multiples of W on the request's clock:
+-- each request's anchor is the start of its window. A count above the
+-- limit (left by a larger one) reads as a full window.
+local limit = arg(4, 'limit', 1, MAXV)
+local Ws, Wn = arg(5, 'window', 0, MAXS), arg(6, 'window', 0, E9 - 1)
+local hits = arg(7, 'hits', 0, 1)
+if bad == nil and Ws == 0 and Wn == 0 then
+  bad = 'window'
 end
-if bad then
-  return reply_bad()
-end
+setSpan(Ws, Wn)
 
-local st = redis.call('HMGET', KEYS[1], 'w', 'c')
-local sw, sc = 0, 0
-if st[1] or st[2] then
-  sw = state(st[1], -MAXV, MAXV)
-  sc = state(st[2], 1, limit)
-  if sw == nil or sc == nil then
+local st = redis.call('HMGET', KEYS[1], 'a', 'b', 'c')
+local ss, sn, sc = 0, 0, 0
+if st[1] or st[2] or st[3] then
+  ss, sn = pstate(st[1], st[2])
+  sc = state(st[3], 1, MAXV)
+  if ss == nil or sc == nil then
     return corrupt(KEYS[1])
   end
 end
 
-local function boundary(now)
-  if sc == 0 then
-    return false, 0
+local alg = {limit = limit}
+
+function alg.boundary(ts, tn)
+  if sc > 0 and plt(ts, tn, ss, sn) then
+    return true, ss, sn
   end
-  local k = fdiv(now + phase, W)
-  if k >= sw then
-    return false, 0
-  end
-  return true, sw * W - phase
+  return false
 end
 
-local function decide(now, c, commit)
-  local k, m = fdiv(now + phase, W)
-  local w, n = sw, sc
-  if n == 0 or k > w then
-    w, n = k, 0
+function alg.decide(cost, commit)
+  local n = sc
+  if n == 0 or plt(ss, sn, W0s, W0n) then
+    n = 0 -- the window of the time judged is a later one
   end
-  if c > limit - n then
-    return false, limit - n, W - m, W - m, 0
+  local us, un = psub(Ws, Wn, Ms, Mn) -- until the next window
+  local ok = cost <= limit - n
+  -- Every hit counts, allowed or not: once taken (commit).
+  if ok and hits == 0 or hits == 1 and commit then
+    n = math.min(n + cost, MAXV)
   end
-  n = n + c
-  if commit then
-    sw, sc = w, n
+  if commit and (ok or hits == 1) then
+    ss, sn, sc = W0s, W0n, n
   end
-  local reset = 0
+  local rem = math.max(0, limit - n)
+  local xs, xn = 0, 0
   if n > 0 then
-    reset = W - m
+    xs, xn = us, un
   end
-  return true, limit - n, 0, reset, 0
+  if ok then
+    return true, rem, 0, 0, xs, xn, 0, 0
+  end
+  return false, rem, us, un, xs, xn, 0, 0
 end
 
-local function save(allowed)
-  if not allowed then
-    return false -- a refusal leaves the window as it was
-  end
-  redis.call('HSET', KEYS[1], 'w', str(sw), 'c', str(sc))
-  return true
+function alg.saves(ok)
+  return ok or hits == 1 -- a plain refusal leaves the window as it was
 end
 
-return judge(limit, boundary, decide, save)
+function alg.save()
+  redis.call('HSET', KEYS[1], 'a', ss, 'b', sn, 'c', sc)
+end
+
+return run(alg, 4, true)

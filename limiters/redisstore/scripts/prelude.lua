@@ -1,25 +1,40 @@
 -- The part every script of the store begins with. Redis runs Lua 5.1,
--- whose numbers are doubles: every quantity here is an integer below
--- 2^53, so every sum, difference and product is exact. The store refuses
--- at construction any policy that could take one further, and a time
--- further than 2^52-1 ns from its epoch.
+-- whose numbers are doubles: exact for integers below 2^53. Times are
+-- int64 nanoseconds on the caller's clock or the server's, far beyond
+-- that, so the scripts hold a time, and a duration that may pass 2^52 ns
+-- (a window of a year), as a pair (s, n): s*10^9 + n ns with 0 <= n <
+-- 10^9, and add, subtract and compare pairs exactly. Amounts (counts,
+-- scaled levels, debts) are plain integers below 2^53: the store refuses
+-- at construction any policy that could take one further. No time is
+-- ever counted from an epoch, so a store works for as long as it runs.
 --
--- ARGV[1] the time in ns since the epoch, or "" to read the server's clock
--- ARGV[2] the epoch's whole seconds and ARGV[3] its nanoseconds (for "")
--- ARGV[4] the cost, ARGV[5] 1 to clamp a backwards clock, 0 to refuse
--- ARGV[6] a margin in ms added to every expiry (Options.ExpiryMargin)
--- ARGV[7...] the algorithm's own parameters.
+-- ARGV[1] 'c' to judge at the times the requests carry, 's' at the
+-- server's TIME; ARGV[2] 1 to clamp a backwards clock, 0 to refuse;
+-- ARGV[3] a margin in ms added to every expiry (Options.ExpiryMargin);
+-- ARGV[4...4+P-1] the algorithm's P parameters, then the number of
+-- requests and, for each, its operation ('a' allow, 'p' peek, 'm' allow
+-- at most), its cost, its time (s, n) and, for the algorithms that cut
+-- time into aligned spans, an anchor (s, n): the start of the span of
+-- the request's time on the caller's clock, or one near the server's
+-- time on the caller's host.
 --
--- A script returns {allowed, reason, remaining, retry, reset, delay, off}:
--- reason 0 none, 1 the algorithm's refusal, 2 cost above the limit (retry
--- -1: never), 3 clock went backwards. retry, reset and delay count from
--- the time the request was judged at, off from the request's own time to
--- that time (nonzero only when the clock went backwards for the key).
--- Every argument is checked before the first write: a script is atomic,
--- not transactional, and an error halfway would leave half a state.
+-- The requests are judged in order against the key's state, read once
+-- and written once. The reply is the server's time (s, n) under the server's
+-- clock (0 0 under the caller's), then for each
+-- request {allowed, reason, remaining, retry, reset, delay, off,
+-- granted}: reason 0 none, 1 the algorithm's refusal, 2 cost above the
+-- limit (retry -1: never), 3 clock went backwards. retry, reset and delay
+-- count from the time the request was judged at, off from the request's
+-- own time to that time (nonzero only when the clock went backwards for
+-- the key); each is an integer, or a decimal string past 2^52. Every
+-- argument and every stored field is checked before the first write: a
+-- script is atomic, not transactional, and an error halfway would leave
+-- half a state.
 
-local MAXT = 4503599627370495 -- 2^52-1
+local E9 = 1000000000
 local MAXV = 9007199254740991 -- 2^53-1
+local MAXS = 9223372037 -- the seconds of an int64 time are within this
+local PLAIN = 4503598 -- |s| <= PLAIN: the pair's value is below 2^52
 
 local bad = nil
 local function arg(i, name, lo, hi)
@@ -29,10 +44,6 @@ local function arg(i, name, lo, hi)
     return 0
   end
   return v
-end
-
-local function reply_bad()
-  return redis.error_reply('ERR redisstore: bad argument ' .. bad)
 end
 
 local function corrupt(what)
@@ -61,7 +72,8 @@ local function cdiv(a, b)
   return q
 end
 
--- str writes an integer in full; Lua's own conversion keeps only 14 digits.
+-- str writes an integer in full; Lua's own conversion keeps only 14
+-- digits. (redis.call writes a number's integers in full itself.)
 local function str(x)
   return string.format('%d', x)
 end
@@ -76,72 +88,290 @@ local function state(v, lo, hi)
   return v
 end
 
-local cost = arg(4, 'cost', 1, MAXV)
-local clamp = arg(5, 'clock', 0, 1)
-local margin = arg(6, 'margin', 0, MAXT)
-local t = 0
-if ARGV[1] == '' then
-  local esec = arg(2, 'epoch', -MAXV, MAXV)
-  local ens = arg(3, 'epoch', 0, 999999999)
-  if bad == nil then
-    local now = redis.call('TIME')
-    t = (tonumber(now[1]) - esec) * 1000000000 + tonumber(now[2]) * 1000 - ens
-    if t < -MAXT or t > MAXT then
-      return redis.error_reply('ERR redisstore: time out of range: the server clock is more than 2^52-1 ns from the epoch')
-    end
-  end
-else
-  t = arg(1, 'now', -MAXT, MAXT)
+-- norm returns the pair of s*E9 + n for |n| < 2^53.
+local function norm(s, n)
+  local q, r = fdiv(n, E9)
+  return s + q, r
 end
 
--- expire sets the keys to expire when the state is fresh again: reset ns
--- after the time the request was judged at, which is off ns after its own
--- time. Rounded up to whole ms, so that expiry never comes before, and
--- the margin added.
-local function expire(reset, off)
-  local ms = cdiv(reset, 1000000) + cdiv(off, 1000000)
-  if ms > 0 then
-    ms = ms + margin
+local function padd(as, an, bs, bn)
+  local s, n = as + bs, an + bn
+  if n >= E9 then
+    return s + 1, n - E9
   end
-  for i = 1, #KEYS do
-    if ms > 0 then
-      redis.call('PEXPIRE', KEYS[i], str(ms))
+  return s, n
+end
+
+local function psub(as, an, bs, bn)
+  local s, n = as - bs, an - bn
+  if n < 0 then
+    return s - 1, n + E9
+  end
+  return s, n
+end
+
+local function plt(as, an, bs, bn)
+  return as < bs or as == bs and an < bn
+end
+
+-- plain returns the value of a pair as one number when it is below 2^52
+-- in magnitude, and nil otherwise.
+local function plain(s, n)
+  if s > PLAIN or s < -PLAIN then
+    return nil
+  end
+  return s * E9 + n
+end
+
+-- pmul returns k*(s, n) for an integer k >= 0 with k*E9 and k*|s| below
+-- 2^53.
+local function pmul(k, s, n)
+  return norm(k * s, k * n)
+end
+
+-- pdiv returns floor((s, n)/k) as a pair, for s >= 0 and 1 <= k with
+-- k*E9 below 2^53.
+local function pdiv(s, n, k)
+  local q1, r1 = fdiv(s, k)
+  local q2 = fdiv(r1 * E9 + n, k)
+  return q1, q2
+end
+
+-- rep writes a duration of the reply: a number, or a decimal string when
+-- it passes 2^52.
+local function rep(s, n)
+  local v = plain(s, n)
+  if v ~= nil then
+    return v
+  end
+  return str(s) .. string.format('%09d', n)
+end
+
+-- pstate reads a time stored as two fields, or nil. The start of a span
+-- holding an int64 time may lie before the smallest int64.
+local function pstate(s, n)
+  s, n = state(s, -2 * MAXS, MAXS), state(n, 0, E9 - 1)
+  if s == nil or n == nil then
+    return nil
+  end
+  return s, n
+end
+
+local clock = ARGV[1]
+if clock ~= 'c' and clock ~= 's' then
+  bad = 'clock'
+end
+local clamp = arg(2, 'clamp', 0, 1)
+local margin = arg(3, 'margin', 0, MAXV)
+-- The server's time, read once, under ServerClock: the time of every
+-- request, and the base of the keys' expiry.
+local Ts, Tn = 0, 0
+if clock == 's' then
+  local now = redis.call('TIME')
+  Ts, Tn = tonumber(now[1]), tonumber(now[2]) * 1000
+end
+
+-- The aligned span of a request's judged time, for the algorithms that
+-- cut time into spans of length L (a window, a sub-window, a tick): its
+-- start and the time since the start. Lp is L as a plain number when it
+-- is below 2^52, else nil.
+local Ls, Ln, Lp = nil, nil, nil
+local W0s, W0n, Ms, Mn = 0, 0, 0, 0
+
+local function setSpan(s, n)
+  Ls, Ln, Lp = s, n, plain(s, n)
+end
+
+-- align sets the span of time t from an anchor a, a start of a span near
+-- it; false when t is too far from it.
+local function align(ts, tn, as, an)
+  local ds, dn = psub(ts, tn, as, an)
+  if Lp ~= nil then
+    local d = plain(ds, dn)
+    if d == nil then
+      return false
+    end
+    local _, m = fdiv(d, Lp)
+    W0s, W0n = padd(as, an, norm(0, d - m))
+    Ms, Mn = norm(0, m)
+    return true
+  end
+  -- L is 2^52 ns or more, d within a few L of 0.
+  local ws, wn = as, an
+  for _ = 1, 8 do
+    if ds < 0 then
+      ds, dn = padd(ds, dn, Ls, Ln)
+      ws, wn = psub(ws, wn, Ls, Ln)
+    elseif not plt(ds, dn, Ls, Ln) then
+      ds, dn = psub(ds, dn, Ls, Ln)
+      ws, wn = padd(ws, wn, Ls, Ln)
     else
-      redis.call('DEL', KEYS[i])
+      W0s, W0n, Ms, Mn = ws, wn, ds, dn
+      return true
     end
   end
+  return false
 end
 
--- judge is the transition every algorithm shares (limiters' applyExact):
--- the cost and clock rules around the algorithm's decide. boundary(now)
--- returns whether now is earlier than the state accepts, and the earliest
--- time it does. decide(at, cost, commit) returns allowed, remaining,
--- retry, reset and delay for a request at at, and keeps the new state
--- only when commit is true. save(allowed) writes the kept state.
-local function judge(limit, boundary, decide, save)
-  local back, b = boundary(t)
-  local at, off = t, 0
+-- judge decides one request (limiters' applyExact): the cost and clock
+-- rules around the algorithm's decide. alg.boundary(t) returns whether t
+-- is earlier than the state accepts, and the earliest time it does.
+-- alg.decide(cost, commit) judges a request at the time align last set
+-- (Js) and returns allowed, remaining, retry, reset and delay (each a
+-- pair), keeping the new state only when commit is true. judge appends
+-- the request's eight fields of the reply to out, and returns whether the
+-- state changed and, when it did, how long after the request's own time
+-- it is fresh again; nil when the time cannot be aligned.
+local Js, Jn = 0, 0 -- the judged time
+
+local function put(out, allowed, code, rem, retry, reset, delay, off, granted)
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = allowed, code, rem, retry
+  out[n + 5], out[n + 6], out[n + 7], out[n + 8] = reset, delay, off, granted
+end
+
+local function judge(alg, out, op, cost, ts, tn, as, an)
+  local back, bs, bn = alg.boundary(ts, tn)
+  local offs, offn = 0, 0
+  Js, Jn = ts, tn
   if back then
-    at, off = b, b - t
+    Js, Jn = bs, bn
+    offs, offn = psub(bs, bn, ts, tn)
+    as, an = bs, bn -- a boundary starts a span
   end
-  if cost > limit then
-    local _, rem, _, reset = decide(at, 0, false)
-    return {0, 2, rem, -1, reset, 0, off}
+  if Ls ~= nil and not align(Js, Jn, as, an) then
+    return nil
+  end
+  local off = rep(offs, offn)
+  if op ~= 'a' then
+    local _, rem0, _, _, xs, xn = alg.decide(0, false)
+    if op == 'm' and not (back and clamp == 0) and rem0 >= 1 then
+      -- A grant of what remains always passes.
+      local g = math.min(cost, rem0)
+      local ok, rem, _, _, ys, yn, ds, dn = alg.decide(g, true)
+      put(out, 1, 0, rem, 0, rep(ys, yn), rep(ds, dn), off, g)
+      return alg.saves(ok), padd(ys, yn, offs, offn)
+    end
+    if op == 'p' or back and clamp == 0 then
+      local ok, _, rs, rn, _, _, ds, dn = alg.decide(1, false)
+      local code = 1
+      if back and clamp == 0 then
+        code = 3
+        if ok then
+          rs, rn = 0, 0
+        end
+        ok = false
+      end
+      if ok then
+        put(out, 1, 0, rem0, 0, rep(xs, xn), rep(ds, dn), off, 0)
+      else
+        put(out, 0, code, rem0, rep(rs, rn), rep(xs, xn), 0, off, 0)
+      end
+      return false
+    end
+    cost = 1 -- nothing remains: judged as a request of cost 1
+  end
+  if cost > alg.limit then
+    local _, rem, _, _, xs, xn = alg.decide(0, false)
+    put(out, 0, 2, rem, -1, rep(xs, xn), 0, off, 0)
+    return false
   end
   if back and clamp == 0 then
-    local ok, _, retry = decide(at, cost, false)
+    local ok, _, rs, rn = alg.decide(cost, false)
     if ok then
-      retry = 0
+      rs, rn = 0, 0
     end
-    local _, rem, _, reset = decide(at, 0, false)
-    return {0, 3, rem, retry, reset, 0, off}
+    local _, rem, _, _, xs, xn = alg.decide(0, false)
+    put(out, 0, 3, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
+    return false
   end
-  local ok, rem, retry, reset, delay = decide(at, cost, true)
-  if save(ok) then
-    expire(reset, off)
-  end
+  local ok, rem, rs, rn, xs, xn, ds, dn = alg.decide(cost, true)
   if ok then
-    return {1, 0, rem, 0, reset, delay, off}
+    put(out, 1, 0, rem, 0, rep(xs, xn), rep(ds, dn), off, cost)
+  else
+    put(out, 0, 1, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
   end
-  return {0, 1, rem, retry, reset, 0, off}
+  return alg.saves(ok), padd(xs, xn, offs, offn)
+end
+
+-- run reads the requests after the algorithm's np parameters, judges
+-- them, and writes the state once: alg.save() writes it, and the key
+-- expires when it is fresh again, a margin later (the latest time any
+-- request's decision says). With aligned, each request carries an
+-- anchor.
+local function run(alg, np, aligned)
+  local base = 4 + np
+  local count = arg(base, 'requests', 1, 1000000)
+  local width = 4
+  if aligned then
+    width = 6
+  end
+  if bad == nil and #ARGV ~= base + count * width then
+    bad = 'requests'
+  end
+  if bad then
+    return redis.error_reply('ERR redisstore: bad argument ' .. bad)
+  end
+  -- Every argument checked before the first request is judged.
+  local q = {}
+  for i = 1, count do
+    local at = base + (i - 1) * width
+    local op = ARGV[at + 1]
+    if op ~= 'a' and op ~= 'p' and op ~= 'm' then
+      bad = 'operation'
+    end
+    local k = (i - 1) * 6
+    q[k + 1], q[k + 2] = op, arg(at + 2, 'cost', 1, MAXV)
+    if clock == 'c' then
+      q[k + 3], q[k + 4] = arg(at + 3, 'time', -MAXS, MAXS), arg(at + 4, 'time', 0, E9 - 1)
+    else
+      q[k + 3], q[k + 4] = Ts, Tn
+    end
+    if aligned then
+      q[k + 5], q[k + 6] = arg(at + 5, 'anchor', -2 * MAXS, MAXS), arg(at + 6, 'anchor', 0, E9 - 1)
+    end
+  end
+  if bad then
+    return redis.error_reply('ERR redisstore: bad argument ' .. bad)
+  end
+  local out = {Ts, Tn}
+  local dirty = false
+  local fs, fn = 0, 0 -- how long after its own time the state is fresh
+  for i = 1, count do
+    local k = (i - 1) * 6
+    local saved, es, en = judge(alg, out, q[k + 1], q[k + 2], q[k + 3], q[k + 4], q[k + 5], q[k + 6])
+    if saved == nil then
+      return redis.error_reply('ERR redisstore: time out of range: the time is more than 52 days from its anchor (the server clock from the caller\'s)')
+    end
+    if saved then
+      dirty = true
+      if plt(fs, fn, es, en) then
+        fs, fn = es, en
+      end
+    end
+  end
+  if dirty then
+    alg.save()
+    -- Rounded up to whole ms, so that expiry never comes before.
+    if fs > 0 or fn > 0 then
+      if clock == 's' then
+        -- From the server's reading of its clock that judged the
+        -- requests: when the state is fresh again, rounded up.
+        local es, en = padd(Ts, Tn, fs, fn)
+        for i = 1, #KEYS do
+          redis.call('PEXPIREAT', KEYS[i], es * 1000 + cdiv(en, 1000000) + margin)
+        end
+      else
+        local ms = fs * 1000 + cdiv(fn, 1000000) + margin
+        for i = 1, #KEYS do
+          redis.call('PEXPIRE', KEYS[i], ms)
+        end
+      end
+    else
+      for i = 1, #KEYS do
+        redis.call('DEL', KEYS[i])
+      end
+    end
+  end
+  return out
 end

@@ -1,114 +1,195 @@
 -- Sliding log (limiters.SlidingLogState). KEYS[1]: a sorted set of the
--- admitted requests, score the time, member "seq:cost" with seq from a
--- per-key counter, so that requests at the same time stay apart. KEYS[2]:
--- a hash, s the total cost in the set and q the counter. ARGV[7] limit,
--- ARGV[8] window W in ns. As in memory, entries that left the window are
--- dropped only when a request is admitted.
-local limit = arg(7, 'limit', 1, MAXV)
-local W = arg(8, 'window', 1, MAXT)
-if bad then
-  return reply_bad()
+-- admitted requests, every score 0, so that the members sort as text:
+-- the member of a request is its time, as 20 decimal digits of t + 2^63,
+-- the running total of the cost admitted (the log's cumulative cost up to
+-- and including it) as 16 digits, ':' and its cost. Members then sort by
+-- time, and requests at the same time by their order, and the cost in any
+-- span of the log is the difference of two running totals: a request
+-- finds its window [t-W, t] with two lookups (ZRANGEBYLEX) and needs no
+-- pass over the entries, whatever the limit. ARGV[4] limit, ARGV[5],
+-- ARGV[6] the window W (s, n).
+--
+-- As in memory, entries that left the window are dropped only when a
+-- request is admitted, here at most DROP of them per request: they no
+-- longer count, so those left behind change no decision, and every
+-- admission adds one entry and drops up to DROP, so the set never holds
+-- many more than the window's entries. The key expires once its newest
+-- entry has left the window. A running total near 2^52 is counted from
+-- the oldest entry again (REBASE): a pass, once per 2^52 cost admitted.
+local limit = arg(4, 'limit', 1, MAXV)
+local Ws, Wn = arg(5, 'window', 0, MAXS), arg(6, 'window', 0, E9 - 1)
+local DROP = 8
+local REBASE = 4503599627370496 -- 2^52
+local OS, ON = 9223372036, 854775808 -- 2^63 as (s, n)
+
+local function enc(s, n)
+  local us, un = padd(s, n, OS, ON)
+  return string.format('%011d%09d', us, un)
 end
 
-local meta = redis.call('HMGET', KEYS[2], 's', 'q')
-local sum, seq = 0, 0
-if meta[1] or meta[2] then
-  sum = state(meta[1], 1, limit)
-  seq = state(meta[2], 1, MAXV - 1)
-  if sum == nil or seq == nil then
-    return corrupt(KEYS[2])
+-- entry parses a member: its time (s, n), running total and cost; nil
+-- when it is not one.
+local function entry(m)
+  if type(m) ~= 'string' or #m < 38 or string.sub(m, 37, 37) ~= ':' then
+    return nil
   end
+  local us, un = state(string.sub(m, 1, 11), 0, 2 * MAXS), state(string.sub(m, 12, 20), 0, E9 - 1)
+  local cum, c = state(string.sub(m, 21, 36), 1, MAXV), state(string.sub(m, 38), 1, MAXV)
+  if us == nil or un == nil or cum == nil or c == nil or c > cum then
+    return nil
+  end
+  local s, n = psub(us, un, OS, ON)
+  return s, n, cum, c
 end
-local newest = nil
-if sum > 0 then
-  local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  newest = state(top[2], -MAXT, MAXT)
-  if newest == nil then
+
+local top = redis.call('ZRANGE', KEYS[1], -1, -1)
+local seen, Ns, Nn, total = false, 0, 0, 0 -- the newest entry
+if #top > 0 then
+  local c
+  Ns, Nn, total, c = entry(top[1])
+  if Ns == nil then
     return corrupt(KEYS[1])
   end
+  seen = true
 end
-
-local function entryCost(member)
-  return state(string.match(member, ':(%d+)$'), 1, limit)
-end
-
-local function boundary(now)
-  if newest ~= nil and now < newest then
-    return true, newest
-  end
-  return false, 0
-end
-
--- inside returns the cost of the entries in [now-W, now] and the number of
--- entries before it, or nil for a corrupt entry.
-local function inside(now)
-  local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. str(now - W))
-  local s = sum
-  for i = 1, #old do
-    local c = entryCost(old[i])
-    if c == nil then
-      return nil
-    end
-    s = s - c
-  end
-  return s, #old
-end
-
 local broken = false
 
-local function decide(now, c, commit)
-  local s, expired = inside(now)
+local alg = {limit = limit}
+
+function alg.boundary(ts, tn)
+  if seen and plt(ts, tn, Ns, Nn) then
+    return true, Ns, Nn
+  end
+  return false
+end
+
+-- window returns the cost in [t-W, t], the running total before its
+-- first entry, and the members before it as a range bound ('-' for
+-- none), for the time judged.
+local function window()
+  local cs, cn = psub(Js, Jn, Ws, Wn)
+  local us, un = padd(cs, cn, OS, ON)
+  local cut, first = nil, nil
+  if us < 0 then
+    first = redis.call('ZRANGE', KEYS[1], 0, 0) -- before every int64 time: the whole log
+  else
+    cut = string.format('%011d%09d', us, un)
+    first = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. cut, '+', 'LIMIT', 0, 1)
+  end
+  if #first == 0 then
+    return 0, total, cut
+  end
+  local _, _, cum, c = entry(first[1])
+  if cum == nil then
+    broken = true
+    return 0, total, cut
+  end
+  return total - (cum - c), cum - c, cut
+end
+
+-- crossing returns the time of the first entry whose running total
+-- reaches want, searching the ranks from lo: a binary search, log n
+-- lookups.
+local function crossing(lo, want)
+  local hi = redis.call('ZCARD', KEYS[1]) - 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local _, _, cum = entry(redis.call('ZRANGE', KEYS[1], mid, mid)[1])
+    if cum == nil then
+      broken = true
+      return 0, 0
+    end
+    if cum >= want then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  local s, n = entry(redis.call('ZRANGE', KEYS[1], lo, lo)[1])
   if s == nil then
     broken = true
-    return false, 0, 0, 0, 0
+    return 0, 0
   end
-  if c > limit - s then
-    -- Wait until enough of the oldest entries have left the window: an
-    -- entry at e leaves it at e+W+1.
-    local need = s + c - limit
-    local retry = 0
-    local first = redis.call('ZRANGEBYSCORE', KEYS[1], str(now - W), '+inf', 'WITHSCORES', 'LIMIT', 0, str(need))
-    for i = 1, #first, 2 do
-      local ec = entryCost(first[i])
-      local et = state(first[i + 1], -MAXT, MAXT)
-      if ec == nil or et == nil then
-        broken = true
-        return false, 0, 0, 0, 0
-      end
-      need = need - ec
-      if need <= 0 then
-        retry = W + 1 - (now - et)
-        break
-      end
+  return s, n
+end
+
+-- leaves returns how long after the time judged an entry at e leaves the
+-- window: at e+W+1.
+local function leaves(es, en)
+  local s, n = padd(es, en, Ws, Wn)
+  s, n = padd(s, n, 0, 1)
+  return psub(s, n, Js, Jn)
+end
+
+local function rebase()
+  local all = redis.call('ZRANGE', KEYS[1], 0, -1)
+  local _, _, cum, c = entry(all[1])
+  if cum == nil then
+    broken = true
+    return
+  end
+  local base = cum - c
+  redis.call('DEL', KEYS[1])
+  for i = 1, #all do
+    local s, n, cm, cs = entry(all[i])
+    if s == nil then
+      broken = true
+      return
     end
-    return false, limit - s, retry, W + 1 - (now - newest), 0
+    redis.call('ZADD', KEYS[1], 0, enc(s, n) .. string.format('%016d', cm - base) .. ':' .. str(cs))
   end
-  local reset = 0
-  if c > 0 then
-    reset = W + 1
-  elseif newest ~= nil and now - newest <= W then
-    reset = W + 1 - (now - newest)
+  total = total - base
+end
+
+function alg.decide(cost, commit)
+  local sum, before, cut = window()
+  if cost > limit - sum then
+    local xs, xn = leaves(Ns, Nn)
+    local rs, rn = 0, 0
+    local lo = 0
+    if cut ~= nil then
+      lo = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. cut)
+    end
+    -- Wait until enough of the oldest entries have left the window.
+    local es, en = crossing(lo, before + sum + cost - limit)
+    rs, rn = leaves(es, en)
+    return false, math.max(0, limit - sum), rs, rn, xs, xn, 0, 0
   end
-  if commit and c > 0 then
-    -- Add before removing, so that the set is never empty, hence never
+  local xs, xn = 0, 0
+  if cost > 0 then
+    xs, xn = padd(Ws, Wn, 0, 1)
+  elseif sum > 0 then
+    xs, xn = leaves(Ns, Nn)
+  end
+  if commit and cost > 0 then
+    if total + cost > REBASE then
+      rebase()
+    end
+    -- Add before dropping, so that the set is never empty, hence never
     -- deleted, in between: on a cluster node whose slot is migrating, a
     -- command on a key that is gone fails, and the script with it, half
     -- done.
-    seq = seq + 1
-    redis.call('ZADD', KEYS[1], str(now), str(seq) .. ':' .. str(c))
-    if expired > 0 then
-      redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. str(now - W))
+    total = total + cost
+    redis.call('ZADD', KEYS[1], 0, enc(Js, Jn) .. string.format('%016d', total) .. ':' .. str(cost))
+    Ns, Nn, seen = Js, Jn, true
+    if cut ~= nil then
+      local old = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. cut)
+      if old > 0 then
+        redis.call('ZREMRANGEBYRANK', KEYS[1], 0, math.min(old, DROP) - 1)
+      end
     end
-    redis.call('HSET', KEYS[2], 's', str(s + c), 'q', str(seq))
   end
-  return true, limit - s - c, 0, reset, 0
+  return true, limit - sum - cost, 0, 0, xs, xn, 0, 0
 end
 
-local function save(allowed)
-  return allowed -- decide wrote the admitted entry
+function alg.saves(ok)
+  return ok -- decide wrote the admitted entry
 end
 
-local out = judge(limit, boundary, decide, save)
+function alg.save()
+end
+
+local out = run(alg, 3, false)
 if broken then
   return corrupt(KEYS[1])
 end

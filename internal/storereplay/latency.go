@@ -1,4 +1,4 @@
-package cmd
+package storereplay
 
 import (
 	"context"
@@ -9,11 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// latencies is a histogram of the wall-clock durations of store calls,
-// in buckets of a sixteenth of a power of two of nanoseconds: quantiles
-// within 7%, in fixed memory however long the replay. These durations
-// are for the report only; no decision depends on them.
-type latencies struct {
+// Latencies is a histogram of wall-clock durations, in buckets of a
+// sixteenth of a power of two of nanoseconds: quantiles within 7%, in
+// fixed memory however long the replay. A replay counts, for each
+// request, the time the store took to decide it: the round trip of the
+// call that carried it (a pipeline of several requests and limiters), or
+// under --naive its limiters' GETs and SETs one after another. These
+// durations are for the report only; no decision depends on them.
+type Latencies struct {
 	counts [64 * 16]int64
 	n      int64
 	max    time.Duration
@@ -38,13 +41,14 @@ func bucketTop(b int) time.Duration {
 	return time.Duration((16+frac+1)<<(exp-4) - 1)
 }
 
-func (h *latencies) add(d time.Duration) {
-	h.counts[bucketOf(d)]++
-	h.n++
+// add counts n requests that took d each.
+func (h *Latencies) add(d time.Duration, n int64) {
+	h.counts[bucketOf(d)] += n
+	h.n += n
 	h.max = max(h.max, d)
 }
 
-func (h *latencies) merge(o *latencies) {
+func (h *Latencies) merge(o *Latencies) {
 	for i, c := range o.counts {
 		h.counts[i] += c
 	}
@@ -52,9 +56,15 @@ func (h *latencies) merge(o *latencies) {
 	h.max = max(h.max, o.max)
 }
 
-// quantile returns the top of the bucket holding quantile q (0 < q <= 1),
-// no more than the largest duration seen; 0 when there are none.
-func (h *latencies) quantile(q float64) time.Duration {
+// Count returns the number of durations counted.
+func (h *Latencies) Count() int64 { return h.n }
+
+// Max returns the longest duration counted.
+func (h *Latencies) Max() time.Duration { return h.max }
+
+// Quantile returns the top of the bucket holding quantile q (0 < q <=
+// 1), no more than the largest duration counted; 0 when there are none.
+func (h *Latencies) Quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}

@@ -1,0 +1,144 @@
+package cmd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
+	"github.com/ratesim/ratesim/traces"
+)
+
+type formatsOptions struct {
+	Output string
+	// Names are the formats whose fields to list; none: every format,
+	// one row each.
+	Names []string
+}
+
+func newFormatsCmd() *cobra.Command {
+	o := &formatsOptions{}
+	c := &cobra.Command{
+		Use:   "formats [NAME...]",
+		Short: "List the trace formats: logs read as they are, their fields and how their times are read",
+		Long: `List the trace formats --format takes, or the fields of those named: how
+each is recognized without --format, the field its time is read from and
+whether that is when a request arrived or when it completed, its duration
+field, the default of --time-is, the default of --observed (the field
+that records what a limiter did) and the user.
+
+A limiter decides a request when it arrives, while most servers write the
+line when the response ends: with --time-is completion a request is
+replayed at its logged time less its duration, exactly. Formats with an
+explicit arrival field (ALB's request_creation_time) replay it.`,
+		Example:     "  ratesim formats\n  ratesim formats nginx alb\n  ratesim formats -o json",
+		Annotations: exitStatus("a bad flag, an unknown format name"),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var out []cobra.Completion
+			for _, f := range traces.Formats() {
+				if !slices.Contains(args, f.Name) {
+					out = append(out, cobra.CompletionWithDesc(f.Name, f.Description))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Names = args
+			return runFormats(o, streamsOf(c))
+		},
+	}
+	addOutputFlag(c.Flags(), &o.Output)
+	registerCompletions(c)
+	return c
+}
+
+func runFormats(o *formatsOptions, s streams) error {
+	format, err := parseOutput(o.Output)
+	if err != nil {
+		return err
+	}
+	list := traces.Formats()
+	if len(o.Names) > 0 {
+		list = nil
+		for _, name := range o.Names {
+			f, err := traces.ParseFormat(name)
+			if err != nil || f == traces.FormatAuto {
+				return usageErrorf("unknown format %q (valid: %s)", name, traces.ReadFormats)
+			}
+			info, _ := f.Info()
+			if !slices.ContainsFunc(list, func(g traces.FormatInfo) bool { return g.Format == f }) {
+				list = append(list, info)
+			}
+		}
+		return writeFormatFields(list, format, s)
+	}
+	t, err := render.WriteRecords(s.out, format, tables.FormatsColumns, tables.FormatsRows(list))
+	if err != nil || t == nil {
+		return err
+	}
+	w := render.NewTextWriter(s.out, format)
+	w.Table(t)
+	w.Blank()
+	w.Line(render.WrapText("ratesim formats NAME lists a format's fields; --time-is completion replays a log's requests at their time less their duration, arrival at their time as logged (or their arrival field). -o json gives every column.", "", 78))
+	return w.Err()
+}
+
+// writeFormatFields writes the fields of the formats in list.
+func writeFormatFields(list []traces.FormatInfo, format render.Format, s streams) error {
+	if format.Machine() {
+		_, err := render.WriteRecords(s.out, format, tables.FormatFieldColumns, tables.FormatFieldRows(list, true))
+		return err
+	}
+	w := render.NewTextWriter(s.out, format)
+	for i, f := range list {
+		if i > 0 {
+			w.Blank()
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Description)
+		for _, l := range []struct{ label, text string }{
+			{"recognized", orNone(f.Sniffed, "only with --format "+f.Name)},
+			{"time", f.Time + recordsText(f)},
+			{"duration", orNone(f.Duration, "none")},
+			{"arrival", orNone(f.Arrival, "none")},
+			{"--time-is", timeIsText(f)},
+			{"--observed", orNone(f.Observed, "status=429,503")},
+			{"user", f.User},
+			{"example", "traces/examples/" + f.Example},
+		} {
+			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
+		}
+		w.Line(strings.TrimSuffix(b.String(), "\n"))
+		t, _ := render.WriteRecords(nil, format, tables.FormatFieldColumns[1:], tables.FormatFieldRows([]traces.FormatInfo{f}, false))
+		w.Blank()
+		w.Table(t)
+	}
+	return w.Err()
+}
+
+func orNone(v, none string) string {
+	if v == "" {
+		return none
+	}
+	return v
+}
+
+func recordsText(f traces.FormatInfo) string {
+	if f.TimeRecords == traces.TimeIsDefault {
+		return ""
+	}
+	return " (the " + f.TimeRecords.String() + ")"
+}
+
+func timeIsText(f traces.FormatInfo) string {
+	if f.TimeIs == traces.TimeIsDefault {
+		return "does not apply: the trace's times are its own"
+	}
+	if f.TimeNote != "" {
+		return f.TimeIs.String() + "; " + f.TimeNote
+	}
+	return f.TimeIs.String()
+}

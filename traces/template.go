@@ -1,0 +1,595 @@
+package traces
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A template is a compiled line format: literal text and fields, as an
+// nginx log_format, Envoy's format strings and the fixed layouts of ALB,
+// HAProxy and Traefik describe a line. One engine reads them all: each
+// field's value runs from where the literal before it ends to the first
+// place the literal after it begins (past the spaces the field's own
+// value holds, such as the one inside $time_local); a field between
+// double quotes in the format ends at the first double quote that no odd
+// number of backslashes escapes. The last field runs to the end of the
+// line.
+type template struct {
+	name   string // for errors: "the combined log format"
+	lead   []byte // the literal before the first field
+	fields []tfield
+	// extras: text after the last literal is read as extra fields
+	// (extra1, extra2, ...) instead of being an error: the predefined
+	// formats are often extended at their end.
+	extras bool
+	// min, when not 0, is the fewest fields a line may have: the later
+	// ones were added to the format over the years, and older lines end
+	// without them.
+	min int
+
+	time     int   // the field of the logged time; -1 none
+	arrival  int   // the field of an explicit arrival time; -1 none
+	duration []int // the fields whose sum is the duration; none: empty
+	// timeIs is what the logged time records; fixed: --time-is
+	// completion is refused (the time is the request's start).
+	timeIs TimeIs
+	fixed  bool
+	user   string // the default user attribute
+	attrs  []string
+}
+
+// tfield is one field of a template.
+type tfield struct {
+	name   string // as the format writes it: "$remote_addr", "%START_TIME%"
+	attr   string // the attribute it is read into; "" for none
+	port   string // roleHostPort: the attribute of the port
+	after  []byte // the literal after it
+	role   fieldRole
+	time   timeKind
+	dur    durKind
+	check  checkKind
+	spaces int  // spaces its own value holds
+	quoted bool // between double quotes in the format
+	// list: the value may be a list whose items ", " or " : " separate
+	// (nginx's $upstream_* variables), spaces the literal after it is not.
+	list bool
+	// plain: a word before a literal of one byte, which parse finds
+	// itself.
+	plain bool
+	// bracketed: between [ and ] in the format, and so may be empty.
+	bracketed bool
+	// fast: plain, an attribute, with no check, and a literal after it
+	// that a space is, or that no space is before: parse reads it
+	// first thing.
+	fast bool
+}
+
+// fieldRole says what a field's value becomes.
+type fieldRole uint8
+
+const (
+	roleAttr        fieldRole = iota // an attribute
+	roleRequest                      // "METHOD PATH PROTOCOL": method, path and protocol
+	roleHostPort                     // "host:port": attr, and attr+"_port"
+	roleSkip                         // nothing (an ident field)
+	roleTime                         // a time: the logged one, the arrival, or an attribute
+	roleHAProxyTail                  // HAProxy's "{request headers} {response headers} "request line""
+)
+
+// checkKind is the check a field's value gets.
+type checkKind uint8
+
+const (
+	checkNone   checkKind = iota
+	checkStatus           // three digits
+	checkBytes            // digits or "-"
+	checkNumber           // digits, or "-": a status a proxy may leave unset
+)
+
+// A templateVar describes a variable a format may name: where its value
+// goes and how it is read. The dictionaries of nginx, Envoy and the fixed
+// formats are tables of these.
+type templateVar struct {
+	attr    string
+	port    string // roleHostPort: the port's attribute
+	role    fieldRole
+	time    timeKind
+	dur     durKind
+	check   checkKind
+	spaces  int
+	meaning string
+}
+
+// compileError is a problem with a line format.
+func compileError(msg string) *FormatError { return &FormatError{Msg: msg} }
+
+// newTemplate builds a template from its parts: lits[0] before the first
+// field, lits[i+1] after field i.
+func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error) {
+	t := &template{name: name, lead: lits[0], fields: fields, time: -1, arrival: -1}
+	for i := range fields {
+		f := &t.fields[i]
+		f.after = lits[i+1]
+		before := lits[i]
+		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
+		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
+		f.bracketed = len(before) > 0 && before[len(before)-1] == '[' && len(f.after) > 0 && f.after[0] == ']'
+		f.fast = f.plain && f.role == roleAttr && f.check == checkNone && f.dur == durNone && f.after[0] == ' '
+		if len(f.after) == 0 && i < len(fields)-1 {
+			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
+		}
+		switch f.role {
+		case roleRequest:
+			t.attrs = append(t.attrs, "method", "path", "protocol")
+		case roleHostPort:
+			t.attrs = append(t.attrs, f.attr, f.port)
+		case roleSkip:
+		case roleTime:
+			if f.attr != "" {
+				t.attrs = append(t.attrs, f.attr)
+			}
+		case roleHAProxyTail:
+		default:
+			t.attrs = append(t.attrs, f.attr)
+		}
+	}
+	for i := range fields {
+		for j := range i {
+			if fields[i].attr != "" && fields[i].attr == fields[j].attr && fields[i].role != roleSkip {
+				return nil, compileError("log format " + strconv.Quote(name) + " names " + fields[i].name + " twice")
+			}
+		}
+	}
+	return t, nil
+}
+
+// tmplParser reads lines of a template.
+type tmplParser struct {
+	c  *common
+	lr *lineReader
+	t  *template
+	lc logClock
+	// user is the index in the event's attributes of the user; -1: the
+	// name is looked up on every line (it is an extra field).
+	userName string
+	// userAt is the index of the user among a line's attributes, when
+	// that is the same on every line; -1: it is looked up by name.
+	userAt int
+	timeIs TimeIs
+	extra  []string // extra field names: extra1, extra2, ...
+}
+
+func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
+	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
+	if opts.TimeField != "" || opts.CostField != "" {
+		return nil, c.formatErr("%s has no time or cost field to name (its fields: %s)", t.name, strings.Join(t.attrs, ", "))
+	}
+	p.userName = opts.UserField
+	if p.userName == "" {
+		p.userName = t.user
+	}
+	if !strings.HasPrefix(p.userName, "extra") || !t.extras {
+		for i, a := range t.attrs {
+			if a == p.userName && (t.min == 0 || i < t.min) && !slices.ContainsFunc(t.fields, func(f tfield) bool { return f.role == roleHAProxyTail }) {
+				p.userAt = i
+			}
+		}
+		if !slices.Contains(t.attrs, p.userName) {
+			return nil, c.formatErr("%s has no %q field (its fields: %s)", t.name, p.userName, strings.Join(t.attrs, ", "))
+		}
+	}
+	ti, err := resolveTimeIs(opts.TimeIs, t.timeIs, t.fixed, len(t.duration) > 0, t.arrival >= 0, t.name)
+	if err != nil {
+		return nil, c.formatErr("%s", err.Error())
+	}
+	p.timeIs = ti
+	if t.time < 0 {
+		return nil, c.formatErr("%s has no time field", t.name)
+	}
+	c.mode = modeRFC3339 // absolute times
+	tf := t.fields[t.time]
+	if p.timeIs == TimeIsArrival && t.arrival >= 0 {
+		tf = t.fields[t.arrival]
+	}
+	c.layout = tf.time.layout()
+	return p, nil
+}
+
+func (p *tmplParser) next(ev *Event) error {
+	for {
+		line, err := p.lr.next()
+		if err != nil {
+			if err == errLineTooLong {
+				return p.c.lineTooLong(p.lr.line)
+			}
+			return err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		ev.Line = p.lr.line
+		return p.parse(ev, line)
+	}
+}
+
+// parse reads one line into ev.
+func (p *tmplParser) parse(ev *Event, line []byte) error {
+	c, n, t := p.c, ev.Line, p.t
+	if k := len(line); k > 0 && line[k-1] == '\r' {
+		line = line[:k-1]
+	}
+	ev.attrs = ev.attrs[:0]
+	ev.costText = nil
+	ev.Cost = 1
+	if !bytes.HasPrefix(line, t.lead) {
+		return c.errorf(n, 1, "expected %s at the start of the line (%s)", quote(t.lead), t.name)
+	}
+	pos := len(t.lead)
+	var times [2]fieldText // the logged time and the arrival
+	var durs [4]fieldText
+	nd := 0
+	for i := range t.fields {
+		f := &t.fields[i]
+		if f.fast {
+			// Most fields are an attribute's word before a one-byte
+			// literal: read here at the least cost, the rest below.
+			j, sep := pos, f.after[0]
+			for j < len(line) && line[j] != sep {
+				j++
+			}
+			if j < len(line) && j > pos {
+				ev.addAttr(f.attr, line[pos:j])
+				pos = j + 1
+				continue
+			}
+		}
+		// The common field, a word before a one-byte literal, is found
+		// here; fieldEnd does the rest.
+		end, err := -1, error(nil)
+		switch {
+		case f.plain:
+			for j := pos; j < len(line); j++ {
+				if line[j] == f.after[0] {
+					end = j
+					break
+				}
+			}
+		case f.quoted:
+			// A quoted value without an escaped quote in it.
+			j := pos
+			for j < len(line) && line[j] != '"' {
+				j++
+			}
+			if j < len(line) && (j == pos || line[j-1] != '\\') && len(line)-j >= len(f.after) && string(line[j:j+len(f.after)]) == string(f.after) {
+				end = j
+			}
+		case f.list && len(f.after) == 1 && f.after[0] == ' ':
+			// A list: its items' ", " and " : " are not the literal.
+			for j := pos; j < len(line); j++ {
+				if line[j] != ' ' {
+					continue
+				}
+				if j > pos && line[j-1] == ',' {
+					continue
+				}
+				if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
+					j += 2
+					continue
+				}
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1)
+		}
+		stop := false
+		if err != nil {
+			// A line of an older version of the format ends here.
+			if t.min == 0 || i+1 < t.min {
+				return err
+			}
+			end, stop = len(line), true
+			if f.quoted && end > pos && line[end-1] == '"' {
+				end--
+			}
+		}
+		v := line[pos:end]
+		if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !stop {
+			// Servers write - for a value they have not: an empty one
+			// is a field missing.
+			return c.errorf(n, pos+1, "missing %s", f.name)
+		}
+		if !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(t.fields)-1 && !(f.plain && f.after[0] == ' ') {
+			// A word: a space inside it is a field too many or missing.
+			if k := bytes.IndexByte(v, ' '); k >= 0 {
+				return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+			}
+		}
+		switch f.check {
+		case checkStatus:
+			if len(v) != 3 || !isDigits(v) {
+				return c.errorf(n, pos+1, "invalid status %s (want three digits)", quote(v))
+			}
+		case checkBytes:
+			if len(v) == 0 {
+				return c.errorf(n, pos+1, "missing the size")
+			}
+			if !isDigits(v) && string(v) != "-" {
+				return c.errorf(n, pos+1, "invalid size %s (want a number of bytes or -)", quote(v))
+			}
+		case checkNumber:
+			if len(v) == 0 || (!isDigits(v) && string(v) != "-") {
+				return c.errorf(n, pos+1, "invalid %s %s (want a number or -)", f.name, quote(v))
+			}
+		}
+		switch f.role {
+		case roleAttr:
+			ev.addAttr(f.attr, v)
+		case roleRequest:
+			m, pth, proto := splitRequest(v)
+			ev.addAttr("method", m)
+			ev.addAttr("path", pth)
+			ev.addAttr("protocol", proto)
+		case roleHostPort:
+			host, port := v, v[len(v):]
+			if k := bytes.LastIndexByte(v, ':'); k >= 0 {
+				host, port = v[:k], v[k+1:]
+			}
+			// An IPv6 address with a port is bracketed ([2001:db8::7]:443,
+			// as Envoy writes it): the address is what is inside.
+			if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+				host = host[1 : len(host)-1]
+			}
+			ev.addAttr(f.attr, host)
+			ev.addAttr(f.port, port)
+		case roleTime:
+			if f.attr != "" {
+				ev.addAttr(f.attr, v)
+			}
+		case roleHAProxyTail:
+			if err := p.haproxyTail(ev, v, pos, n); err != nil {
+				return err
+			}
+		}
+		switch {
+		case i == t.time:
+			times[0] = fieldText{v, pos + 1, i}
+		case i == t.arrival:
+			times[1] = fieldText{v, pos + 1, i}
+		}
+		if f.dur != durNone && nd < len(durs) {
+			durs[nd] = fieldText{v, pos + 1, i}
+			nd++
+		}
+		if stop {
+			pos = len(line)
+			break
+		}
+		pos = end + len(f.after)
+	}
+	if pos < len(line) {
+		if !t.extras {
+			for pos < len(line)-1 && line[pos] == ' ' {
+				pos++
+			}
+			return c.errorf(n, pos+1, "unexpected text %s after the last field of %s", quote(bytes.TrimSpace(line[pos:])), t.name)
+		}
+		if err := p.extras(ev, line, pos, n); err != nil {
+			return err
+		}
+	}
+	var user []byte
+	ok := p.userAt >= 0 && p.userAt < len(ev.attrs)
+	if ok {
+		user = ev.attrs[p.userAt].value
+	} else {
+		user, ok = ev.attrValue(p.userName)
+	}
+	if !ok {
+		return c.errorf(n, 0, "no %q field in this line", p.userName)
+	}
+	ev.User = user
+	if err := c.checkUser(ev.User, n, 1); err != nil {
+		return err
+	}
+	return p.setArrival(ev, times, durs[:nd], n)
+}
+
+// fieldText is a field's value and where it starts in its line.
+type fieldText struct {
+	v   []byte
+	col int
+	f   int // the field's index
+}
+
+// fieldEnd returns where the value of field f, starting at line[pos:],
+// ends: where the literal after it begins.
+func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool) (int, error) {
+	c := p.c
+	if f.quoted {
+		for j := pos; ; {
+			k := bytes.IndexByte(line[j:], '"')
+			if k < 0 {
+				return 0, c.errorf(n, pos, "%s has no closing '\"'", f.name)
+			}
+			j += k
+			b := j
+			for b > pos && line[b-1] == '\\' {
+				b--
+			}
+			if (j-b)%2 == 0 {
+				if !bytes.HasPrefix(line[j:], f.after) {
+					return 0, c.errorf(n, j+1, "expected %s after %s", quote(f.after), f.name)
+				}
+				return j, nil
+			}
+			j++
+		}
+	}
+	if len(f.after) == 0 {
+		// A last field of a value without spaces (a number, a time, a
+		// status) ends where its word does; one of any text, at the end.
+		word := f.check != checkNone || f.dur != durNone || f.role == roleTime
+		if last && (p.t.extras || word) {
+			if k := bytes.IndexByte(line[pos:], ' '); k >= 0 {
+				return pos + k, nil
+			}
+		}
+		return len(line), nil
+	}
+	from := pos
+	for s := 0; s < f.spaces; s++ {
+		k := bytes.IndexByte(line[from:], ' ')
+		if k < 0 {
+			break
+		}
+		from += k + 1
+	}
+	k := indexLit(line[from:], f.after)
+	for f.list && k >= 0 && f.after[0] == ' ' {
+		at := from + k
+		skip := 0
+		switch {
+		case at > 0 && line[at-1] == ',':
+			skip = 1
+		case bytes.HasPrefix(line[at:], []byte(" : ")):
+			skip = 3
+		}
+		if skip == 0 {
+			break
+		}
+		from = at + skip
+		if k = indexLit(line[from:], f.after); k < 0 {
+			break
+		}
+	}
+	if k < 0 {
+		if pos >= len(line) {
+			return 0, c.errorf(n, pos+1, "the line ends before %s", f.name)
+		}
+		// Where a word would end is where the literal was wanted.
+		at := len(line)
+		if w := bytes.IndexByte(line[from:], ' '); w >= 0 {
+			at = from + w
+		}
+		return 0, c.errorf(n, at+1, "expected %s after %s", quote(f.after), f.name)
+	}
+	return from + k, nil
+}
+
+// indexLit returns the index of the first lit in s, or -1. Fields are
+// short: a plain loop to the literal's first byte is quicker than the
+// library's search, whose setup costs more than such a scan.
+func indexLit(s, lit []byte) int {
+	c := lit[0]
+	for i := 0; i < len(s); i++ {
+		if s[i] != c {
+			continue
+		}
+		if len(lit) == 1 || len(s)-i >= len(lit) && string(s[i+1:i+len(lit)]) == string(lit[1:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// extras reads the text after the last field as extra fields.
+func (p *tmplParser) extras(ev *Event, line []byte, pos, n int) error {
+	return readExtras(p.c, ev, line[pos:], pos, n, &p.extra)
+}
+
+// readExtras reads rest, the text at column off+1 of line n after the
+// last field of a format, as extra fields (extra1, extra2, ...; names
+// holds their names): words, double-quoted texts (quotes removed) and
+// bracketed texts.
+func readExtras(c *common, ev *Event, rest []byte, off, n int, names *[]string) error {
+	line, pos := rest, 0
+	k := 0
+	for {
+		for pos < len(line) && (line[pos] == ' ' || line[pos] == '\t') {
+			pos++
+		}
+		if pos >= len(line) {
+			return nil
+		}
+		start, end, next := pos, 0, 0
+		switch line[pos] {
+		case '"':
+			j := pos + 1
+			for {
+				q := bytes.IndexByte(line[j:], '"')
+				if q < 0 {
+					return c.errorf(n, off+pos+1, "extra field %d has no closing '\"'", k+1)
+				}
+				j += q
+				b := j
+				for b > pos+1 && line[b-1] == '\\' {
+					b--
+				}
+				if (j-b)%2 == 0 {
+					break
+				}
+				j++
+			}
+			start, end, next = pos+1, j, j+1
+		case '[':
+			q := bytes.IndexByte(line[pos:], ']')
+			if q < 0 {
+				return c.errorf(n, off+pos+1, "extra field %d has no closing ']'", k+1)
+			}
+			start, end, next = pos+1, pos+q, pos+q+1
+		default:
+			q := bytes.IndexAny(line[pos:], " \t")
+			if q < 0 {
+				q = len(line) - pos
+			}
+			end, next = pos+q, pos+q
+		}
+		for len(*names) <= k {
+			*names = append(*names, "extra"+strconv.Itoa(len(*names)+1))
+		}
+		ev.addAttr((*names)[k], line[start:end])
+		k++
+		pos = next
+	}
+}
+
+// haproxyTail reads the end of an HAProxy line, v at column pos+1: the
+// captured request and response headers, each "{...}" and there only
+// when captured, and the request line in double quotes.
+func (p *tmplParser) haproxyTail(ev *Event, v []byte, pos, n int) error {
+	var heads [2][]byte
+	rest, off := v, pos
+	for k := 0; k < 2 && len(rest) > 0 && rest[0] == '{'; k++ {
+		e := bytes.IndexByte(rest, '}')
+		if e < 0 {
+			return p.c.errorf(n, off+1, "the captured headers have no closing '}'")
+		}
+		heads[k] = rest[1:e]
+		trimmed := bytes.TrimLeft(rest[e+1:], " ")
+		off += len(rest) - len(trimmed)
+		rest = trimmed
+	}
+	if len(rest) < 2 || rest[0] != '"' || rest[len(rest)-1] != '"' {
+		return p.c.errorf(n, off+1, "expected the request line in double quotes, got %s", quote(rest))
+	}
+	m, pth, proto := splitRequest(rest[1 : len(rest)-1])
+	ev.attrs = append(ev.attrs, attr{name: "method", value: m}, attr{name: "path", value: pth}, attr{name: "protocol", value: proto},
+		attr{name: "request_headers", value: heads[0]}, attr{name: "response_headers", value: heads[1]})
+	return nil
+}
+
+// splitRequest splits a request line "GET /a?b=1 HTTP/1.1" into its
+// method, path and protocol; what is not there is empty. A request that
+// is not three words (a scanner's garbage, or "-") still makes a
+// request: method takes what there is, path and protocol what follows.
+func splitRequest(r []byte) (method, path, protocol []byte) {
+	method, rest, _ := bytes.Cut(r, []byte{' '})
+	if k := bytes.LastIndexByte(rest, ' '); k >= 0 {
+		return method, rest[:k], rest[k+1:]
+	}
+	return method, rest, nil
+}
