@@ -1,7 +1,9 @@
 package limiters
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,15 +185,31 @@ func TestAlgorithms(t *testing.T) {
 			t.Errorf("%s: no summary", a)
 		}
 	}
+	// The list of valid names is every algorithm's, in the table's order.
+	var names []string
+	for _, a := range AllAlgorithms() {
+		names = append(names, a.String())
+	}
 	_, err := ParseAlgorithm("x")
-	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue, sliding-buckets, fixed-window-hits, tick-queue)` {
+	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: `+strings.Join(names, ", ")+`)` {
 		t.Errorf("ParseAlgorithm(x): %v", err)
 	}
 	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
 		t.Error("unknown algorithm names")
 	}
-	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 10 {
-		t.Error("algorithm lists")
+	// The article's five come first; every constant of the table is in
+	// AllAlgorithms, once, and none after the last has a name.
+	all := AllAlgorithms()
+	if len(ClassicAlgorithms()) != 5 || !slices.Equal(all[:5], ClassicAlgorithms()) {
+		t.Errorf("ClassicAlgorithms %v are not the first five of %v", ClassicAlgorithms(), all)
+	}
+	if len(all) != int(numAlgorithms) || Algorithm(len(all)).String() != fmt.Sprintf("Algorithm(%d)", len(all)) {
+		t.Errorf("AllAlgorithms: %d of %d, or a named algorithm after them", len(all), numAlgorithms)
+	}
+	for i, a := range all {
+		if a != Algorithm(i) {
+			t.Errorf("AllAlgorithms()[%d] = %v", i, a)
+		}
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {
 		t.Error("Windowed")
