@@ -78,6 +78,9 @@ func keyStates(rp *replay, users []string, s streams) (*report.States, *sim.Repo
 	if len(rp.keys) > 0 {
 		return nil, nil, usageErrorf("plot state draws a user's state: it does not take --key")
 	}
+	if why := report.Undrawable(rp.spec.Lanes); why != "" {
+		return nil, nil, usageErrorf("%s", why)
+	}
 	st, err := report.NewStates(rp.spec.Lanes, users)
 	if err != nil {
 		return nil, nil, err

@@ -24,9 +24,11 @@ func newPresetsCmd() *cobra.Command {
 		Use:   "presets [NAME...]",
 		Short: "List the presets: real libraries' limiters with their own parameters",
 		Long: `List the presets, or those named: real rate-limiting libraries whose
-behaviour, quirks included, a --limiter reproduces with that library's own
-parameter names. Each says what it reproduces, which algorithm and
-parameters it becomes, and what a user's burst=5 means in it.
+behaviour, floats and quirks included, a --limiter reproduces with that
+library's own parameter names. Each says what it reproduces and what not,
+what of the library's configuration it ignores, how it reads a trace's
+times, which algorithm and parameters it becomes, what a user's burst=5
+means in it, and which version of the library it was proven against.
 
   ratesim compare --limiter nginx:rate=1r/s,burst=5,nodelay \
                   --limiter redis-rate:rate=1,burst=5 trace.csv`,
@@ -60,6 +62,9 @@ var presetsColumns = []render.Column{
 	{Name: "burst"},
 	{Name: "reproduces", MachineOnly: true},
 	{Name: "differences", MachineOnly: true},
+	{Name: "ignores", MachineOnly: true},
+	{Name: "time", MachineOnly: true},
+	{Name: "proven", MachineOnly: true},
 }
 
 // presetParams lists a preset's parameters with their defaults:
@@ -98,7 +103,8 @@ func runPresets(o *presetsOptions, s streams) error {
 		var rows [][]render.Cell
 		for _, p := range list {
 			rows = append(rows, []render.Cell{render.Str(p.Name), render.Str(p.Library), render.Str(p.Name + ":" + p.Example), render.Str(presetParams(p)),
-				render.Str(p.Mapping), render.Str(p.Burst), render.Str(p.Reproduces), render.Str(p.Differences)})
+				render.Str(p.Mapping), render.Str(p.Burst), render.Str(p.Reproduces), render.Str(p.Differences),
+				render.Str(p.Ignores), render.Str(p.Time), render.Str(p.Proven)})
 		}
 		t, err := render.WriteRecords(s.out, format, presetsColumns, rows)
 		if err != nil || t == nil {
@@ -119,6 +125,9 @@ func runPresets(o *presetsOptions, s streams) error {
 			{"burst", p.Burst},
 			{"reproduces", p.Reproduces},
 			{"differs", p.Differences},
+			{"ignores", p.Ignores},
+			{"time", p.Time},
+			{"proven", p.Proven},
 		} {
 			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
 		}

@@ -354,6 +354,8 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	switch {
 	case len(rp.keys) > 0:
 		return nil, "Not drawn with --key: the state plots are of users.", nil
+	case report.Undrawable(rp.spec.Lanes) != "":
+		return nil, "Not drawn: " + report.Undrawable(rp.spec.Lanes) + ".", nil
 	}
 	users := report.WorstUsers(rep)
 	if len(users) == 0 {

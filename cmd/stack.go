@@ -96,6 +96,10 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 			}
 		}
 		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow}
+		if err := sim.StackCheck(policies[i]); err != nil {
+			rp.trace.Close()
+			return nil, nil, usageErrorf("%s", ErrorText(err))
+		}
 	}
 	return rp, policies, nil
 }

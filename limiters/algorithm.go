@@ -57,6 +57,42 @@ const (
 	// queue passed at once: nginx limit_req's arithmetic.
 	TickQueue
 
+	// The library kinds follow. Each reproduces one real library's
+	// limiter as that library computes it, its floating-point arithmetic,
+	// its clock and its quirks included, and takes its configuration from
+	// Policy.Library as well as from the parameters it lists. They are
+	// reached through package presets, which builds their policies from
+	// the library's own parameters; AllAlgorithms and ParseAlgorithm
+	// leave them out (see Library and LibraryAlgorithms).
+
+	// XTimeRate is golang.org/x/time/rate's Limiter used with AllowN: a
+	// token bucket whose tokens are a float64.
+	XTimeRate
+	// RedisRate is go-redis/redis_rate's GCRA, computed as its Lua script
+	// computes it: in float64 seconds since 2017-01-01 from a clock read
+	// in microseconds, with the key expiring as Redis expires it.
+	RedisRate
+	// Throttled is throttled/throttled's GCRARateLimiter: GCRA in whole
+	// nanoseconds, with the fields it reports and, with its Redis store,
+	// a clock read in microseconds and keys that expire at whole seconds.
+	Throttled
+	// EnvoyRateLimit is Envoy's ratelimit service's Redis fixed window:
+	// every hit counted, over the limit or not, in windows of the Unix
+	// time in whole seconds.
+	EnvoyRateLimit
+	// NginxLimitReq is nginx's limit_req, every arithmetic detail of
+	// ngx_http_limit_req_module included: its zone, whose least recently
+	// used states expire when new keys arrive, makes one key's decisions
+	// depend on the others' (Algorithm.KeysInteract).
+	NginxLimitReq
+	// HAProxyRate is HAProxy's http_req_rate counter of a stick table
+	// (freq_ctr): a sliding estimate from two periods of millisecond
+	// ticks, every tracked request counted, denied ones included.
+	HAProxyRate
+	// SpringGateway is Spring Cloud Gateway's RedisRateLimiter script:
+	// a token bucket read in whole seconds, in whole tokens.
+	SpringGateway
+
 	numAlgorithms
 )
 
@@ -106,6 +142,14 @@ type kind struct {
 	// backWithin is the length of the aligned spans inside which a key's
 	// state still admits a request earlier than its newest, or 0.
 	backWithin func(p Policy) int64
+	// library: a library kind, reproducing a real library (see XTimeRate).
+	library bool
+	// ownClock: the kind takes a time earlier than its key's latest as
+	// its library does, and Policy.Clock does not apply.
+	ownClock bool
+	// zoned: the kind's keys share one zone per store, which a request
+	// for one key may change for the others (see NginxLimitReq).
+	zoned bool
 	// gauge is the number that stands for the state (Algorithm.Gauge).
 	gauge gaugeSpec
 	// aligned is the length of the aligned windows it counts in
@@ -298,6 +342,14 @@ var kinds = [numAlgorithms]kind{
 	SlidingBuckets:  slidingBuckets,
 	FixedWindowHits: fixedWindowHits,
 	TickQueue:       tickQueue,
+
+	XTimeRate:      xTimeRate,
+	RedisRate:      redisRate,
+	Throttled:      throttled,
+	EnvoyRateLimit: envoyRateLimit,
+	NginxLimitReq:  nginxKind,
+	HAProxyRate:    haproxyRate,
+	SpringGateway:  springGateway,
 }
 
 var (
@@ -406,6 +458,35 @@ func (a Algorithm) Windowed() bool {
 	return k != nil && k.params[0] == "limit"
 }
 
+// Library reports whether the algorithm is a library kind: one that
+// reproduces a real library's limiter, floats and quirks included, rather
+// than an exact textbook algorithm. Library kinds take Policy.Library and
+// are reached through package presets; see LibraryAlgorithms.
+func (a Algorithm) Library() bool {
+	k := a.kind()
+	return k != nil && k.library
+}
+
+// OwnClock reports whether the algorithm takes a request earlier than its
+// key's latest as the library it reproduces does (x/time/rate refills
+// nothing and moves its clock back, nginx takes up to 60 s back as no
+// time passing, ...), so that Policy.Clock does not apply to it.
+func (a Algorithm) OwnClock() bool {
+	k := a.kind()
+	return k != nil && k.ownClock
+}
+
+// KeysInteract reports whether one key's decisions under the algorithm
+// depend on other keys' requests: nginx limit_req's zone expires the
+// least recently used states when new keys arrive. Such an algorithm is
+// decided exactly only where one store sees every key's requests in
+// order (a Table, a Group or a Keyed); Rule.StepEncoded, which decides a
+// key alone, refuses it.
+func (a Algorithm) KeysInteract() bool {
+	k := a.kind()
+	return k != nil && k.zoned
+}
+
 // Delays reports whether the algorithm delays the requests it admits
 // (Decision.Delay) rather than passing them on at once.
 func (a Algorithm) Delays() bool {
@@ -472,16 +553,19 @@ func (a Algorithm) BackWithin(p Policy) time.Duration {
 	return 0
 }
 
-// ParseAlgorithm returns the algorithm named name.
+// ParseAlgorithm returns the algorithm named name, one of AllAlgorithms:
+// a library kind is not parsed by name, as it needs its library's
+// configuration (see package presets).
 func ParseAlgorithm(name string) (Algorithm, error) {
+	var names []string
 	for a := range kinds {
+		if kinds[a].library {
+			continue
+		}
 		if kinds[a].name == name {
 			return Algorithm(a), nil
 		}
-	}
-	names := make([]string, len(kinds))
-	for a := range kinds {
-		names[a] = kinds[a].name
+		names = append(names, kinds[a].name)
 	}
 	return 0, policyErrorf("", "unknown algorithm %q (valid: %s)", name, strings.Join(names, ", "))
 }
@@ -492,13 +576,28 @@ func ClassicAlgorithms() []Algorithm {
 	return []Algorithm{FixedWindow, SlidingLog, SlidingCounter, TokenBucket, LeakyBucket}
 }
 
-// AllAlgorithms returns every algorithm, in declaration order.
+// AllAlgorithms returns every exact algorithm, in declaration order: all
+// but the library kinds (see LibraryAlgorithms).
 func AllAlgorithms() []Algorithm {
-	all := make([]Algorithm, numAlgorithms)
-	for i := range all {
-		all[i] = Algorithm(i)
+	var all []Algorithm
+	for a := range kinds {
+		if !kinds[a].library {
+			all = append(all, Algorithm(a))
+		}
 	}
 	return all
+}
+
+// LibraryAlgorithms returns the library kinds, in declaration order: the
+// algorithms that reproduce real libraries (Algorithm.Library).
+func LibraryAlgorithms() []Algorithm {
+	var lib []Algorithm
+	for a := range kinds {
+		if kinds[a].library {
+			lib = append(lib, Algorithm(a))
+		}
+	}
+	return lib
 }
 
 // SeedAlgorithms returns ClassicAlgorithms().

@@ -4,7 +4,12 @@
 // sliding log, sliding counter, token bucket, leaky bucket (meter form),
 // GCRA, the queue form of the leaky bucket, sliding buckets, the fixed
 // window that counts refused hits too (Envoy's) and the leaky queue in whole
-// ticks and parts of a request (nginx limit_req's). Each is a
+// ticks and parts of a request (nginx limit_req's). Beside them, the
+// library kinds (LibraryAlgorithms) reproduce real libraries as they
+// compute, floating-point arithmetic and quirks included: x/time/rate,
+// redis_rate, throttled, Envoy's ratelimit, nginx limit_req with its zone,
+// HAProxy's http_req_rate and Spring Cloud Gateway; package presets builds
+// them from each library's own parameters. Each is a
 // pure transition over a small per-key state value (FixedWindowState,
 // SlidingLogState, ...) with a Step method: the algorithm is state plus a
 // time rule, and everything else about it (its name, parameters, texts and
@@ -17,7 +22,7 @@
 //
 // Time is always passed in, as int64 nanoseconds on any clock, and nothing
 // here reads the system clock: the same requests give the same decisions.
-// Arithmetic is exact. Rates are rationals (Rate), tokens and estimates are
+// Arithmetic is exact, but for the library kinds' own. Rates are rationals (Rate), tokens and estimates are
 // compared in integers, with 128-bit products where needed, so ten refills
 // of a tenth of a token make exactly one token.
 //

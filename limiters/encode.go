@@ -67,6 +67,9 @@ type codec interface {
 }
 
 func (ops[S, P]) stepEncoded(r *Rule, state []byte, now, cost int64, dst []byte, x *Exact) ([]byte, Decision, error) {
+	if r.k.zoned {
+		return dst, Decision{}, errZoned
+	}
 	var s S
 	c := any(P(&s)).(codec)
 	if len(state) > 0 && !c.readBinary(r, state) {

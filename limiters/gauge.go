@@ -21,6 +21,10 @@ type Gauge struct {
 	// token bucket's tokens), which a request lowers, rather than what is
 	// used of it (a count, a level), which a request raises.
 	Left bool
+	// None says why the algorithm has no gauge to draw, or is "" when it
+	// has one (every exact algorithm has). Quantity is then "" and
+	// Table.Gauge reads 0.
+	None string
 }
 
 // gaugeSpec is a kind's entry for its Gauge.
@@ -29,6 +33,21 @@ type gaugeSpec struct {
 	// free: the number is what is left of the limit (tokens), not what is
 	// used of it; the state's gauge method gives what is used.
 	free bool
+	// limit, when set, is the limit the number is drawn against, for a
+	// kind whose first parameter is not it (Algorithm.Limit).
+	limit func(p Policy) int64
+	// limitName names that limit (Gauge.Limit) when limit is set.
+	limitName string
+	// none, when set, says why the kind has no gauge (Gauge.None).
+	none string
+}
+
+// gaugeLimit is the limit rule r's gauge is measured against.
+func gaugeLimit(r *Rule) int64 {
+	if r.k.gauge.limit != nil {
+		return r.k.gauge.limit(r.pol)
+	}
+	return r.limit
 }
 
 // Gauge describes the number that stands for the algorithm's state.
@@ -37,7 +56,14 @@ func (a Algorithm) Gauge() Gauge {
 	if k == nil {
 		return Gauge{}
 	}
-	return Gauge{Quantity: k.gauge.quantity, Limit: k.params[0], Left: k.gauge.free}
+	if k.gauge.none != "" {
+		return Gauge{None: k.gauge.none}
+	}
+	name := k.params[0]
+	if k.gauge.limitName != "" {
+		name = k.gauge.limitName
+	}
+	return Gauge{Quantity: k.gauge.quantity, Limit: name, Left: k.gauge.free}
 }
 
 // Limit returns the most cost one request may have under a policy p for
@@ -49,7 +75,13 @@ func (a Algorithm) Limit(p Policy) int64 {
 	if k == nil {
 		return 0
 	}
-	return *p.Field(k.params[0]).(*int64)
+	if k.gauge.limit != nil {
+		return k.gauge.limit(p)
+	}
+	if v, ok := p.Field(k.params[0]).(*int64); ok {
+		return *v
+	}
+	return 0
 }
 
 // Aligned returns, for a policy p valid for a, the length L of the aligned

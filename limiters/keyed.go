@@ -30,6 +30,10 @@ const (
 // forgotten key that arrives earlier still (further back than any request
 // before it) is judged as the key's first request.
 //
+// An algorithm whose keys interact (Algorithm.KeysInteract: nginx's zone)
+// keeps all its keys in one shard, under one lock, as the one zone they
+// share.
+//
 // Keyed is safe for simultaneous use by multiple goroutines. Use NewKeyed
 // to make one: the zero Keyed refuses every request with ReasonBadRule.
 type Keyed struct {
@@ -92,7 +96,7 @@ func (k *Keyed) Allow(key string, now, cost int64) Decision {
 	if k.rule == nil {
 		return Decision{Reason: ReasonBadRule} // a zero Keyed
 	}
-	sh := &k.shards[keyhash.String(key)&(keyedShards-1)]
+	sh := k.shard(key)
 	sh.mu.Lock()
 	d := sh.allow(key, now, cost)
 	sh.mu.Unlock()
@@ -123,7 +127,7 @@ func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, ds
 	if k.rule == nil {
 		return Decision{Reason: ReasonBadRule}, dst
 	}
-	sh := &k.shards[keyhash.String(key)&(keyedShards-1)]
+	sh := k.shard(key)
 	sh.mu.Lock()
 	id, ok := sh.ids[key]
 	if !ok {
@@ -134,6 +138,14 @@ func (k *Keyed) AllowExplain(key string, now, cost int64, unit time.Duration, ds
 	sh.after(key, id, ok, now)
 	sh.mu.Unlock()
 	return d, dst
+}
+
+// shard returns the shard that holds key.
+func (k *Keyed) shard(key string) *keyedShard {
+	if k.rule.k.zoned {
+		return &k.shards[0]
+	}
+	return &k.shards[keyhash.String(key)&(keyedShards-1)]
 }
 
 func (sh *keyedShard) allow(key string, now, cost int64) Decision {

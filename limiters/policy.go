@@ -49,6 +49,10 @@ type Policy struct {
 	// (nginx limit_req's delay=); 0 delays all but the first.
 	Delay int64
 	Clock Clock
+	// Library is the configuration of a library kind beyond the
+	// parameters above, in its library's own terms; every other kind
+	// ignores it.
+	Library Library
 }
 
 // A ParamKind says what type of value a parameter holds.
@@ -151,10 +155,11 @@ func param(name string) Param {
 }
 
 // SameFor reports whether p and q are the same policy for algorithm a:
-// equal in the clock and every parameter a takes.
+// equal in the clock and every parameter a takes, and for a library kind
+// in Library.
 func (p Policy) SameFor(a Algorithm, q Policy) bool {
 	k := a.kind()
-	if k == nil || p.Clock != q.Clock {
+	if k == nil || p.Clock != q.Clock || k.library && p.Library != q.Library {
 		return false
 	}
 	for _, name := range k.params {
@@ -255,6 +260,8 @@ type Rule struct {
 	// tolerance (Capacity-1)*T, each as whole ns plus a fraction in 1/n ns.
 	tNs, tFrac         uint64
 	burst1Ns, burst1Fr uint64
+
+	lib libRule // the library kinds' own figures
 }
 
 // NewRule validates p for algorithm a and returns the rule.
@@ -264,7 +271,9 @@ func NewRule(a Algorithm, p Policy) (*Rule, error) {
 	}
 	k := a.kind()
 	r := &Rule{alg: a, k: k, pol: p, refusal: k.refusal, window: int64(p.Window)}
-	r.limit = *p.Field(k.params[0]).(*int64)
+	if limit, ok := p.Field(k.params[0]).(*int64); ok {
+		r.limit = *limit // else setup sets it
+	}
 	if k.setup != nil {
 		k.setup(r)
 	}

@@ -132,7 +132,7 @@ func (ops[S, P]) gauge(r *Rule, p unsafe.Pointer, now int64) (float64, int64) {
 	s := P((*S)(p))
 	v, until := s.gauge(r, decidedAt(s, r, now))
 	if r.k.gauge.free {
-		v = float64(r.limit) - v
+		v = float64(gaugeLimit(r)) - v
 	}
 	return v, until
 }

@@ -24,6 +24,9 @@ type member struct {
 	// faces of one meter (a token bucket and a leaky bucket with the same
 	// capacity and rate).
 	lead int
+	// zone is the member's nginx zone, for a kind whose keys share one
+	// (an owner only), else nil.
+	zone *nginxZone
 }
 
 // store holds the per-key states of a list of rules, for keys interned as
@@ -59,6 +62,9 @@ func newStore(rules []*Rule) store {
 		if m.lead < 0 {
 			fields = append(fields, reflect.StructField{Name: "S" + strconv.Itoa(i), Type: m.ops.stateType()})
 			owner = append(owner, i)
+			if r.k.zoned {
+				m.zone = newNginxZone(r)
+			}
 		}
 		s.members = append(s.members, m)
 	}
@@ -135,6 +141,7 @@ func (s *store) allow(id uint32, now, cost int64, out []Decision, exact []Exact)
 				*x = exact[m.lead]
 			}
 		} else {
+			s.enter(m, id, now, cost)
 			d = m.allow(unsafe.Add(base, m.off), now, cost, x)
 		}
 		out[i] = d
@@ -143,6 +150,15 @@ func (s *store) allow(id uint32, now, cost int64, out []Decision, exact []Exact)
 		}
 	}
 	return mask
+}
+
+// enter readies member m's zone, if its kind keeps one, for a request of
+// cost at now for key id: before the request is decided, as the library
+// does it. A cost that can never pass touches nothing.
+func (s *store) enter(m *member, id uint32, now, cost int64) {
+	if m.zone != nil && validCost(&m.rule, cost) {
+		m.zone.enter(s, m, id, now)
+	}
 }
 
 // allow is kindOps.allow, with the common case (a valid cost at a time the
@@ -220,6 +236,7 @@ func (s *store) admit(id uint32, now, cost int64) uint64 {
 		p := unsafe.Add(base, m.off)
 		var ok bool
 		if validCost(r, cost) {
+			s.enter(m, id, now, cost)
 			var back bool
 			if ok, back = m.fast(p, r, now, cost, true, nil, nil); back {
 				ok = m.ops.admit(r, p, now, cost, &m.d)
@@ -255,6 +272,7 @@ func (s *store) explain(id uint32, now, cost int64, unit time.Duration, out []De
 			}
 			dst = m.ops.text(&m.rule, p, now, unit, dst)
 		} else {
+			s.enter(m, id, now, cost)
 			d, dst = m.ops.explain(&m.rule, p, now, cost, unit, dst, &m.d, x)
 		}
 		out[i] = d
@@ -301,6 +319,9 @@ func (s *store) reset(id uint32) {
 	}
 	for i := range s.members {
 		if m := &s.members[i]; m.lead < 0 {
+			if m.zone != nil {
+				m.zone.forget(s, m, id)
+			}
 			m.ops.reset(unsafe.Add(base, m.off))
 		}
 	}

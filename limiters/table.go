@@ -76,7 +76,9 @@ func (t *Table) allow(id uint32, now, cost int64, x *Exact) Decision {
 		}
 		return Decision{Reason: ReasonBadRule} // a zero Table
 	}
-	return t.s.members[0].allow(t.s.blocks.At(id), now, cost, x)
+	m := &t.s.members[0]
+	t.s.enter(m, id, now, cost)
+	return m.allow(t.s.blocks.At(id), now, cost, x)
 }
 
 // AllowExplain is Allow that also appends to dst a short text of the state
@@ -98,6 +100,7 @@ func (t *Table) allowExplain(id uint32, now, cost int64, unit time.Duration, dst
 		return Decision{Reason: ReasonBadRule}, dst
 	}
 	m := &t.s.members[0]
+	t.s.enter(m, id, now, cost)
 	return m.ops.explain(&m.rule, t.s.blocks.At(id), now, cost, unit, dst, &m.d, x)
 }
 

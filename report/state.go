@@ -40,9 +40,33 @@ type States struct {
 	others []string          // a few other users seen
 }
 
+// Undrawable says why the states of lanes cannot be drawn, naming the
+// lane and its algorithm, or returns "" when they can: a lane whose
+// decisions for one user depend on the other users' requests (nginx's
+// zone, limiters.Algorithm.KeysInteract), as States replays the drawn
+// users' requests alone, or whose algorithm has no gauge.
+func Undrawable(lanes []sim.Lane) string {
+	for _, l := range lanes {
+		name := l.Name
+		if name != l.Algorithm.String() {
+			name = fmt.Sprintf("%s (%s)", l.Name, l.Algorithm)
+		}
+		if l.Algorithm.KeysInteract() {
+			return fmt.Sprintf("%s: its decisions for one user depend on the other users' requests (nginx's zone), and a state is drawn from a replay of the drawn users' requests alone", name)
+		}
+		if g := l.Algorithm.Gauge(); g.Quantity == "" {
+			return fmt.Sprintf("%s has no gauge to draw: %s", name, g.None)
+		}
+	}
+	return ""
+}
+
 // NewStates returns a States for a replay through lanes that keeps the
-// requests of users.
+// requests of users. It fails for lanes that are Undrawable.
 func NewStates(lanes []sim.Lane, users []string) (*States, error) {
+	if why := Undrawable(lanes); why != "" {
+		return nil, fmt.Errorf("report: %s", why)
+	}
 	s := &States{lanes: lanes, delays: delaying(lanes), users: users, ids: map[string]uint32{}, keys: make([]*keyTrace, len(users))}
 	for i, u := range users {
 		s.ids[u] = uint32(i)

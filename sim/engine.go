@@ -172,6 +172,13 @@ func (c *Config) normalize() error {
 	if c.Workers > 64 {
 		c.Workers = 64
 	}
+	for _, l := range c.Lanes {
+		if l.Algorithm.KeysInteract() {
+			// One key's decisions depend on the others' requests (nginx's
+			// zone): one worker sees every key, in trace order.
+			c.Workers = 1
+		}
+	}
 	if c.DecisionsOnly {
 		return nil
 	}

@@ -38,7 +38,14 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 	rep := &Report{Requests: int64(len(events)), Interval: interval, Algos: make([]AlgoStats, n), Agree: make([][]int64, n)}
 	keys := map[string]uint32{}
 	latest := map[string]int64{}
+	// back[i] is the key's latest time before request i, when request i
+	// comes earlier: a library kind's burst counts it then.
+	back := make([]int64, len(events))
 	for i, e := range events {
+		back[i] = e.time
+		if _, ok := keys[e.user]; ok && e.time < latest[e.user] {
+			back[i] = latest[e.user]
+		}
 		if _, ok := keys[e.user]; !ok {
 			keys[e.user] = uint32(len(keys))
 		} else if e.time < latest[e.user] {
@@ -101,6 +108,9 @@ func reference(t *testing.T, events []event, cfg Config) referenceRun {
 			at := tab.DecidedAt(id, e.time)
 			if alg.Delays() {
 				at = e.time + int64(d.Delay) // measured as it leaves the queue
+			}
+			if alg.Library() {
+				at = max(at, back[i])
 			}
 			if iv := bursts.add(e.user, at, e.cost, int64(i)); iv.Count > s.Burst.Count {
 				s.Burst = iv

@@ -80,7 +80,9 @@ type Config struct {
 	Top int
 	// Workers is the number of goroutines that own key state; 0 means 2.
 	// The results never depend on it, except that forgetting idle keys
-	// (see KeepKeys) happens per worker.
+	// (see KeepKeys) happens per worker. A lane whose keys interact
+	// (limiters.Algorithm.KeysInteract: nginx's zone) needs every key in
+	// one worker: the run then has one.
 	Workers int
 	// KeepKeys keeps every key's state to the end. Without it, a worker
 	// holding many keys forgets those whose state and burst ring are back

@@ -118,6 +118,17 @@ type StackReport struct {
 // confirms the first and more are never needed.
 const maxRetryRounds = 64
 
+// StackCheck reports whether p can be a policy of a stack: a stack keeps
+// each key's state apart (limiters.Rule.StepEncoded), so an algorithm
+// whose keys share a zone (limiters.Algorithm.KeysInteract, nginx's
+// limit_req) cannot be stacked without deciding otherwise than it does.
+func StackCheck(p StackPolicy) error {
+	if p.Algorithm.KeysInteract() {
+		return fmt.Errorf("sim: policy %s: %s keeps its keys in one zone, where a new key expires others' states, and a stack decides each key alone: it cannot be stacked", p.Name, p.Algorithm)
+	}
+	return nil
+}
+
 // RunStack replays src through a stack of policies. cfg says what each
 // request carries: its key (KeyFields, for StackDecision.Key; the
 // policies have keys of their own) and attributes (With); its other fields
@@ -133,6 +144,9 @@ func RunStack(src Source, cfg Config, stack Stack, emit func(*StackDecision) err
 	rules := make([]*limiters.Rule, n)
 	cfg.keySets = make([]keySet, n)
 	for i, p := range policies {
+		if err := StackCheck(p); err != nil {
+			return nil, err
+		}
 		r, err := limiters.NewRule(p.Algorithm, p.Policy)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.Name, err)

@@ -38,6 +38,9 @@ type worker struct {
 	queue []uint64
 	// sharing is the set of lanes whose burst ring is another's, by word.
 	sharing []uint64
+	// library is the set of lanes of library kinds, by word: those may
+	// take a request earlier than their key's latest as the library does.
+	library []uint64
 	// delays says some lane delays what it admits (queue is not empty).
 	delays bool
 	// moreMasks are, for the request being decided, the masks of the
@@ -107,6 +110,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		unrejected: make([]uint64, words),
 		queue:      make([]uint64, words),
 		sharing:    make([]uint64, words),
+		library:    make([]uint64, words),
 		moreMasks:  make([]uint64, words-1),
 		counts:     make([]laneCount, n-n0),
 		latest:     math.MinInt64,
@@ -116,6 +120,9 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	for l := range n {
 		word, bit := wordOf(l, n0)
 		wk.unrejected[word] |= 1 << bit
+		if cfg.Lanes[l].Algorithm.Library() {
+			wk.library[word] |= 1 << bit
+		}
 	}
 	wk.all = slices.Clone(wk.unrejected)
 	if cfg.Rejections {
@@ -163,7 +170,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			plain := make([]uint64, len(wk.sharing))
 			for l, lane := range cfg.Lanes {
 				word, bit := wordOf(l, n0)
-				if wk.sharing[word]&(1<<bit) == 0 && align[ringOf[l]] == 0 && !lane.Algorithm.Delays() && lane.Policy.Clock == limiters.ClockReject {
+				if wk.sharing[word]&(1<<bit) == 0 && align[ringOf[l]] == 0 && !lane.Algorithm.Delays() && lane.Policy.Clock == limiters.ClockReject && !lane.Algorithm.Library() {
 					plain[word] |= 1 << bit
 				}
 			}
@@ -460,6 +467,15 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 			t += int64(d)
 		} else if clamp {
 			t = wk.lanes.decidedAt(id, l, t)
+		}
+		if back && wk.library[word]&(1<<bit) != 0 {
+			// A library kind takes a request earlier than its key's
+			// latest as its library does (x/time/rate, nginx, ...): its
+			// bursts count it at that latest time, so that no ring needs
+			// what it has let go of.
+			if latest := *wk.last.At(uint64(id)); t < latest {
+				t = latest
+			}
 		}
 		if !wk.burst.tracks(wk.burst.ringOf[l]) {
 			continue

@@ -128,7 +128,7 @@ func TestFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a stack with a preset: %v", err)
 	}
-	if len(pf.Policies) != 2 || pf.Policies[0].Preset != "nginx" || pf.Policies[0].Algorithm != limiters.TickQueue ||
+	if len(pf.Policies) != 2 || pf.Policies[0].Preset != "nginx" || pf.Policies[0].Algorithm != limiters.NginxLimitReq ||
 		pf.Policies[0].Key[0] != "ip" || pf.Policies[1].Key == nil || len(pf.Policies[1].Key) != 0 {
 		t.Errorf("policies = %+v", pf.Policies)
 	}
@@ -143,7 +143,7 @@ policies:
 	_, err = ReadFile(write("badpreset.yaml", `policies:
   - {name: edge, algorithm: nginx, rate: 10r/s, brust: 5}
 `))
-	if err == nil || !strings.Contains(err.Error(), `badpreset.yaml:2: unknown key "brust" (valid: name, algorithm, key, shadow, rate, burst, nodelay, delay)`) {
+	if err == nil || !strings.Contains(err.Error(), `badpreset.yaml:2: unknown key "brust" (valid: name, algorithm, key, shadow, rate, burst, nodelay, delay, zone, key_bytes)`) {
 		t.Errorf("a preset's unknown key: %v", err)
 	}
 	// The keys of the file itself follow the parameters.

@@ -293,6 +293,14 @@ func (c *Candidate) build(args []string) error {
 	if c.Algo.Preset != nil {
 		var kvs [][2]string
 		for _, p := range c.Params {
+			// A value that is the parameter's default is the parameter
+			// left out, as the library's configuration leaves it out:
+			// nginx's burst=0 is no burst, which nginx takes only unsaid.
+			if i := slices.IndexFunc(c.Algo.Preset.Params, func(prm presets.Param) bool { return prm.Name == p }); i >= 0 {
+				if prm := c.Algo.Preset.Params[i]; !prm.Flag && prm.Default != "" && prm.Default == c.Values[p] {
+					continue
+				}
+			}
 			kvs = append(kvs, [2]string{p, c.Values[p]})
 		}
 		l, err := spec.PresetLimiter(c.Algo.Preset, kvs, spec.Source(flagsOf(c.Params)))

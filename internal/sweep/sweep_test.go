@@ -83,12 +83,17 @@ func TestPresetGrid(t *testing.T) {
 		t.Fatalf("%d candidates, want 3", len(cands))
 	}
 	for i, c := range cands {
-		if c.Limiter.Preset != "nginx" || c.Limiter.Algorithm != limiters.TickQueue || c.Limiter.Policy.Capacity != int64(2*i+1) {
+		if c.Limiter.Preset != "nginx" || c.Limiter.Algorithm != limiters.NginxLimitReq || c.Limiter.Policy.Capacity != int64(2*i+1) {
 			t.Errorf("candidate %d: %+v", i, c.Limiter)
 		}
 	}
 	if cands[2].Limiter.Name != "nginx:burst=4,rate=10r/s" {
 		t.Errorf("name %q", cands[2].Limiter.Name)
+	}
+	// nginx refuses burst=0 written out: the sweep's 0, the default, is
+	// burst left out.
+	if cands[0].Limiter.Args != "rate=10r/s" {
+		t.Errorf("burst 0's args %q, want the burst left out", cands[0].Limiter.Args)
 	}
 	g = &Grid{}
 	for _, kv := range [][2]string{{"burst", "-1"}, {"rate", "10r/s"}} {
@@ -96,7 +101,7 @@ func TestPresetGrid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := g.Candidates(algos[:1]); err == nil || err.Error() != "--burst and --rate: nginx: burst must be at least 0, got -1" {
+	if _, err := g.Candidates(algos[:1]); err == nil || err.Error() != "--burst and --rate: nginx: burst must be at least 1, got -1 (nginx refuses burst=0: leave burst out for none)" {
 		t.Errorf("a bad burst: %v", err)
 	}
 }

@@ -140,6 +140,9 @@ func (sp *Policy) DescribeLane(l sim.Lane, sep string) string {
 	if extra := sp.ExtraParams([]limiters.Algorithm{l.Algorithm}, p); extra != "" {
 		parts = append(parts, extra[2:])
 	}
+	if l.Algorithm.OwnClock() { // --clock does not apply to it
+		return strings.Join(append(parts, "earlier times as the library takes them"), sep)
+	}
 	return strings.Join(append(parts, "clock "+spec.ClockName(p.Clock)), sep)
 }
 
