@@ -198,17 +198,33 @@ func TestAlgorithms(t *testing.T) {
 		t.Error("unknown algorithm names")
 	}
 	// The article's five come first; every constant of the table is in
-	// AllAlgorithms, once, and none after the last has a name.
-	all := AllAlgorithms()
+	// AllAlgorithms or, a library kind, in LibraryAlgorithms, once, in
+	// order, and none after the last has a name.
+	all, lib := AllAlgorithms(), LibraryAlgorithms()
 	if len(ClassicAlgorithms()) != 5 || !slices.Equal(all[:5], ClassicAlgorithms()) {
 		t.Errorf("ClassicAlgorithms %v are not the first five of %v", ClassicAlgorithms(), all)
 	}
-	if len(all) != int(numAlgorithms) || Algorithm(len(all)).String() != fmt.Sprintf("Algorithm(%d)", len(all)) {
-		t.Errorf("AllAlgorithms: %d of %d, or a named algorithm after them", len(all), numAlgorithms)
+	every := slices.Concat(all, lib)
+	slices.Sort(every)
+	if len(every) != int(numAlgorithms) || Algorithm(len(every)).String() != fmt.Sprintf("Algorithm(%d)", len(every)) {
+		t.Errorf("AllAlgorithms and LibraryAlgorithms: %d of %d, or a named algorithm after them", len(every), numAlgorithms)
 	}
-	for i, a := range all {
+	for i, a := range every {
 		if a != Algorithm(i) {
-			t.Errorf("AllAlgorithms()[%d] = %v", i, a)
+			t.Errorf("algorithm %d: %v", i, a)
+		}
+	}
+	if !slices.IsSorted(all) || !slices.IsSorted(lib) {
+		t.Errorf("AllAlgorithms %v or LibraryAlgorithms %v out of order", all, lib)
+	}
+	for _, a := range all {
+		if a.Library() {
+			t.Errorf("%s: a library kind in AllAlgorithms", a)
+		}
+	}
+	for _, a := range lib {
+		if !a.Library() {
+			t.Errorf("%s: in LibraryAlgorithms, not a library kind", a)
 		}
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {
