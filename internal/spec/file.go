@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -69,8 +70,21 @@ type yamlPolicy struct {
 	Params     map[string]yaml.Node `yaml:",inline"`
 }
 
-// fileKeys are the keys of a policy file beyond the parameters.
-var fileKeys = []string{"algorithms", "limiters", "algos", "key", "unit", "interval", "intent", "policies"}
+// fileKeys are the keys of a policy file beyond the parameters: the
+// names of yamlPolicy's fields, in their order.
+var fileKeys = yamlKeys(reflect.TypeFor[yamlPolicy]())
+
+// yamlKeys returns the keys the fields of the struct type t are read
+// from, leaving out inlined ones.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
 
