@@ -37,6 +37,9 @@ func TestDependencyRules(t *testing.T) {
 		"internal/tables": {"cmd"},
 		// The sweep's grid and scoring: no renderer or command line.
 		"internal/sweep": {"cmd", "report", "internal/render"},
+		// Gateways' configs read, linted and written: no renderer, report
+		// or command line.
+		"internal/gateway": {"cmd", "report", "internal/render"},
 		// The store is a library of its own: no engine, no trace.
 		"limiters/redisstore": {"sim", "traces", "report", "cmd"},
 		// An engine: values in, values out, nothing rendered.

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratesim/ratesim/limiters"
 )
 
 // TestByKeyAddsUp: with room for every key, --by-key's rejections and
@@ -68,7 +70,7 @@ func TestByKeyAddsUp(t *testing.T) {
 	// --by-key 3 is the first three of each limiter's list.
 	top := ratesim(t, "", append([]string{"compare", "--by-key", "3", "-o", "csv"}, args...)...)
 	var want []string
-	for _, name := range []string{"fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra", "leaky-queue", "sliding-buckets", "fixed-window-hits", "tick-queue"} {
+	for _, name := range algorithmNamesOf(limiters.AllAlgorithms()) {
 		for _, r := range perLimiter[name][:min(3, len(perLimiter[name]))] {
 			want = append(want, strings.Join(r, ","))
 		}

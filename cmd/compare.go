@@ -145,9 +145,9 @@ func runCompare(o *compareOptions, s streams) error {
 		}
 		switch {
 		case !o.Summary || o.Timeline != "" || o.ByKey > 0 || clients.Model != sim.ClientsNone:
-			return usageErrorf("%s stacks policies: compare gives their --summary (run lists the requests)", o.policy.Config)
+			return usageErrorf("%s stacks policies: compare gives their --summary (run lists the requests)", o.policy.file.Path)
 		case o.Algos != nil:
-			return usageErrorf("%s stacks policies: --algos does not join them", o.policy.Config)
+			return usageErrorf("%s stacks policies: --algos does not join them", o.policy.file.Path)
 		}
 		mode, err := o.policy.stackMode()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/choice"
+	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
@@ -101,6 +102,12 @@ func registerCompletions(c *cobra.Command) {
 			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 		})
 	}
+	if c.Flags().Lookup("policy-from") != nil {
+		// A gateway's config, whatever its name: nginx.conf, haproxy.cfg, kong.yml.
+		_ = c.RegisterFlagCompletionFunc("policy-from", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveDefault
+		})
+	}
 	// Every other flag that takes a value takes a number, a duration, a
 	// rate or a name: a shell offering file names would only mislead.
 	c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -130,6 +137,9 @@ func flagChoices(cmd string) map[string]choice.List {
 		"only":        onlyChoices,
 		"route":       routeChoices,
 		"on-failure":  failureChoices,
+		// A gateway's config to read, and a config to write.
+		"policy-format": gateway.Formats,
+		"to":            gateway.Targets,
 	}
 	if cmd == "gen" {
 		m["output"], m["pattern"], m["keys"] = traces.WriteFormats, traces.PatternChoices, traces.KeyStyles

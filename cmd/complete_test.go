@@ -36,6 +36,12 @@ func TestFlagCompletionsOfferNoFiles(t *testing.T) {
 				return
 			}
 			directive := cobra.ShellCompDirective(d)
+			if f.Name == "policy-from" {
+				if directive != cobra.ShellCompDirectiveDefault {
+					t.Errorf("%s --policy-from: directive %d, want file names", c.Name(), d)
+				}
+				return
+			}
 			if f.Name == "config" || f.Name == "output" && (path[0] == "plot" || path[0] == "report") {
 				if directive != cobra.ShellCompDirectiveFilterFileExt {
 					t.Errorf("%s --config: directive %d, want YAML files only", c.Name(), d)

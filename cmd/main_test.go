@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ratesim/ratesim/limiters"
 )
 
 // TestMain either runs the tests, from the repository root so that paths
@@ -93,6 +95,9 @@ func TestScripts(t *testing.T) {
 		Dir: inRepo("cmd/testdata/script"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			// ALGOS is every algorithm's name in the kinds table's order,
+			// as "(valid: ...)" lists give them.
+			env.Setenv("ALGOS", strings.Join(algorithmNamesOf(limiters.AllAlgorithms()), ", "))
 			// A race-enabled binary sleeps a second at exit by default;
 			// every exec in the scripts would pay it.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -144,4 +149,13 @@ func cmdGzip(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(zw.Close())
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b.Bytes(), 0o644))
+}
+
+// algorithmNamesOf returns the names of algos, in their order.
+func algorithmNamesOf(algos []limiters.Algorithm) []string {
+	names := make([]string, len(algos))
+	for i, a := range algos {
+		names[i] = a.String()
+	}
+	return names
 }

@@ -39,9 +39,6 @@ const plotExample = `  ratesim plot state --user u1 traces/examples/boundary.csv
   ratesim plot burst --term trace.csv
   ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'ratio<=2.5' trace.csv -o sweep.pdf`
 
-// plotKinds are the kinds of plot, in the order the help lists them.
-var plotKinds = []string{"state", "timeline", "burst", "sweep"}
-
 // plotOutput are the flags that say where a plot goes.
 type plotOutput struct {
 	File  string
@@ -143,6 +140,13 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 
 // newPlotCmd is "ratesim plot KIND", one subcommand per kind.
 func newPlotCmd() *cobra.Command {
+	// The kinds of plot, in the order the help lists them.
+	kinds := []*cobra.Command{newPlotStateCmd(), newPlotTimelineCmd(), newPlotBurstCmd(), newPlotSweepCmd()}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k.Name())
+	}
+	valid := strings.Join(names, ", ")
 	c := &cobra.Command{
 		Use:         "plot KIND [flags] TRACE -o FILE",
 		Short:       "Draw a replay: a key's state, the timeline, bursts or a sweep (SVG, PNG, PDF, terminal)",
@@ -154,13 +158,13 @@ func newPlotCmd() *cobra.Command {
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("plot needs a kind (valid: %s)", strings.Join(plotKinds, ", "))
+				return usageErrorf("plot needs a kind (valid: %s)", valid)
 			}
-			return usageErrorf("unknown plot kind %q (valid: %s)", args[0], strings.Join(plotKinds, ", "))
+			return usageErrorf("unknown plot kind %q (valid: %s)", args[0], valid)
 		},
 		RunE: func(c *cobra.Command, args []string) error { return nil },
 	}
-	c.AddCommand(newPlotStateCmd(), newPlotTimelineCmd(), newPlotBurstCmd(), newPlotSweepCmd())
+	c.AddCommand(kinds...)
 	return c
 }
 

@@ -65,6 +65,7 @@ type policyOptions struct {
 	Limiters []string // --limiter, one spec each
 	Stack    string   // --stack: consume or refund
 	Intent   string   // --intent: LIMIT/WINDOW
+	gateway  gatewayOptions
 	// single: the replay is of the one limiter given on the command line;
 	// the config file's limiters and algos do not join it.
 	single bool
@@ -104,6 +105,7 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
 	fs.StringVar(&o.Stack, "stack", "consume", "with a policies: list in --config, whether policies that allowed a refused request still count it (consume) or not (refund)")
 	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
+	addGatewayFlags(fs, &o.gateway)
 	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit false allows, false rejects and burst ratios are counted against (default: --limit per --window)")
 }
 
@@ -124,8 +126,16 @@ func (o *policyOptions) lanesGiven(algoList []string) ([]limiters.Algorithm, []l
 	return algos, specs, err
 }
 
-// policyFile reads the --config file, once however often it is asked for.
+// policyFile reads the --config file, or the --policy-from config, once
+// however often it is asked for.
 func (o *policyOptions) policyFile() (*spec.File, error) {
+	if o.file == nil && o.gateway.From != "" {
+		pf, err := o.gateway.read(o.Config)
+		if err != nil {
+			return nil, err
+		}
+		o.file = pf
+	}
 	if o.file == nil {
 		pf, err := spec.ReadFile(o.Config)
 		if err != nil {
@@ -173,7 +183,7 @@ type policySpec = tables.Policy
 // is a usage error, found before any replay.
 func (o *policyOptions) plan(algos []limiters.Algorithm, specs []limiterSpec, interval spec.Setting) (*spec.Plan, error) {
 	in := spec.Inputs{Flags: o.flagParams(), Algos: algos, Limiters: specs, Single: o.single, Interval: interval, Inherit: o.inherit}
-	if o.Config != "" {
+	if o.hasFile() {
 		pf, err := o.policyFile()
 		if err != nil {
 			return nil, err

@@ -64,6 +64,9 @@ type reportOptions struct {
 	Shard string
 }
 
+// htmlExtensions are the extensions report writes to.
+var htmlExtensions = []string{".html", ".htm"}
+
 func newReportCmd() *cobra.Command {
 	o := &reportOptions{}
 	c := &cobra.Command{
@@ -111,8 +114,8 @@ func runReport(o *reportOptions, s streams) error {
 	if o.Output == "" {
 		return usageErrorf("report needs -o FILE.html")
 	}
-	if ext := strings.ToLower(filepath.Ext(o.Output)); ext != ".html" && ext != ".htm" {
-		return usageErrorf("-o %s: unsupported extension %q (valid: .html)", o.Output, filepath.Ext(o.Output))
+	if ext := strings.ToLower(filepath.Ext(o.Output)); !slices.Contains(htmlExtensions, ext) {
+		return usageErrorf("-o %s: unsupported extension %q (valid: %s)", o.Output, filepath.Ext(o.Output), strings.Join(htmlExtensions, ", "))
 	}
 	if o.Top <= 0 {
 		return usageErrorf("--top must be positive, got %d", o.Top)

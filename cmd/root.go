@@ -163,6 +163,8 @@ func NewRootCmd(version string) *cobra.Command {
 		newCheckCmd(),
 		newGenCmd(),
 		newMergeCmd(),
+		newLintCmd(),
+		newExportCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd())
 	addCompletionCmd(root)

@@ -252,7 +252,7 @@ func runRun(o *runOptions, s streams) error {
 func runStack(o *runOptions, stack []stackSpec, s streams) error {
 	switch {
 	case o.Algo != "":
-		return usageErrorf("%s stacks policies: --algo does not join them", o.policy.Config)
+		return usageErrorf("%s stacks policies: --algo does not join them", o.policy.file.Path)
 	case o.Explain || (o.clients.Model != "" && o.clients.Model != "none"):
 		return usageErrorf("a stack of policies excludes --explain and --clients")
 	}

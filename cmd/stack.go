@@ -44,7 +44,7 @@ STACKED POLICIES
 // stackOf returns the stack of the --config file, nil when it has no
 // policies: list. A stack replaces --algos and --limiter.
 func (o *policyOptions) stackOf() ([]stackSpec, error) {
-	if o.Config == "" {
+	if !o.hasFile() {
 		if o.set["stack"] {
 			return nil, usageErrorf("--stack needs a --config file with a policies: list")
 		}
@@ -56,18 +56,22 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	}
 	if len(pf.Policies) == 0 {
 		if o.set["stack"] {
-			return nil, usageErrorf("--stack needs a policies: list in %s", o.Config)
+			return nil, usageErrorf("--stack needs a policies: list in %s", o.file.Path)
 		}
 		return nil, nil
 	}
 	if len(o.Limiters) > 0 {
-		return nil, usageErrorf("%s stacks policies: --limiter does not join them", o.Config)
+		return nil, usageErrorf("%s stacks policies: --limiter does not join them", o.file.Path)
 	}
 	return pf.Policies, nil
 }
 
 // stackMode parses --stack.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
+	if !o.set["stack"] && o.file != nil && o.file.Stack != "" {
+		m, err := choose("--stack", o.file.Stack, sim.StackModes)
+		return sim.StackMode(m), err
+	}
 	if o.Stack == "" {
 		return sim.StackConsume, nil
 	}
@@ -95,7 +99,7 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 				key = []string{"user"}
 			}
 		}
-		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow}
+		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow, Match: sp.Match}
 		if err := sim.StackCheck(policies[i]); err != nil {
 			rp.trace.Close()
 			return nil, nil, usageErrorf("%s", ErrorText(err))

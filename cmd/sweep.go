@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
@@ -78,9 +79,11 @@ type sweepOptions struct {
 	Pick     string
 	Frontier bool
 	ByKey    int
-	Output   string
-	Shard    string
-	set      map[string]bool
+	// Export and ExportFile write the best candidate as a gateway's config.
+	Export, ExportFile string
+	Output             string
+	Shard              string
+	set                map[string]bool
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
 	// otherwise.
@@ -155,6 +158,8 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit candidates are scored against (default: --limit per --window)")
 	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
 	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects (with --pick, of those that meet it)")
+	fs.StringVar(&o.Export, "export", "", "with --pick, write the best candidate as a gateway's config: "+gateway.Targets.String()+" (see 'ratesim export')")
+	fs.StringVar(&o.ExportFile, "export-file", "", "with --export, the file to write the config to (default: below the table)")
 	fs.IntVar(&o.ByKey, "by-key", 0, "with --pick, the N keys the best candidate rejected most, from a second pass over the trace")
 }
 
@@ -354,6 +359,14 @@ func runSweep(o *sweepOptions, s streams) error {
 		return refuseShard(s, "--by-key lists the keys of the best candidate, which only the merge of every shard knows; merge the sweep, then run compare --by-key N --limiter BEST --shard I/N")
 	case o.ByKey > 0 && o.Pick == "":
 		return usageErrorf("--by-key lists the best candidate's keys: it needs --pick")
+	case o.Export != "" && gateway.Targets.Index(o.Export) < 0:
+		return usageErrorf("--export %q: want one of %s", o.Export, gateway.Targets)
+	case o.Export != "" && o.Pick == "":
+		return usageErrorf("--export writes the best candidate: it needs --pick")
+	case o.Export != "" && format.Machine() && o.ExportFile == "":
+		return usageErrorf("--export with -o %s needs --export-file, to keep the config out of the records", o.Output)
+	case o.ExportFile != "" && o.Export == "":
+		return usageErrorf("--export-file needs --export")
 	case o.ByKey > 0 && format.Machine():
 		return usageErrorf("--by-key in sweep adds a table to the report; for CSV or JSON, run compare --by-key N with the best candidate's --limiter")
 	}
@@ -382,7 +395,13 @@ func runSweep(o *sweepOptions, s streams) error {
 		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
-		return rp.trace.finish()
+		if err := rp.trace.finish(); err != nil {
+			return err
+		}
+		if o.Export != "" && len(picked) > 0 {
+			return sweepExport(o.Export, o.ExportFile, picked[0].Limiter, sp.Unit, s.out, s.err)
+		}
+		return nil
 	}
 
 	w := render.NewTextWriter(s.out, format)
@@ -421,6 +440,11 @@ func runSweep(o *sweepOptions, s streams) error {
 	}
 	if err := rp.trace.finish(); err != nil {
 		return err
+	}
+	if o.Export != "" && len(picked) > 0 {
+		if err := sweepExport(o.Export, o.ExportFile, picked[0].Limiter, sp.Unit, s.out, s.err); err != nil {
+			return err
+		}
 	}
 	if o.ByKey > 0 && len(picked) > 0 {
 		return sweepByKey(o, po, picked[0], s)

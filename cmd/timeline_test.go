@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratesim/ratesim/limiters"
 )
 
 // TestTimelineAddsUp: the timeline's counts, summed over its intervals,
@@ -68,7 +70,8 @@ func TestTimelineAddsUp(t *testing.T) {
 		if sums["fixed-window"][2] == 0 || sums["sliding-log"][4] == 0 && sums["fixed-window"][3] == 0 {
 			t.Errorf("%s: no rejections or false decisions to add up: %v", pattern, sums)
 		}
-		if n != 11 || len(sums) != 11 {
+		// Every algorithm, and b5.
+		if want := len(limiters.AllAlgorithms()) + 1; n != want || len(sums) != want {
 			t.Errorf("%s: %d summary rows, %d limiters in the timeline", pattern, n, len(sums))
 		}
 	}

@@ -124,6 +124,13 @@ type kind struct {
 	refusal Reason
 	ops     kindOps
 	fast    fastDecide
+	// wait is the state type's wait method (see waiter), or nil.
+	wait fastWait
+	// narrow picks, for a rule of the kind, a narrow form of its state
+	// that holds every state the rule can reach (setting the rule's
+	// fields the form reads), or returns nil for the kind's own; it may
+	// be nil. See form.
+	narrow func(r *Rule) *form
 	// shares: kinds with the same non-empty shares keep one state for
 	// equal parameters, and differ only in the name of their refusal.
 	shares string
@@ -182,6 +189,7 @@ var kinds = [numAlgorithms]kind{
 		refusal:    ReasonWindow,
 		ops:        ops[FixedWindowState, *FixedWindowState]{},
 		fast:       fastOf((*FixedWindowState).decide),
+		narrow:     narrowWindow,
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
 		gauge:      gaugeSpec{quantity: "count in window"},
@@ -206,6 +214,7 @@ var kinds = [numAlgorithms]kind{
 		refusal: ReasonLog,
 		ops:     ops[SlidingLogState, *SlidingLogState]{},
 		fast:    fastOf((*SlidingLogState).decide),
+		narrow:  narrowLog,
 		bound: func(p Policy, interval int64) int64 {
 			// Intervals of W+1 ns hold at most the limit each.
 			n, w := uint64(interval)+1, uint64(p.Window)
@@ -234,6 +243,7 @@ var kinds = [numAlgorithms]kind{
 		refusal:    ReasonEstimate,
 		ops:        ops[SlidingCounterState, *SlidingCounterState]{},
 		fast:       fastOf((*SlidingCounterState).decide),
+		narrow:     narrowCounter,
 		bound:      alignedBound,
 		backWithin: func(p Policy) int64 { return int64(p.Window) },
 		gauge:      gaugeSpec{quantity: "estimate"},
@@ -257,6 +267,8 @@ var kinds = [numAlgorithms]kind{
 		refusal: ReasonNoTokens,
 		ops:     ops[bucket, *bucket]{},
 		fast:    fastOf((*bucket).decide),
+		wait:    waitOf((*bucket).wait),
+		narrow:  narrowBucket,
 		shares:  "bucket",
 		alike:   "meter",
 		setup:   setupRate,
@@ -281,6 +293,8 @@ var kinds = [numAlgorithms]kind{
 		refusal: ReasonOverflow,
 		ops:     ops[bucket, *bucket]{},
 		fast:    fastOf((*bucket).decide),
+		wait:    waitOf((*bucket).wait),
+		narrow:  narrowBucket,
 		shares:  "bucket",
 		alike:   "meter",
 		setup:   setupRate,

@@ -66,10 +66,7 @@ func (b *bucket) decide(r *Rule, now, cost int64, commit bool, out *Decision, x 
 	}
 	if !d.Allowed {
 		d.Reason = r.refusal
-		// Wait until the level falls to Capacity-cost: the excess
-		// (level+cost-Capacity)*per drains at n per ns; round up.
-		oh, ol := sub128(nh, nl, ch, cl)
-		setRetry(&d, x, divCeilSpan(oh, ol, r.n))
+		setRetry(&d, x, overflowWait(r, nh, nl, ch, cl))
 	}
 	// Remaining is floor(Capacity - level) = floor((C*per - level*per)/per);
 	// the quotient is at most Capacity, so the high word is below per.
@@ -79,6 +76,32 @@ func (b *bucket) decide(r *Rule, now, cost int64, commit bool, out *Decision, x 
 	setReset(&d, x, divCeilSpan(b.lh, b.ll, r.n))
 	*out = d
 	return d.Allowed, false
+}
+
+// overflowWait is the RetryAfter of a request that would take the level
+// to n (as (level+cost)*per) above c (Capacity*per): until the level
+// falls to Capacity-cost, as the excess drains at r.n per ns, rounded up.
+func overflowWait(r *Rule, nh, nl, ch, cl uint64) Span {
+	oh, ol := sub128(nh, nl, ch, cl)
+	if r.n == 1 && oh == 0 {
+		return span64(ol) // no division to round
+	}
+	return divCeilSpan(oh, ol, r.n)
+}
+
+// wait is decide's refusal wait alone, without the rest of the decision
+// and without changing the state: see waiter.
+func (b *bucket) wait(r *Rule, now, cost int64) (wait Span, refused, back bool) {
+	if b.seen && now < b.last {
+		return Span{}, false, true
+	}
+	c := *b
+	c.drain(r, now)
+	nh, nl, ch, cl := c.fill(r, cost)
+	if !less128(ch, cl, nh, nl) {
+		return Span{}, false, false
+	}
+	return overflowWait(r, nh, nl, ch, cl), true, false
 }
 
 func (b *bucket) idle(r *Rule, now int64) bool {

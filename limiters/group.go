@@ -127,6 +127,16 @@ func (g *Group) Refused(id uint32, now, cost int64, mask uint64, out []Decision,
 	return g.s.refused(id, now, cost, mask, out, exact)
 }
 
+// RefusedWaits is Refused that writes, for each rule i in mask that has
+// just refused the request, only the decision's RetryAfter, in full, to
+// waits[i]: for some algorithms (the buckets) far less arithmetic than
+// the whole decision, where a replay needs only how long its refusals
+// were told to wait. It changes no state, and returns, as Refused does,
+// the rules of mask that would allow the request.
+func (g *Group) RefusedWaits(id uint32, now, cost int64, mask uint64, waits []Span) uint64 {
+	return g.s.waits(id, now, cost, mask, waits)
+}
+
 // AllowExplain is Allow that also appends each rule's state text (as
 // Table.AllowExplain writes it) to dst, in order, and sets ends[i] to the
 // length of dst after rule i's text. When exact is not nil it holds one

@@ -155,13 +155,27 @@ func TestPrefetch(t *testing.T) {
 }
 
 func TestGroupStateSize(t *testing.T) {
-	// Three cache lines: a request for the classic five touches no more.
-	g, err := NewGroup(ClassicAlgorithms(), Policy{Limit: 3, Window: 10, Capacity: 3, Rate: Rate{1, 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := g.s.blocks.Size(); n != 192 {
-		t.Errorf("the classic five's block is %d bytes, want 192", n)
+	for _, c := range []struct {
+		p    Policy
+		want uintptr
+		why  string
+	}{
+		// Narrow states: a request for the classic five touches one
+		// cache line.
+		{Policy{Limit: 3, Window: 10 * time.Second, Capacity: 3, Rate: Rate{3, 10 * time.Second}}, 64, "narrow states"},
+		// A window of 10 ns has too many indexes for a sliding counter's
+		// index and two counts in one word: it keeps the wide state.
+		{Policy{Limit: 3, Window: 10, Capacity: 3, Rate: Rate{1, 5}}, 128, "a wide sliding counter"},
+		// A limit of 5 is more entries than a narrow log holds.
+		{Policy{Limit: 5, Window: 10 * time.Second, Capacity: 5, Rate: Rate{1, time.Second}}, 192, "a wide sliding log"},
+	} {
+		g, err := NewGroup(ClassicAlgorithms(), c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := g.s.blocks.Size(); n != c.want {
+			t.Errorf("%s: the classic five's block is %d bytes, want %d", c.why, n, c.want)
+		}
 	}
 }
 

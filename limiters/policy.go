@@ -261,6 +261,13 @@ type Rule struct {
 	tNs, tFrac         uint64
 	burst1Ns, burst1Fr uint64
 
+	// form is the state type stores keep the rule's states in (see
+	// form); kmin and cbits are a narrow window form's lowest window
+	// index and the bits of each count.
+	form  form
+	kmin  int64
+	cbits uint
+
 	lib libRule // the library kinds' own figures
 }
 
@@ -277,6 +284,7 @@ func NewRule(a Algorithm, p Policy) (*Rule, error) {
 	if k.setup != nil {
 		k.setup(r)
 	}
+	r.form = formOf(r)
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -12,19 +13,25 @@ import (
 	"github.com/ratesim/ratesim/internal/keyhash"
 )
 
-// model runs one key through the exported state types' Step functions.
+// model runs one key through the exported state types' Step functions;
+// an algorithm with no case here runs through its entry in the kinds
+// table, on a state of the type the entry keeps (gen).
 type model struct {
-	r  *Rule
-	fw FixedWindowState
-	sl SlidingLogState
-	sc SlidingCounterState
-	tb TokenBucketState
-	lb LeakyBucketState
-	g  GCRAState
-	q  LeakyQueueState
-	sb SlidingBucketsState
-	fh FixedWindowHitsState
-	tq TickQueueState
+	r   *Rule
+	gen reflect.Value // a pointer to the state, for the kinds table's path
+	// generic: the model steps through the kinds table.
+	generic bool
+	t       testing.TB
+	fw      FixedWindowState
+	sl      SlidingLogState
+	sc      SlidingCounterState
+	tb      TokenBucketState
+	lb      LeakyBucketState
+	g       GCRAState
+	q       LeakyQueueState
+	sb      SlidingBucketsState
+	fh      FixedWindowHitsState
+	tq      TickQueueState
 }
 
 func newModel(t testing.TB, a Algorithm, p Policy) *model {
@@ -32,7 +39,7 @@ func newModel(t testing.TB, a Algorithm, p Policy) *model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &model{r: r}
+	return &model{r: r, gen: reflect.New(r.k.ops.stateType()), t: t}
 }
 
 func (m *model) step(now, cost int64) (d Decision) {
@@ -57,6 +64,10 @@ func (m *model) step(now, cost int64) (d Decision) {
 		m.fh, d = m.fh.Step(m.r, now, cost)
 	case TickQueue:
 		m.tq, d = m.tq.Step(m.r, now, cost)
+	default:
+		var out Decision
+		m.generic = true
+		d = m.r.k.ops.allow(m.r, m.gen.UnsafePointer(), now, cost, &out, nil)
 	}
 	return d
 }
@@ -68,6 +79,12 @@ func (m *model) clone() *model {
 	}
 	if m.sb.log.buf != nil {
 		c.sb.log.buf = slices.Clone(m.sb.log.buf)
+	}
+	// The table's state goes through its encoding, which holds it whole
+	// and shares nothing with it; a state never stepped is the fresh one.
+	c.gen = reflect.New(m.gen.Type().Elem())
+	if m.generic && !c.gen.Interface().(codec).readBinary(m.r, m.gen.Interface().(codec).appendBinary(nil)) {
+		m.t.Fatalf("%s: a state that does not read back its encoding", m.r.alg)
 	}
 	return &c
 }
@@ -92,8 +109,10 @@ func (m *model) idle(now int64) bool {
 		return m.fh.idle(m.r, now)
 	case TickQueue:
 		return m.tq.idle(m.r, now)
-	default:
+	case LeakyQueue:
 		return m.q.g.idle(m.r, now)
+	default:
+		return m.r.k.ops.idle(m.r, m.gen.UnsafePointer(), now)
 	}
 }
 

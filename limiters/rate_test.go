@@ -1,7 +1,9 @@
 package limiters
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,15 +185,47 @@ func TestAlgorithms(t *testing.T) {
 			t.Errorf("%s: no summary", a)
 		}
 	}
+	// The list of valid names is every algorithm's, in the table's order.
+	var names []string
+	for _, a := range AllAlgorithms() {
+		names = append(names, a.String())
+	}
 	_, err := ParseAlgorithm("x")
-	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: fixed-window, sliding-log, sliding-counter, token-bucket, leaky-bucket, gcra, leaky-queue, sliding-buckets, fixed-window-hits, tick-queue)` {
+	if err == nil || err.Error() != `limiters: unknown algorithm "x" (valid: `+strings.Join(names, ", ")+`)` {
 		t.Errorf("ParseAlgorithm(x): %v", err)
 	}
 	if Algorithm(42).String() != "Algorithm(42)" || Algorithm(42).Summary() != "" {
 		t.Error("unknown algorithm names")
 	}
-	if len(ClassicAlgorithms()) != 5 || len(AllAlgorithms()) != 10 {
-		t.Error("algorithm lists")
+	// The article's five come first; every constant of the table is in
+	// AllAlgorithms or, a library kind, in LibraryAlgorithms, once, in
+	// order, and none after the last has a name.
+	all, lib := AllAlgorithms(), LibraryAlgorithms()
+	if len(ClassicAlgorithms()) != 5 || !slices.Equal(all[:5], ClassicAlgorithms()) {
+		t.Errorf("ClassicAlgorithms %v are not the first five of %v", ClassicAlgorithms(), all)
+	}
+	every := slices.Concat(all, lib)
+	slices.Sort(every)
+	if len(every) != int(numAlgorithms) || Algorithm(len(every)).String() != fmt.Sprintf("Algorithm(%d)", len(every)) {
+		t.Errorf("AllAlgorithms and LibraryAlgorithms: %d of %d, or a named algorithm after them", len(every), numAlgorithms)
+	}
+	for i, a := range every {
+		if a != Algorithm(i) {
+			t.Errorf("algorithm %d: %v", i, a)
+		}
+	}
+	if !slices.IsSorted(all) || !slices.IsSorted(lib) {
+		t.Errorf("AllAlgorithms %v or LibraryAlgorithms %v out of order", all, lib)
+	}
+	for _, a := range all {
+		if a.Library() {
+			t.Errorf("%s: a library kind in AllAlgorithms", a)
+		}
+	}
+	for _, a := range lib {
+		if !a.Library() {
+			t.Errorf("%s: in LibraryAlgorithms, not a library kind", a)
+		}
 	}
 	if !SlidingCounter.Windowed() || GCRA.Windowed() {
 		t.Error("Windowed")

@@ -91,6 +91,30 @@ func fastOf[S any](decide func(s *S, r *Rule, now, cost int64, commit bool, out 
 	return *(*fastDecide)(unsafe.Pointer(&decide))
 }
 
+// fastWait is a state type's wait method (see waiter) as a plain function
+// of a pointer to the state, as fastDecide is its decide.
+type fastWait func(p unsafe.Pointer, r *Rule, now, cost int64) (wait Span, refused, back bool)
+
+// A waiter is a state type that computes a refusal's RetryAfter alone,
+// with less arithmetic than a full decision: where a replay needs only the
+// waits of the requests it refused (a sweep's p99 of Retry-After), most of
+// its work would otherwise be the rest of every refusal's decision. wait
+// judges a request of 1 <= cost <= limit at now without changing the
+// state and returns, when the state refuses it for want of room, the
+// RetryAfter of decide's decision in full; back when now is before the
+// state's boundary, which it leaves to decide.
+type waiter interface {
+	wait(r *Rule, now, cost int64) (wait Span, refused, back bool)
+}
+
+var _, _ waiter = (*bucket)(nil), (*bucketWords)(nil)
+
+// waitOf returns the fastWait of a state type from its wait method, as
+// fastOf does for decide.
+func waitOf[S any](wait func(s *S, r *Rule, now, cost int64) (Span, bool, bool)) fastWait {
+	return *(*fastWait)(unsafe.Pointer(&wait))
+}
+
 // ops is the kindOps of state type S.
 type ops[S any, P stateOps[S]] struct{}
 

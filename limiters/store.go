@@ -16,7 +16,9 @@ type member struct {
 	rule Rule
 	ops  kindOps
 	fast fastDecide
+	wait fastWait // nil: waits take full decisions
 	d    Decision // scratch for decide, on the heap with the store
+	x    Exact    // scratch for waits' full decisions
 	off  uintptr  // the state's offset in the block
 	// lead is the index of the earlier member whose state this one
 	// shares, or -1. Sharing members make the same decision but for the
@@ -51,7 +53,7 @@ func newStore(rules []*Rule) store {
 	var fields []reflect.StructField
 	var owner []int // the member of each field
 	for i, r := range rules {
-		m := member{rule: *r, ops: r.k.ops, fast: r.k.fast, lead: -1}
+		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, wait: r.form.wait, lead: -1}
 		for j := range s.members {
 			o := &s.members[j]
 			if o.lead < 0 && shareable(r, &o.rule) {
@@ -106,6 +108,10 @@ func newStore(rules []*Rule) store {
 // shareable reports whether a member of rule r can share the state of a
 // member of rule o.
 func shareable(r, o *Rule) bool {
+	// Rules that share a state keep it in one form.
+	if r.form.ops != o.form.ops {
+		return false
+	}
 	if r.same(o) {
 		return true
 	}
@@ -178,51 +184,95 @@ func (m *member) allow(p unsafe.Pointer, now, cost int64, x *Exact) Decision {
 
 // refused is Group.Refused.
 func (s *store) refused(id uint32, now, cost int64, mask uint64, out []Decision, exact []Exact) uint64 {
-	base := s.blocks.Get(id)
+	mask &= 1<<len(s.members) - 1
+	if mask == 0 {
+		return 0
+	}
+	base := s.blocks.At(id) // a key never seen: its fresh state
 	var wrong uint64
-	for m := mask & (1<<len(s.members) - 1); m != 0; m &= m - 1 {
+	for m := mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
-		mb := &s.members[i]
-		src := mb
-		if mb.lead >= 0 {
-			src = &s.members[mb.lead]
-		}
 		var x *Exact
 		if exact != nil {
 			x = &exact[i]
 		}
-		var d Decision
-		if base == nil {
-			// A key never seen: its fresh state, in a scratch block.
-			base = s.blocks.At(id)
-		}
-		p := unsafe.Add(base, src.off)
-		if validCost(&src.rule, cost) {
-			if x != nil {
-				*x = Exact{}
-			}
-			if ok, back := src.fast(p, &src.rule, now, cost, false, &src.d, x); !back {
-				if ok {
-					wrong |= 1 << i
-					continue
-				}
-				d = src.d
-			} else {
-				d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
-			}
-		} else {
-			d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
-		}
-		if d.Allowed {
+		d, ok := s.refusal(i, base, now, cost, x)
+		if !ok {
 			wrong |= 1 << i
 			continue
-		}
-		if mb.lead >= 0 {
-			d = face(d, &src.rule, &mb.rule)
 		}
 		out[i] = d
 	}
 	return wrong
+}
+
+// waits is Group.RefusedWaits.
+func (s *store) waits(id uint32, now, cost int64, mask uint64, waits []Span) uint64 {
+	mask &= 1<<len(s.members) - 1
+	if mask == 0 {
+		return 0
+	}
+	base := s.blocks.At(id) // a key never seen: its fresh state
+	var wrong uint64
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		src := &s.members[i]
+		if src.lead >= 0 {
+			src = &s.members[src.lead]
+		}
+		if src.wait != nil && validCost(&src.rule, cost) {
+			w, refused, back := src.wait(unsafe.Add(base, src.off), &src.rule, now, cost)
+			if !back {
+				if !refused {
+					wrong |= 1 << i
+				}
+				waits[i] = w
+				continue
+			}
+		}
+		if _, ok := s.refusal(i, base, now, cost, &src.x); !ok {
+			wrong |= 1 << i
+			continue
+		}
+		waits[i] = src.x.RetryAfter
+	}
+	return wrong
+}
+
+// refusal returns member i's decision on a request of cost at now for the
+// key whose block is base, and its durations in full in *x unless x is
+// nil, and reports whether it is a refusal: a refused request changes no
+// state, so judging it again decides it alike.
+func (s *store) refusal(i int, base unsafe.Pointer, now, cost int64, x *Exact) (Decision, bool) {
+	mb := &s.members[i]
+	src := mb
+	if mb.lead >= 0 {
+		src = &s.members[mb.lead]
+	}
+	p := unsafe.Add(base, src.off)
+	var d Decision
+	if validCost(&src.rule, cost) {
+		if x != nil {
+			*x = Exact{}
+		}
+		if ok, back := src.fast(p, &src.rule, now, cost, false, &src.d, x); !back {
+			if ok {
+				return Decision{}, false
+			}
+			d = src.d
+		} else {
+			d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
+		}
+	} else {
+		d = src.ops.allow(&src.rule, p, now, cost, &src.d, x)
+	}
+	if d.Allowed {
+		return Decision{}, false
+	}
+	if mb.lead >= 0 {
+		d = face(d, &src.rule, &mb.rule)
+	}
+	return d, true
 }
 
 // admit decides a request under every member, computing only whether each

@@ -78,6 +78,16 @@ type burstTracker struct {
 	banks    []*bank
 	ringBank []int
 	ringBit  []int
+
+	// lists are, by key id, the keys' rings in brief (see burstList);
+	// listBit is per ring its bit in the lists' masks (-1: no list serves
+	// it) and listRing per bit its ring.
+	lists    chunk.Array[burstList]
+	listBit  []int
+	listRing []int
+	// listed counts the requests the lists took, spills the keys that
+	// spilled (for tests).
+	listed, spills int64
 }
 
 // burstEntry is one allowed request: its time and its cost.
@@ -197,6 +207,9 @@ func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 // prefetch starts loading id's ring slots. It does not follow a slot to
 // a ring in the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
+	if len(bt.listRing) > 0 {
+		bt.prefetchList(id)
+	}
 	for _, bk := range bt.banks {
 		if bk != nil && bk.lanes != 0 {
 			bk.prefetch(id)
@@ -244,6 +257,11 @@ func (bt *burstTracker) keepFrom(l int, t int64) int64 {
 // of one interval no longer fits an int64; the run must then stop, as the
 // tracker's figures are no longer sure.
 func (bt *burstTracker) record(id uint32, h uint64, l int, t, c, seq int64) bool {
+	if bt.listBit[l] >= 0 {
+		if k := bt.lists.At(uint64(id)); !k.spilled() {
+			bt.spill(id, k) // the ring, not the list, takes the key's requests from now on
+		}
+	}
 	s := bt.slots[l].At(uint64(id))
 	r, wrap := bt.ring(s)
 	if s.n > 0 {
@@ -521,6 +539,9 @@ func (bt *burstTracker) topKeyBests(keys *interner, lanes, n int) []scoredInterv
 // after now can reach: in each ring, the newest entry is more than the
 // interval before the earliest time its lanes can take such a request at.
 func (bt *burstTracker) idle(id uint32, now int64) bool {
+	if !bt.idleList(id, now) {
+		return false
+	}
 	for _, bk := range bt.banks {
 		if bk != nil && bk.lanes != 0 && !bt.idleBank(bk, id, now) {
 			return false
@@ -542,6 +563,9 @@ func (bt *burstTracker) idle(id uint32, now int64) bool {
 
 // reset empties id's rings and forgets its best intervals.
 func (bt *burstTracker) reset(id uint32) {
+	if k := bt.lists.Get(uint64(id)); k != nil {
+		*k = burstList{}
+	}
 	for _, bk := range bt.banks {
 		if bk != nil {
 			bk.reset(id)

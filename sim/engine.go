@@ -257,6 +257,9 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 		return nil, err
 	}
 	r := e.report(requests)
+	if ranHook != nil {
+		ranHook(e)
+	}
 	if cfg.Every > 0 {
 		if r.IntervalsOutOfOrder = order.line; order.line == 0 {
 			ivs := make([]*intervals, len(e.workers))
@@ -277,6 +280,9 @@ func run(src Source, cfg Config, emit func(*Batch) error) (*Report, error) {
 	}
 	return r, nil
 }
+
+// ranHook, when set (by tests), sees every engine that has run.
+var ranHook func(*engine)
 
 // intervalOrder checks that a trace comes interval by interval.
 type intervalOrder struct {

@@ -208,8 +208,9 @@ func TestInternerRemove(t *testing.T) {
 
 // TestInternerStaleCandidate looks a key up with a candidate slot found
 // before the table grew and before removals compacted the key bytes: the
-// stale slot still says the key lives far into an arena that compaction
-// has since shrunk, and must not be trusted.
+// stale slot's id then names a key that lived far into an arena that
+// compaction has since shrunk, and must not be trusted, nor make the
+// prefetch of its bytes read outside the arena.
 func TestInternerStaleCandidate(t *testing.T) {
 	in := newInterner()
 	key := func(i int) []byte {
@@ -228,10 +229,11 @@ func TestInternerStaleCandidate(t *testing.T) {
 	h := hashKey(target)
 	id := add(1500)
 	stale := in.candidate(h)
-	if stale == nil || stale.ref.chunk == 0 {
+	chunk, _ := in.ref(id).place()
+	if stale == nil || chunk == 0 {
 		t.Fatal("the key should be in a later arena chunk")
 	}
-	for i := 1501; i < 2100; i++ { // the table grows at 2049 keys
+	for i := 1501; i < 2100; i++ { // the table grows at 1729 keys
 		ids = append(ids, add(i))
 	}
 	if in.owns(stale) {
@@ -243,9 +245,10 @@ func TestInternerStaleCandidate(t *testing.T) {
 		in.remove(i)
 		compacted = compacted || in.dead < before
 	}
-	if !compacted || len(in.arena) > int(stale.ref.chunk) {
-		t.Fatalf("the arena should have compacted below chunk %d; it has %d", stale.ref.chunk, len(in.arena))
+	if !compacted || len(in.arena) > chunk {
+		t.Fatalf("the arena should have compacted below chunk %d; it has %d", chunk, len(in.arena))
 	}
+	in.prefetchKey(stale.id1 - 1)
 	if got, added := in.lookup(target, h, stale); got != id || added {
 		t.Errorf("with a stale candidate: id %d (added %v), want %d", got, added, id)
 	}

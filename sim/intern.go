@@ -2,6 +2,9 @@ package sim
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -12,66 +15,137 @@ import (
 // interner maps keys to dense ids 0, 1, 2, ... for one worker.
 //
 // It is an open-addressing hash table over the 64-bit hashes the reader
-// already computed, with the key bytes in a chunked arena and, for short
-// keys, in the slot too, so that checking a short key costs no more cache
-// misses than finding its slot. The caller prefetches slots and key bytes
-// well before it looks a key up (see worker.step), so that the misses of a
+// already computed. A slot is eight bytes, the high half of the key's hash
+// and its id, so that the table costs little per key however long the
+// keys: with millions of keys live at once, bytes per key are what limit
+// a replay. A key's bytes are stored once, in a chunked arena, each
+// preceded by its length; refs says, per id, where. Looking a key up is
+// then three dependent loads (its slot, its ref, its bytes), each a cache
+// miss when the keys outnumber the cache: the caller prefetches each well
+// before it needs the next (see worker.step), so that the misses of a
 // batch overlap instead of following one another as in a Go map.
 //
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
 type interner struct {
-	slots []internSlot // power-of-two length, at most half full
-	mask  uint64
-	n     int      // keys held
-	refs  []keyRef // per id: where its bytes are; freeRef for a free id
-	free  []uint32 // ids to reuse
-	arena [][]byte // chunks of key bytes
-	bytes int      // key bytes in the arena
-	dead  int      // of which, bytes of removed keys
+	slots []internSlot // at most 3/4 full
+	n     int          // keys held
+	// refs says per id where its key is, 0 for a free id: in four bytes
+	// while every ref fits them (an arena of up to 4 GiB), in wide, of
+	// eight, from the first that does not.
+	refs   chunk.Array[uint32]
+	wide   chunk.Array[keyRef]
+	isWide bool
+	nids   int      // one past the largest id given out
+	free   []uint32 // ids to reuse
+	arena  [][]byte // chunks of keys, each a uvarint length and the bytes
+	spare  [][]byte // empty chunks for the arena, from tables grown out of
+	bytes  int      // bytes in the arena
+	dead   int      // of which, bytes of removed keys
 }
 
-// freeRef marks an id with no key.
-var freeRef = keyRef{chunk: ^uint32(0)}
-
-// internSlot is one table entry: the high half of the key's hash, its id
-// plus one (0 marks an empty slot), where its bytes are, and the bytes
-// themselves when they fit. Two slots fill a cache line.
+// internSlot is one table entry: the high half of the key's hash and its
+// id plus one (0 marks an empty slot). Eight fill a cache line.
 type internSlot struct {
-	tag   uint32
-	id1   uint32
-	ref   keyRef
-	short [shortKey]byte // the key, when ref.len <= shortKey
+	tag uint32
+	id1 uint32
 }
 
-// shortKey is the longest key a slot holds: room enough for user ids like
-// "u123" or "user-1234567", while two slots still fill a cache line.
-const shortKey = 12
+// keyRef locates a key in the arena: chunk<<20 | offset, plus one, so
+// that 0 is no key. An offset is below keyChunk: a chunk is keyChunk
+// bytes, or holds one longer key at offset 0.
+type keyRef uint64
 
-// keyRef locates a key's bytes: arena[chunk][off:off+len].
-type keyRef struct {
-	chunk, off, len uint32
+func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<refOffBits|uint64(off)) + 1 }
+
+func (r keyRef) place() (chunk, off int) {
+	return int((r - 1) >> refOffBits), int((r - 1) & (keyChunk - 1))
 }
 
-const keyChunk = 1 << 20 // bytes per arena chunk
+const refOffBits = 20 // log2 of keyChunk
+
+// narrowRefs is the largest ref refs keeps in four bytes (a variable so
+// that tests can widen a small arena's refs).
+var narrowRefs keyRef = math.MaxUint32
+
+// ref returns where id's key is, 0 for a free id.
+func (in *interner) ref(id uint32) keyRef {
+	if in.isWide {
+		return *in.wide.At(uint64(id))
+	}
+	return keyRef(*in.refs.At(uint64(id)))
+}
+
+// setRef records that id's key is at r, widening the refs when r does not
+// fit four bytes.
+func (in *interner) setRef(id uint32, r keyRef) {
+	if !in.isWide && r > narrowRefs {
+		for i := range uint64(in.nids) {
+			*in.wide.At(i) = keyRef(*in.refs.At(i))
+		}
+		in.refs.Drop(func(*uint32) {})
+		in.isWide = true
+	}
+	if in.isWide {
+		*in.wide.At(uint64(id)) = r
+	} else {
+		*in.refs.At(uint64(id)) = uint32(r)
+	}
+}
+
+// getRef is ref for an id that may be past every id given out (a stale
+// hint): it reports false then, and grows nothing.
+func (in *interner) getRef(id uint32) (keyRef, unsafe.Pointer, bool) {
+	if in.isWide {
+		if r := in.wide.Get(uint64(id)); r != nil {
+			return *r, unsafe.Pointer(r), true
+		}
+	} else if r := in.refs.Get(uint64(id)); r != nil {
+		return keyRef(*r), unsafe.Pointer(r), true
+	}
+	return 0, nil, false
+}
+
+const keyChunk = 1 << refOffBits // bytes per arena chunk
 
 func newInterner() *interner {
 	const size = 1 << 10
-	return &interner{slots: make([]internSlot, size), mask: size - 1}
+	return &interner{slots: make([]internSlot, size)}
 }
 
 // Len returns the number of keys held.
 func (in *interner) Len() int { return in.n }
 
 // key returns id's key bytes.
-func (in *interner) key(id uint32) []byte { return in.at(in.refs[id]) }
+func (in *interner) key(id uint32) []byte { return in.at(in.ref(id)) }
 
 // The table works on the high half of a key's hash, its tag: the tag
 // picks the home slot and is kept in the slot, so growing needs no rehash.
 // (The low half picks the worker.)
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
-func (in *interner) home(tag uint32) uint64 { return uint64(tag) & in.mask }
+func (in *interner) home(tag uint32) uint64 {
+	// tag*len/2^32: the tags spread over the slots in order, whatever
+	// the table's length.
+	h, _ := bits.Mul64(uint64(tag)<<32, uint64(len(in.slots)))
+	return h
+}
+
+// next is the slot after p, the first after the last.
+func (in *interner) next(p uint64) uint64 {
+	if p++; p == uint64(len(in.slots)) {
+		return 0
+	}
+	return p
+}
+
+// dist is how many slots on from a b is, going round the table.
+func (in *interner) dist(a, b uint64) uint64 {
+	if b < a {
+		return b + uint64(len(in.slots)) - a
+	}
+	return b - a
+}
 
 // prefetchHome starts loading the home slot of hash h into the cache.
 func (in *interner) prefetchHome(h uint64) {
@@ -82,7 +156,7 @@ func (in *interner) prefetchHome(h uint64) {
 // h, or nil at an empty slot: nearly always the key's own slot.
 func (in *interner) candidate(h uint64) *internSlot {
 	tag := tagOf(h)
-	for p := in.home(tag); ; p = (p + 1) & in.mask {
+	for p := in.home(tag); ; p = in.next(p) {
 		s := &in.slots[p]
 		if s.id1 == 0 {
 			return nil
@@ -93,11 +167,25 @@ func (in *interner) candidate(h uint64) *internSlot {
 	}
 }
 
-// prefetchKey starts loading the key bytes of slot s into the cache,
-// unless the slot holds them.
-func (in *interner) prefetchKey(s *internSlot) {
-	if r := s.ref; r.len > shortKey {
-		prefetch.Range(unsafe.Pointer(&in.arena[r.chunk][r.off]), uintptr(r.len))
+// prefetchRef starts loading where the key of id is.
+func (in *interner) prefetchRef(id uint32) {
+	if _, p, ok := in.getRef(id); ok {
+		prefetch.Range(p, unsafe.Sizeof(keyRef(0)))
+	}
+}
+
+// prefetchKey starts loading the first bytes of id's key (its ref
+// prefetched a while before). The id may be out of date, its key removed
+// or compacted away: it is only a hint, so it checks only that the
+// memory is the arena's.
+func (in *interner) prefetchKey(id uint32) {
+	r, _, ok := in.getRef(id)
+	if !ok || r == 0 {
+		return
+	}
+	c, off := r.place()
+	if c < len(in.arena) && off < len(in.arena[c]) {
+		prefetch.Range(unsafe.Pointer(&in.arena[c][off]), 40)
 	}
 }
 
@@ -108,25 +196,19 @@ func (in *interner) owns(s *internSlot) bool {
 	return off < uintptr(len(in.slots))*unsafe.Sizeof(internSlot{})
 }
 
-// holds reports whether slot s holds key.
+// holds reports whether slot s, which is not empty, holds key.
 func (in *interner) holds(s *internSlot, key []byte) bool {
-	if len(key) != int(s.ref.len) {
-		return false
-	}
-	if len(key) <= shortKey {
-		return string(s.short[:len(key)]) == string(key)
-	}
-	return bytes.Equal(in.at(s.ref), key)
+	return bytes.Equal(in.key(s.id1-1), key)
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
 // is the candidate found earlier for this hash, or nil. It may be out of
 // date: a slot since moved or emptied, or one of a table since grown out
-// of, whose key bytes may since have been compacted away; only a slot of
-// the current table is trusted, and only once its key is checked.
+// of; only a slot of the current table is trusted, and only once its key
+// is checked.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && in.owns(start) && start.id1 != 0 && in.holds(start, key) {
+	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag && in.holds(start, key) {
 		return start.id1 - 1, false
 	}
 	p := in.home(tag)
@@ -138,36 +220,36 @@ func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, 
 		if s.tag == tag && in.holds(s, key) {
 			return s.id1 - 1, false
 		}
-		p = (p + 1) & in.mask
+		p = in.next(p)
 	}
 }
 
 // held reports whether id has a key.
-func (in *interner) held(id uint32) bool { return in.refs[id] != freeRef }
+func (in *interner) held(id uint32) bool { return in.ref(id) != 0 }
 
 // ids returns one past the largest id ever given out.
-func (in *interner) ids() int { return len(in.refs) }
+func (in *interner) ids() int { return in.nids }
 
 // remove deletes id's key; id is reused by a later insert.
 func (in *interner) remove(id uint32) {
 	key := in.key(id)
 	p := in.home(tagOf(hashKey(key)))
 	for in.slots[p].id1 != id+1 {
-		p = (p + 1) & in.mask
+		p = in.next(p)
 	}
 	// Backward-shift deletion: move up every later entry of the probe run
 	// whose home does not lie cyclically in (p, q].
 	in.slots[p] = internSlot{}
-	for q := (p + 1) & in.mask; in.slots[q].id1 != 0; q = (q + 1) & in.mask {
+	for q := in.next(p); in.slots[q].id1 != 0; q = in.next(q) {
 		h := in.home(in.slots[q].tag)
-		if (q-h)&in.mask >= (q-p)&in.mask {
+		if in.dist(h, q) >= in.dist(p, q) {
 			in.slots[p] = in.slots[q]
 			in.slots[q] = internSlot{}
 			p = q
 		}
 	}
-	in.dead += len(key)
-	in.refs[id] = freeRef
+	in.dead += recordLen(len(key))
+	in.setRef(id, 0)
 	in.free = append(in.free, id)
 	in.n--
 	if in.dead > keyChunk && 2*in.dead > in.bytes {
@@ -179,20 +261,26 @@ func (in *interner) remove(id uint32) {
 func (in *interner) compact() {
 	old := in.arena
 	in.arena, in.bytes, in.dead = nil, 0, 0
-	for i := range in.slots {
-		s := &in.slots[i]
-		if s.id1 == 0 {
-			continue
+	for id := range uint32(in.nids) {
+		if r := in.ref(id); r != 0 {
+			in.setRef(id, in.store(atIn(old, r)))
 		}
-		r := s.ref
-		s.ref = in.store(old[r.chunk][r.off : r.off+r.len])
-		in.refs[s.id1-1] = s.ref
 	}
 }
 
-func (in *interner) at(r keyRef) []byte {
-	return in.arena[r.chunk][r.off : r.off+r.len]
+// at returns the key bytes at r.
+func (in *interner) at(r keyRef) []byte { return atIn(in.arena, r) }
+
+// atIn returns the key bytes at r in arena.
+func atIn(arena [][]byte, r keyRef) []byte {
+	c, off := r.place()
+	b := arena[c][off:]
+	n, w := binary.Uvarint(b)
+	return b[w : w+int(n) : w+int(n)]
 }
+
+// recordLen is the arena bytes a key of n bytes takes.
+func recordLen(n int) int { return (bits.Len64(uint64(n)|1)+6)/7 + n }
 
 // insert adds key at the empty slot p.
 func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
@@ -201,53 +289,78 @@ func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
 	if n := len(in.free); n > 0 {
 		id = in.free[n-1]
 		in.free = in.free[:n-1]
-		in.refs[id] = ref
 	} else {
-		id = uint32(len(in.refs))
-		in.refs = append(in.refs, ref)
+		id = uint32(in.nids)
+		in.nids++
 	}
+	in.setRef(id, ref)
 	s := &in.slots[p]
-	s.tag, s.id1, s.ref = tag, id+1, ref
-	s.short = [shortKey]byte{}
-	if len(key) <= shortKey {
-		copy(s.short[:], key)
-	}
+	s.tag, s.id1 = tag, id+1
 	in.n++
-	if 2*in.n > len(in.slots) {
+	if 4*in.n > 3*len(in.slots) {
 		in.grow()
 	}
 	return id
 }
 
-// store copies key into the arena. A key never straddles two chunks; one
-// longer than a chunk gets a chunk of its own.
+// store copies key, after its length, into the arena. A key never
+// straddles two chunks; one longer than a chunk gets a chunk of its own.
 func (in *interner) store(key []byte) keyRef {
+	need := recordLen(len(key))
 	last := len(in.arena) - 1
-	if last < 0 || len(in.arena[last])+len(key) > cap(in.arena[last]) {
-		in.arena = append(in.arena, make([]byte, 0, max(keyChunk, len(key))))
+	if last < 0 || len(in.arena[last])+need > cap(in.arena[last]) {
+		var c []byte
+		if n := len(in.spare); n > 0 && need <= keyChunk {
+			c, in.spare = in.spare[n-1], in.spare[:n-1]
+		} else {
+			c = make([]byte, 0, max(keyChunk, need))
+		}
+		in.arena = append(in.arena, c)
 		last++
 	}
 	c := in.arena[last]
 	off := len(c)
+	c = binary.AppendUvarint(c, uint64(len(key)))
 	in.arena[last] = append(c, key...)
-	in.bytes += len(key)
-	return keyRef{chunk: uint32(last), off: uint32(off), len: uint32(len(key))}
+	in.bytes += need
+	return refOf(last, off)
 }
 
-// grow doubles the table.
+// grow makes the table half as long again: it is then between half and
+// three quarters full, where doubling would leave it between three
+// eighths and three quarters, about a sixth more bytes a key on average.
 func (in *interner) grow() {
 	old := in.slots
-	in.slots = chunk.Written[internSlot](2 * len(old)) // probed before written
-	in.mask = uint64(len(in.slots) - 1)
+	in.slots = chunk.Written[internSlot](len(old) + len(old)/2) // probed before written
 	for _, s := range old {
 		if s.id1 == 0 {
 			continue
 		}
 		p := in.home(s.tag)
 		for in.slots[p].id1 != 0 {
-			p = (p + 1) & in.mask
+			p = in.next(p)
 		}
 		in.slots[p] = s
+	}
+	in.recycle(old)
+}
+
+// recycle keeps the memory of old, a table grown out of, as spare chunks
+// of the arena. Otherwise it would lie unused in the heap until the next
+// collection, which with millions of keys comes a heap's worth of
+// allocation later: the table was the largest thing freed, and a growing
+// arena needs about as many bytes again. Tables of less than a chunk are
+// left to the collector. Nothing reads old as slots after this: a slot
+// pointer kept as a hint (see lookup) is checked to be the current
+// table's before it is read.
+func (in *interner) recycle(old []internSlot) {
+	n := len(old) * int(unsafe.Sizeof(internSlot{}))
+	if n < keyChunk {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(old))), n)
+	for ; len(b) >= keyChunk; b = b[keyChunk:] {
+		in.spare = append(in.spare, b[:0:keyChunk])
 	}
 }
 

@@ -17,9 +17,8 @@ func TestInterner(t *testing.T) {
 		return uint64(i) * 0x9e3779b97f4a7c15
 	}
 	in := newInterner()
-	const n = 5000 // several doublings of the table
-	// Short keys, held in their slots, and long ones, only in the arena,
-	// both among the keys that share a hash.
+	const n = 5000 // several growths of the table
+	// Short keys and long ones, both among the keys that share a hash.
 	key := func(i int) []byte {
 		if i%3 == 0 {
 			return []byte(fmt.Sprintf("a-longer-key-%d", i))
@@ -56,9 +55,10 @@ func TestInterner(t *testing.T) {
 }
 
 func TestInternSlotSize(t *testing.T) {
-	// Two to a cache line, so that no slot straddles two.
-	if n := unsafe.Sizeof(internSlot{}); n != 32 {
-		t.Errorf("internSlot is %d bytes, want 32", n)
+	// Eight to a cache line, so that no slot straddles two and a key's
+	// slot costs little beside its bytes.
+	if n := unsafe.Sizeof(internSlot{}); n != 8 {
+		t.Errorf("internSlot is %d bytes, want 8", n)
 	}
 }
 
@@ -111,5 +111,78 @@ func TestHashKeyTails(t *testing.T) {
 				t.Errorf("length %d: changing byte %d leaves the hash %x", n, i, h)
 			}
 		}
+	}
+}
+
+// TestInternerRecyclesAndWidens: a table grown out of becomes arena
+// chunks, refs widen to eight bytes once one does not fit four, and every
+// key keeps its id and bytes through both, through removals and the
+// compaction they bring, and through ids reused.
+func TestInternerRecyclesAndWidens(t *testing.T) {
+	defer func(n keyRef) { narrowRefs = n }(narrowRefs)
+	narrowRefs = refOf(2, 0) // refs past the third chunk's start widen
+	in := newInterner()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d-%s", i, bytes.Repeat([]byte{'x'}, i%23))) }
+	const n = 200000 // past 99645 and 149467 keys, where tables of over 1 MiB are grown out of
+	spared := false
+	for i := range n {
+		k := key(i)
+		h := hashKey(k)
+		id, added := in.lookup(k, h, in.candidate(h))
+		if !added || id != uint32(i) {
+			t.Fatalf("key %d: id %d, added %v", i, id, added)
+		}
+		spared = spared || len(in.spare) > 0
+	}
+	if !spared || len(in.spare) != 0 {
+		t.Errorf("the grown-out table was not taken into the arena (spare seen %v, left %d)", spared, len(in.spare))
+	}
+	if !in.isWide {
+		t.Error("refs past narrowRefs did not widen")
+	}
+	check := func(what string, live func(int) bool) {
+		t.Helper()
+		for i := range n {
+			if !live(i) {
+				continue
+			}
+			k := key(i)
+			h := hashKey(k)
+			id, added := in.lookup(k, h, in.candidate(h))
+			if added || id != uint32(i) || !bytes.Equal(in.key(id), k) {
+				t.Fatalf("%s: key %d: id %d, added %v, bytes %q", what, i, id, added, in.key(id))
+			}
+		}
+	}
+	check("after growing", func(int) bool { return true })
+	bytesBefore := len(in.arena)
+	for i := range n {
+		if i%3 != 0 {
+			in.remove(uint32(i))
+		}
+	}
+	if len(in.arena) >= bytesBefore {
+		t.Errorf("removing two keys in three did not compact the arena (%d chunks, %d before)", len(in.arena), bytesBefore)
+	}
+	check("after removals", func(i int) bool { return i%3 == 0 })
+	reused := map[uint32]bool{}
+	for i := range n {
+		if i%3 == 0 {
+			continue
+		}
+		k := key(n + i)
+		h := hashKey(k)
+		id, added := in.lookup(k, h, in.candidate(h))
+		if !added || id >= n || id%3 == 0 || reused[id] {
+			t.Fatalf("new key %d: id %d, added %v", n+i, id, added)
+		}
+		reused[id] = true
+		if !bytes.Equal(in.key(id), k) {
+			t.Fatalf("new key %d: bytes %q", n+i, in.key(id))
+		}
+	}
+	check("after reuse", func(i int) bool { return i%3 == 0 })
+	if in.Len() != n {
+		t.Errorf("Len = %d, want %d", in.Len(), n)
 	}
 }

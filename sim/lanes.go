@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -92,17 +93,35 @@ func (ls *laneSet) admitMore(id uint32, now, cost int64, masks []uint64) {
 	}
 }
 
-// refused writes the decisions of the lanes that refused the request just
-// admitted, rejected0 of the first Group (bit l for lane l) and, by
-// Group k past it, all but masks[k], to out; see limiters.Group.Refused.
-// It reports false when a lane would now allow it, which would be a bug.
-func (ls *laneSet) refused(id uint32, now, cost int64, rejected0 uint64, masks []uint64, out []limiters.Decision) bool {
-	ok := rejected0 == 0 || ls.group.Refused(id, now, cost, rejected0, out, nil) == 0
+// refusedWaits writes the RetryAfter of each lane that refused the request
+// just admitted, rejected0 of the first Group (bit l for lane l) and, by
+// Group k past it, all but masks[k], lane l's to waits[l], with the
+// arithmetic of the wait alone where a lane's algorithm has it (see
+// limiters.Group.RefusedWaits). spans is scratch of limiters.MaxGroup. It
+// reports false when a lane would now allow the request, which would be a
+// bug.
+func (ls *laneSet) refusedWaits(id uint32, now, cost int64, rejected0 uint64, masks []uint64, spans []limiters.Span, waits []time.Duration) bool {
+	ok := true
+	if rejected0 != 0 {
+		ok = ls.group.RefusedWaits(id, now, cost, rejected0, spans) == 0
+		for m := rejected0; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			waits[l] = spans[l].Duration()
+		}
+	}
 	for k, g := range ls.more {
 		off := ls.n0 + k*wordLanes
 		n := min(wordLanes, ls.n-off)
-		if r := (uint64(1)<<n - 1) &^ masks[k]; r != 0 && g.Refused(id, now, cost, r, out[off:], nil) != 0 {
+		r := (uint64(1)<<n - 1) &^ masks[k]
+		if r == 0 {
+			continue
+		}
+		if g.RefusedWaits(id, now, cost, r, spans) != 0 {
 			ok = false
+		}
+		for m := r; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			waits[off+l] = spans[l].Duration()
 		}
 	}
 	return ok

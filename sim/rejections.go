@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/internal/chunk"
-	"github.com/ratesim/ratesim/limiters"
 )
 
 // DurationCount is how many rejections were told to wait Wait.
@@ -61,8 +60,8 @@ func (rj *rejections) forget(id uint32) {
 
 // note counts the rejections of one request of key id (hash h) by the
 // lanes in mask, bit j of mask word word being lane base+j, each told to
-// wait the RetryAfter of its decision in out.
-func (rj *rejections) note(id uint32, h uint64, word, base int, mask uint64, out []limiters.Decision) {
+// wait waits[l] (lane l = base+j).
+func (rj *rejections) note(id uint32, h uint64, word, base int, mask uint64, waits []time.Duration) {
 	e := rj.entry(id, h)
 	for fresh := mask &^ e[word]; fresh != 0; fresh &= fresh - 1 {
 		rj.keys[base+bits.TrailingZeros64(fresh)]++
@@ -70,58 +69,70 @@ func (rj *rejections) note(id uint32, h uint64, word, base int, mask uint64, out
 	e[word] |= mask
 	for m := mask; m != 0; m &= m - 1 {
 		l := base + bits.TrailingZeros64(m)
-		rj.waits[l].add(out[l].RetryAfter)
+		rj.waits[l].add(waits[l])
 	}
 }
 
 // waitCounts counts durations by value: an open-addressing table, as a
 // lane's rejections are told few different waits, and the same one many
-// times in a row.
+// times in a row. A slot holds the value beside its count, so that a
+// probe is one cache miss, not two.
 type waitCounts struct {
-	vals   []time.Duration
-	counts []int64 // 0: the slot is free
-	n      int
-	last   int // the slot of the latest value, a fast path for runs
+	slots []waitSlot
+	n     int
+	last  int // the slot of the latest value, a fast path for runs
+}
+
+// waitSlot is one value and how many times it was counted; a count of 0
+// marks a free slot.
+type waitSlot struct {
+	v time.Duration
+	c int64
 }
 
 func (wc *waitCounts) add(v time.Duration) {
-	if wc.n > 0 && wc.counts[wc.last] != 0 && wc.vals[wc.last] == v {
-		wc.counts[wc.last]++
-		return
+	if wc.n > 0 {
+		if s := &wc.slots[wc.last]; s.c != 0 && s.v == v {
+			s.c++
+			return
+		}
 	}
-	if 2*(wc.n+1) > len(wc.vals) {
+	if 2*(wc.n+1) > len(wc.slots) {
 		wc.grow()
 	}
-	mask := len(wc.vals) - 1
-	for i := int(uint64(v)*0x9e3779b97f4a7c15>>32) & mask; ; i = (i + 1) & mask {
+	mask := len(wc.slots) - 1
+	for i := waitHome(v, mask); ; i = (i + 1) & mask {
+		s := &wc.slots[i]
 		switch {
-		case wc.counts[i] == 0:
-			wc.vals[i], wc.counts[i] = v, 1
+		case s.c == 0:
+			s.v, s.c = v, 1
 			wc.n++
 			wc.last = i
 			return
-		case wc.vals[i] == v:
-			wc.counts[i]++
+		case s.v == v:
+			s.c++
 			wc.last = i
 			return
 		}
 	}
 }
 
+func waitHome(v time.Duration, mask int) int { return int(uint64(v)*0x9e3779b97f4a7c15>>32) & mask }
+
 func (wc *waitCounts) grow() {
-	old, oldCounts := wc.vals, wc.counts
+	old := wc.slots
 	size := max(64, 2*len(old))
-	wc.vals, wc.counts, wc.n = make([]time.Duration, size), make([]int64, size), 0
+	wc.slots, wc.n = make([]waitSlot, size), 0
 	mask := size - 1
-	for j, c := range oldCounts {
-		if c == 0 {
+	for _, s := range old {
+		if s.c == 0 {
 			continue
 		}
-		i := int(uint64(old[j])*0x9e3779b97f4a7c15>>32) & mask
-		for wc.counts[i] != 0 {
+		i := waitHome(s.v, mask)
+		for wc.slots[i].c != 0 {
 			i = (i + 1) & mask
 		}
-		wc.vals[i], wc.counts[i] = old[j], c
+		wc.slots[i] = s
 		wc.n++
 	}
 	wc.last = 0
@@ -130,9 +141,9 @@ func (wc *waitCounts) grow() {
 // mergeWaits adds the counts of wc to the sorted list into, returning the
 // sorted result.
 func mergeWaits(into []DurationCount, wc *waitCounts) []DurationCount {
-	for i, c := range wc.counts {
-		if c != 0 {
-			into = append(into, DurationCount{Wait: wc.vals[i], Count: c})
+	for _, s := range wc.slots {
+		if s.c != 0 {
+			into = append(into, DurationCount{Wait: s.v, Count: s.c})
 		}
 	}
 	slices.SortFunc(into, func(a, b DurationCount) int { return cmp.Compare(a.Wait, b.Wait) })

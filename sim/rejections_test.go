@@ -19,7 +19,7 @@ import (
 func TestRejections(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	// With a queue lane every decision is made in full; without, the
-	// refusals' are made again by Group.Refused.
+	// refusals' waits are worked out again by Group.RefusedWaits.
 	noQueue := slices.DeleteFunc(limiters.AllAlgorithms(), limiters.Algorithm.Delays)
 	for _, c := range []struct {
 		nlanes int

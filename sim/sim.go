@@ -100,6 +100,9 @@ type Config struct {
 	// keySets are more keys to build for each request, beside KeyFields',
 	// for the replays that key several limiters differently (RunStack).
 	keySets []keySet
+	// noLists keeps every key's bursts in rings, never in a list (see
+	// burstList): tests compare the two.
+	noLists bool
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int

@@ -23,6 +23,21 @@ type StackPolicy struct {
 	// Shadow policies never refuse: they count what they would have
 	// refused.
 	Shadow bool
+	// Match, when not nil, says which requests the policy applies to
+	// (a gateway's location or descriptor); the others pass it by, as if
+	// it were not there. Nil applies it to every request.
+	Match *Match
+}
+
+// A Match says which requests a policy of a stack applies to: those
+// whose values of Fields (event attributes, in that order) Applies
+// accepts. A request without one of the fields is an error, as a key's
+// missing field is.
+type Match struct {
+	Fields []string
+	// Applies reports whether the policy applies to a request with these
+	// values of Fields; the slices are valid only during the call.
+	Applies func(values [][]byte) bool
 }
 
 // StackMode says what the policies that allowed a request the stack
@@ -143,6 +158,7 @@ func RunStack(src Source, cfg Config, stack Stack, emit func(*StackDecision) err
 	n := len(policies)
 	rules := make([]*limiters.Rule, n)
 	cfg.keySets = make([]keySet, n)
+	matchAt := make([]int, n) // where a policy's match fields begin among the key sets
 	for i, p := range policies {
 		if err := StackCheck(p); err != nil {
 			return nil, err
@@ -154,6 +170,19 @@ func RunStack(src Source, cfg Config, stack Stack, emit func(*StackDecision) err
 		rules[i] = r
 		cfg.keySets[i] = keySet{name: "policy " + p.Name, fields: p.KeyFields}
 	}
+	for i, p := range policies {
+		matchAt[i] = len(cfg.keySets)
+		if p.Match == nil {
+			continue
+		}
+		if p.Match.Applies == nil {
+			return nil, fmt.Errorf("sim: policy %s: a match needs its Applies", p.Name)
+		}
+		for _, f := range p.Match.Fields {
+			cfg.keySets = append(cfg.keySets, keySet{name: "policy " + p.Name + " (to match on)", fields: []string{f}})
+		}
+	}
+	sets := len(cfg.keySets)
 	cfg.Lanes = nil
 	e := newEngine(src, cfg)
 	s := &stackRun{
@@ -166,16 +195,25 @@ func RunStack(src Source, cfg Config, stack Stack, emit func(*StackDecision) err
 		keys:     make([][]byte, n),
 		exact:    make([]limiters.Exact, n),
 		rep:      &StackReport{Policies: make([]StackStats, n)},
+		skip:     make([]bool, n),
 	}
 	for i := range s.states {
 		s.states[i] = map[string]*[]byte{}
 	}
 	s.d.Decisions = make([]limiters.Decision, n)
+	var values [][]byte
 	requests, err := e.start(src, nil).each(func(b *batch) error {
 		b.expose()
 		for i := range b.Requests {
 			for p := range n {
-				s.keys[p] = b.key(i, p, n)
+				s.keys[p] = b.key(i, p, sets)
+				if m := policies[p].Match; m != nil {
+					values = values[:0]
+					for f := range m.Fields {
+						values = append(values, b.key(i, matchAt[p]+f, sets))
+					}
+					s.skip[p] = !m.Applies(values)
+				}
 			}
 			if err := s.decide(&b.Requests[i]); err != nil {
 				return err
@@ -203,6 +241,7 @@ type stackRun struct {
 	next     [][]byte             // per policy, its state after the request
 	keys     [][]byte             // per policy, the request's key
 	exact    []limiters.Exact     // per policy, its decision's durations
+	skip     []bool               // per policy, whether its match leaves the request out
 	probe    []byte
 	d        StackDecision
 	rep      *StackReport
@@ -220,6 +259,10 @@ func (s *stackRun) decide(q *Request) error {
 	d, ps := &s.d, s.policies
 	d.Request, d.Refused = *q, -1
 	for p := range ps {
+		if s.skip[p] {
+			d.Decisions[p], s.exact[p] = limiters.Decision{Allowed: true}, limiters.Exact{}
+			continue
+		}
 		var old []byte
 		if st := s.state(p, s.keys[p]); st != nil {
 			old = *st
@@ -235,6 +278,9 @@ func (s *stackRun) decide(q *Request) error {
 	}
 	allowed := d.Refused < 0
 	for p := range ps {
+		if s.skip[p] {
+			continue
+		}
 		dec := &d.Decisions[p]
 		if dec.Allowed && s.mode == StackRefund && !allowed && !ps[p].Shadow {
 			// Not taken: the state stays as it was (bringing it
@@ -285,7 +331,7 @@ func (s *stackRun) answer(q *Request, allowed bool) error {
 	d.Decision = limiters.Decision{Allowed: allowed, Remaining: -1}
 	d.Exact = limiters.Exact{}
 	for p, pol := range s.policies {
-		if pol.Shadow {
+		if pol.Shadow || s.skip[p] {
 			continue
 		}
 		pd, x := &d.Decisions[p], &s.exact[p]
@@ -335,7 +381,7 @@ func (s *stackRun) retry(q *Request) (limiters.Span, error) {
 		}
 		later, refused := wait, false
 		for p, pol := range s.policies {
-			if pol.Shadow {
+			if pol.Shadow || s.skip[p] {
 				continue
 			}
 			var st []byte

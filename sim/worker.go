@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
@@ -29,9 +30,13 @@ type worker struct {
 	keys    *interner
 	burst   *burstTracker
 	scratch []limiters.Decision // per lane, then the oracle
-	exact   []limiters.Exact
-	starts  []int
-	ends    []int
+	// waits and spans are, with Config.Rejections, per lane the RetryAfter
+	// of a refusal, and scratch for the Groups' waits.
+	waits  []time.Duration
+	spans  []limiters.Span
+	exact  []limiters.Exact
+	starts []int
+	ends   []int
 	// queue is the set of LeakyQueue lanes, whose bursts are measured
 	// at release time: they need each decision's Delay. Word 0 holds the
 	// first Group's lanes, word k+1 those of the laneSet's more[k].
@@ -127,6 +132,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	wk.all = slices.Clone(wk.unrejected)
 	if cfg.Rejections {
 		wk.rej = newRejections(n, words)
+		wk.waits, wk.spans = make([]time.Duration, n), make([]limiters.Span, limiters.MaxGroup)
 	}
 	if cfg.MostRejected > 0 {
 		wk.kc = newKeyCounts(n)
@@ -145,6 +151,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		// token bucket, a leaky bucket and GCRA under one capacity and
 		// rate; a lane given twice) share one ring.
 		var align, bound []int64
+		var delays []bool
 		ringOf := make([]int, n)
 		for l, lane := range cfg.Lanes {
 			word, bit := wordOf(l, n0)
@@ -158,6 +165,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			// Some admit a request earlier than their newest one as long
 			// as it falls in their current aligned span.
 			align = append(align, int64(lane.Algorithm.BackWithin(lane.Policy)))
+			delays = append(delays, lane.Algorithm.Delays())
 			if lane.Algorithm.Delays() {
 				wk.queue[word] |= 1 << bit
 				wk.delays = true
@@ -184,6 +192,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				}
 			}
 		}
+		wk.burst.listBits(delays, cfg.noLists)
 	}
 	ls, err := newLaneSet(cfg.Lanes, cfg.Policy, !cfg.DecisionsOnly)
 	if err != nil {
@@ -225,10 +234,11 @@ func (wk *worker) step(b *batch) {
 		return
 	}
 	// A software pipeline over parts of the batch: while the rows of one
-	// part are decided, the key states of the next part and the hash slots
-	// of the one after are on their way into the cache. Prefetches do not
-	// wait, so these cache misses overlap with the work instead of taking
-	// turns with it.
+	// part are decided, the key bytes of the next part, the key states
+	// and key refs of the one after and the hash slots of the one after
+	// that are on their way into the cache. Prefetches do not wait, so
+	// these cache misses overlap with the work instead of taking turns
+	// with it; each stage needs what the one before loaded.
 	explain := wk.cfg.Explain
 	var text []byte
 	if explain {
@@ -243,10 +253,14 @@ func (wk *worker) step(b *batch) {
 	}
 	wk.prefetchSlots(b, part(0))
 	wk.prefetchSlots(b, part(1))
+	wk.prefetchSlots(b, part(2))
 	wk.prefetchStates(b, part(0))
+	wk.prefetchStates(b, part(1))
+	wk.prefetchKeys(part(0))
 	for k := 0; k*pipePart < len(own); k++ {
-		wk.prefetchSlots(b, part(k+2))
-		wk.prefetchStates(b, part(k+1))
+		wk.prefetchSlots(b, part(k+3))
+		wk.prefetchStates(b, part(k+2))
+		wk.prefetchKeys(part(k + 1))
 		text = wk.decide(b, part(k), text)
 		wk.peak = max(wk.peak, wk.keys.Len())
 		if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
@@ -290,8 +304,8 @@ func (wk *worker) prefetchSlots(b *batch, rows []int32) {
 }
 
 // prefetchStates finds the slot that most likely holds each row's key
-// (its hash slot, prefetched a part earlier) and starts loading that key's
-// bytes and its states. decide checks the guess.
+// (its hash slot, prefetched a part earlier) and starts loading where that
+// key's bytes are and its states. decide checks the guess.
 func (wk *worker) prefetchStates(b *batch, rows []int32) {
 	in := wk.keys
 	for _, i := range rows {
@@ -300,8 +314,8 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		if c == nil {
 			continue // a new key
 		}
-		in.prefetchKey(c)
 		id := c.id1 - 1
+		in.prefetchRef(id)
 		wk.lanes.prefetch(id)
 		if p := wk.last.Get(uint64(id)); p != nil {
 			prefetch.Range(unsafe.Pointer(p), 8)
@@ -311,6 +325,16 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		}
 		if wk.kc != nil {
 			wk.kc.prefetch(id)
+		}
+	}
+}
+
+// prefetchKeys starts loading the key bytes of the slots prefetchStates
+// found for rows, whose refs it prefetched.
+func (wk *worker) prefetchKeys(rows []int32) {
+	for _, i := range rows {
+		if c := wk.cands[i]; c != nil {
+			wk.keys.prefetchKey(c.id1 - 1)
 		}
 	}
 }
@@ -360,7 +384,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if wk.rej != nil && !detail {
 			// The waits of the refusals only: the allowed lanes need no
 			// arithmetic beyond admit's.
-			if !wk.lanes.refused(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.scratch) {
+			if !wk.lanes.refusedWaits(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.spans, wk.waits) {
 				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
 			}
 		}
@@ -398,7 +422,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		if wk.rej != nil {
 			if m := wk.all[0] &^ mask; m != 0 {
-				wk.rej.note(id, r.hash, 0, 0, m, wk.scratch)
+				wk.rej.note(id, r.hash, 0, 0, m, wk.waitsOf(detail, 0, m))
 			}
 		}
 		var counts []int64 // r's key's, with Config.MostRejected
@@ -423,7 +447,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 			if wk.rej != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
-					wk.rej.note(id, r.hash, k+1, base, rm, wk.scratch)
+					wk.rej.note(id, r.hash, k+1, base, rm, wk.waitsOf(detail, base, rm))
 				}
 			}
 			if wk.kc != nil {
@@ -452,6 +476,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 		}
 		mask &^= bk.lanes
 	}
+	var list uint64 // the list rings that take the request at its own time
 	for m := mask; m != 0; m &= m - 1 {
 		bit := bits.TrailingZeros64(m)
 		l := base + bit
@@ -477,13 +502,28 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 				t = latest
 			}
 		}
-		if !wk.burst.tracks(wk.burst.ringOf[l]) {
+		ring := wk.burst.ringOf[l]
+		if !wk.burst.tracks(ring) {
 			continue
 		}
-		if !wk.burst.record(id, r.hash, wk.burst.ringOf[l], t, r.cost, b.seqOf(i)) {
+		if lb := wk.burst.listOf(ring); lb >= 0 && t == r.time {
+			list |= 1 << lb
+			continue
+		}
+		if !wk.burst.record(id, r.hash, ring, t, r.cost, b.seqOf(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 			return
 		}
+	}
+	if list == 0 {
+		return
+	}
+	if ring := wk.burst.recordList(id, r.hash, list, r.time, r.cost, b.seqOf(i)); ring >= 0 {
+		l := base + bits.TrailingZeros64(mask)
+		for wk.burst.ringOf[l] != ring {
+			l++
+		}
+		wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[l].Name, int64(math.MaxInt64))
 	}
 }
 
@@ -523,14 +563,6 @@ func (wk *worker) sweep() {
 	} else {
 		now = math.MinInt64
 	}
-	if wk.seen == nil {
-		wk.seen = newHashSet()
-		for id := range uint32(in.ids()) {
-			if in.held(id) {
-				wk.seen.add(hashKey(in.key(id)))
-			}
-		}
-	}
 	for id := range uint32(in.ids()) {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
@@ -538,6 +570,18 @@ func (wk *worker) sweep() {
 		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) ||
 			(wk.iv != nil && wk.iv.current(id, wk.latest)) {
 			continue
+		}
+		if wk.seen == nil {
+			// Once a key is forgotten, the keys held no longer say how
+			// many the trace named: from now on every key's hash is kept.
+			// Not before, so that a trace whose keys are all live pays
+			// nothing for it.
+			wk.seen = newHashSet()
+			for id := range uint32(in.ids()) {
+				if in.held(id) {
+					wk.seen.add(hashKey(in.key(id)))
+				}
+			}
 		}
 		if wk.burst != nil {
 			if wk.cfg.Top > 0 {
@@ -668,6 +712,20 @@ func outcome(mask uint64, oracle bool) int {
 }
 
 // firstRejections records request i of b as the first rejection of the
+// waitsOf returns the per-lane waits holding those of the lanes in mask
+// (bit j lane base+j), which refused the request just decided: wk.waits,
+// which refusedWaits filled, or into which it copies them from the full
+// decisions in scratch when detail.
+func (wk *worker) waitsOf(detail bool, base int, mask uint64) []time.Duration {
+	if detail {
+		for m := mask; m != 0; m &= m - 1 {
+			l := base + bits.TrailingZeros64(m)
+			wk.waits[l] = wk.scratch[l].RetryAfter
+		}
+	}
+	return wk.waits
+}
+
 // algorithms in set, which had none before.
 func (wk *worker) firstRejections(b *batch, i int, set uint64, word, base int) {
 	r := b.request(i)

@@ -3,14 +3,23 @@ package traces
 // clfSeconds reads ":ss[.f] " (the seconds of a time, and the space
 // before its offset) into whole seconds and nanoseconds.
 func clfSeconds(s []byte) (sec, frac int64, ok bool) {
-	if len(s) < 4 || s[0] != ':' || s[len(s)-1] != ' ' || !isDigits(s[1:3]) {
+	if len(s) == 0 || s[len(s)-1] != ' ' {
+		return 0, 0, false
+	}
+	return wallSeconds(s[:len(s)-1])
+}
+
+// wallSeconds reads ":ss" with an optional fraction of a second, the
+// end of a CLF or HAProxy time after its minutes.
+func wallSeconds(s []byte) (sec, frac int64, ok bool) {
+	if len(s) < 3 || s[0] != ':' || !isDigits(s[1:3]) {
 		return 0, 0, false
 	}
 	sec = int64(s[1]-'0')*10 + int64(s[2]-'0')
 	if sec > 59 {
 		return 0, 0, false
 	}
-	f := s[3 : len(s)-1]
+	f := s[3:]
 	if len(f) == 0 {
 		return sec, 0, true
 	}

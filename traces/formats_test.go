@@ -291,3 +291,26 @@ func TestCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// TestSniffOrderIsTheSniffedFormats: the formats tried when a trace's
+// format is guessed are exactly the catalogue's entries that can be
+// recognized, each once, so a new format with a sniff function is never
+// left out of the guess.
+func TestSniffOrderIsTheSniffedFormats(t *testing.T) {
+	seen := map[Format]int{}
+	for _, f := range sniffOrder {
+		seen[f]++
+	}
+	for _, e := range catalogue {
+		switch n := seen[e.Format]; {
+		case e.sniff != nil && n != 1:
+			t.Errorf("%s: recognized by its content, but %d times in sniffOrder", e.Name, n)
+		case e.sniff == nil && n != 0:
+			t.Errorf("%s: in sniffOrder, but no sniff function", e.Name)
+		}
+		delete(seen, e.Format)
+	}
+	for f := range seen {
+		t.Errorf("%v: in sniffOrder, not in the catalogue", f)
+	}
+}

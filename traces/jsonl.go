@@ -27,6 +27,98 @@ type jsonlParser struct {
 	// aliasLens has bit n set when an alias's field is n bytes long: most
 	// fields need no look-up.
 	aliasLens uint64
+	// keys are the names of the last records' fields, by their order in
+	// the record (nested ones counted too), with their aliases; nkeys
+	// counts the current record's. The lines of a log have the same
+	// fields in the same order, so the k-th field's name is almost always
+	// the last record's k-th: a comparison of its bytes, instead of
+	// building a dotted path and looking it up in two maps.
+	keys  []jsonKey
+	nkeys int
+	// hits: every field of the current record so far was the last
+	// records' of its order. distinct: the names of keys[:distinct] are
+	// known to differ, so that a field of a record that is such a hit
+	// needs no search for a duplicate among the fields before it.
+	hits     bool
+	distinct int
+}
+
+// jsonKey is the name of a field of a record, and its alias.
+type jsonKey struct {
+	name     string // its dotted path, interned
+	alias    string
+	hasAlias bool
+	role     jsonRole
+}
+
+// jsonRole says which of the fields names the user, the time and the
+// cost a field is, if any.
+type jsonRole uint8
+
+const (
+	roleNone jsonRole = iota
+	roleUser
+	roleTimestamp
+	roleCost
+)
+
+// maxJSONKeys bounds the fields of a record keyed by their order.
+const maxJSONKeys = 256
+
+// key returns the name of the record's next field, key in the object
+// at prefix (depth 0: the record itself), and its alias.
+func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
+	n := p.nkeys
+	p.nkeys++
+	if n < len(p.keys) {
+		k := &p.keys[n]
+		if depth == 0 && k.name == string(key) ||
+			depth > 0 && len(k.name) == len(prefix)+1+len(key) && k.name[:len(prefix)] == prefix &&
+				k.name[len(prefix)] == '.' && k.name[len(prefix)+1:] == string(key) {
+			return *k, n
+		}
+	}
+	p.hits = false
+	p.distinct = min(p.distinct, n)
+	var k jsonKey
+	if depth == 0 {
+		k.name = p.names.get(key)
+	} else {
+		from := len(p.scratch)
+		p.scratch = append(append(append(p.scratch, prefix...), '.'), key...)
+		k.name = p.names.get(p.scratch[from:])
+		p.scratch = p.scratch[:from]
+	}
+	if p.aliasLens&(1<<min(len(k.name), 63)) != 0 {
+		k.alias, k.hasAlias = p.aliases[k.name]
+	}
+	switch names := &p.c.names; k.name {
+	case names.user:
+		k.role = roleUser
+	case names.time:
+		k.role = roleTimestamp
+	case names.cost:
+		k.role = roleCost
+	}
+	switch {
+	case n < len(p.keys):
+		p.keys[n] = k
+	case n == len(p.keys) && n < maxJSONKeys:
+		p.keys = append(p.keys, k)
+	}
+	return k, n
+}
+
+// known reports whether the field of order n of the record is known to
+// differ from those before it.
+func (p *jsonlParser) known(n int) bool { return p.hits && n < p.distinct }
+
+// checked notes that the field of order n differs from those before
+// it.
+func (p *jsonlParser) checked(n int) {
+	if p.hits && n == p.distinct {
+		p.distinct++
+	}
 }
 
 // setAliases sets the parser's aliases: field -> other name.
@@ -37,13 +129,17 @@ func (p *jsonlParser) setAliases(aliases map[string]string) {
 	}
 }
 
-// alias notes the alias of the field key, whose value is val.
-func (p *jsonlParser) alias(key, val []byte) {
-	if p.aliasLens&(1<<min(len(key), 63)) == 0 {
-		return
-	}
-	if a, ok := p.aliases[string(key)]; ok {
-		p.pending = append(p.pending, attr{name: a, value: val})
+// alias notes the alias of the field k, whose value is val.
+func (p *jsonlParser) alias(k jsonKey, val []byte) {
+	if k.hasAlias {
+		// Set field by field, as Event.addAttr does.
+		n := len(p.pending)
+		if n == cap(p.pending) {
+			p.pending = append(p.pending, attr{})
+		} else {
+			p.pending = p.pending[:n+1]
+		}
+		p.pending[n].name, p.pending[n].value = k.alias, val
 	}
 }
 
@@ -130,13 +226,14 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	}
 	p.scratch = p.scratch[:0]
 	p.pending = p.pending[:0]
+	p.nkeys, p.hits = 0, true
 	ev.attrs = ev.attrs[:0]
 	ev.User, ev.TimeText, ev.costText = nil, nil, nil
 	var rec jsonRecord
 	if p.seen != nil {
 		clear(p.seen)
 	}
-	i, err := p.members(ev, line, i, nil, &rec, 0)
+	i, err := p.members(ev, line, i, "", &rec, 0)
 	if err != nil {
 		return err
 	}
@@ -201,14 +298,13 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 // into ev: the user, timestamp and cost into rec, the others into
 // attributes. A member of a nested object is also an attribute of its own,
 // named by its dotted path ("request.remote_ip"), so that fields and keys
-// can name it; prefix is the path of the object, nil at the top. It
-// returns the offset after the object.
-func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec *jsonRecord, depth int) (int, error) {
+// can name it; prefix is the path of the object (depth 0: the record).
+// It returns the offset after the object.
+func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec *jsonRecord, depth int) (int, error) {
 	i = skipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		return i + 1, nil
 	}
-	names := &p.c.names
 	for {
 		if i >= len(line) {
 			return i, truncated(i)
@@ -217,15 +313,12 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 			return i, &jsonError{i, "expected a field name in double quotes"}
 		}
 		keyOff := i
-		key, ni, jerr := p.str(line, i, true)
+		raw, ni, jerr := p.str(line, i, true)
 		if jerr != nil {
 			return ni, jerr
 		}
-		if prefix != nil {
-			from := len(p.scratch)
-			p.scratch = append(append(append(p.scratch, prefix...), '.'), key...)
-			key = p.scratch[from:len(p.scratch):len(p.scratch)]
-		}
+		k, kn := p.key(prefix, raw, depth)
+		key := k.name
 		i = skipSpace(line, ni)
 		if i >= len(line) {
 			return i, truncated(i)
@@ -235,22 +328,21 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 		}
 		i = skipSpace(line, i+1)
 		valOff := i
-		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && !names.is(string(key), false) {
+		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && k.role == roleNone {
 			// A nested object: an attribute of its JSON text, and one of
 			// each of its members, read in one pass.
-			if p.seenAttr(ev, key) {
-				return keyOff, &jsonError{keyOff, "duplicate field " + quote(key)}
+			if !p.known(kn) && p.seenAttr(ev, key) {
+				return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 			}
+			p.checked(kn)
 			slot := len(ev.attrs)
-			ev.addAttr(p.names.get(key), nil)
+			ev.addAttr(key, nil)
 			end, jerr := p.members(ev, line, i, key, rec, depth+1)
 			if jerr != nil {
 				return end, jerr
 			}
 			ev.attrs[slot].value = line[valOff:end]
-			if p.aliases != nil {
-				p.alias(key, ev.attrs[slot].value)
-			}
+			p.alias(k, ev.attrs[slot].value)
 			i = skipSpace(line, end)
 			if i >= len(line) {
 				return i, truncated(i)
@@ -270,28 +362,27 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 		}
 		i = ni
 		dup := false
-		if p.aliases != nil {
-			p.alias(key, val)
-		}
-		switch string(key) {
-		case names.user:
+		p.alias(k, val)
+		switch k.role {
+		case roleUser:
 			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
 			ev.User = val
-		case names.time:
+		case roleTimestamp:
 			dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
 			ev.TimeText = val
-		case names.cost:
+		case roleCost:
 			dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
 			rec.costVal = val
 		default:
-			dup = p.seenAttr(ev, key)
+			dup = !p.known(kn) && p.seenAttr(ev, key)
 			if !dup {
-				ev.addAttr(p.names.get(key), val)
+				ev.addAttr(key, val)
 			}
 		}
 		if dup {
-			return keyOff, &jsonError{keyOff, "duplicate field " + quote(key)}
+			return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 		}
+		p.checked(kn)
 		if kind == jsonComposite && line[valOff] == '{' {
 			if _, jerr := p.members(ev, line, valOff, key, rec, depth+1); jerr != nil {
 				return valOff, jerr
@@ -313,10 +404,10 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix []byte, rec 
 }
 
 // seenAttr reports whether the attribute key was already in this record.
-func (p *jsonlParser) seenAttr(ev *Event, key []byte) bool {
+func (p *jsonlParser) seenAttr(ev *Event, key string) bool {
 	if len(ev.attrs) < 32 {
 		for i := range ev.attrs {
-			if ev.attrs[i].name == string(key) {
+			if ev.attrs[i].name == key {
 				return true
 			}
 		}
@@ -330,10 +421,10 @@ func (p *jsonlParser) seenAttr(ev *Event, key []byte) bool {
 			p.seen[ev.attrs[i].name] = struct{}{}
 		}
 	}
-	if _, ok := p.seen[string(key)]; ok {
+	if _, ok := p.seen[key]; ok {
 		return true
 	}
-	p.seen[string(key)] = struct{}{}
+	p.seen[key] = struct{}{}
 	return false
 }
 
@@ -485,6 +576,14 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 	j := i
 	ascii := true
 	for j < len(line) {
+		// Most bytes of a string are none of the four kinds below: one
+		// look-up passes them.
+		for j < len(line) && !jsonSpecial[line[j]] {
+			j++
+		}
+		if j >= len(line) {
+			break
+		}
 		c := line[j]
 		if c == '"' {
 			s := line[i:j]
@@ -579,6 +678,15 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 	}
 	return nil, j, truncated(j)
 }
+
+// jsonSpecial marks the bytes a JSON string's scan stops at: the
+// closing quote, a backslash, control characters and non-ASCII bytes.
+var jsonSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 func invalidUTF8(off int, isKey bool) *jsonError {
 	if isKey {

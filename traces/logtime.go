@@ -126,7 +126,14 @@ type logClock struct {
 	offset   [5]byte  // "+0200"
 	minuteAt int64    // the minute's start in Unix seconds
 	cached   bool
-	secBuf   []byte // scratch: the seconds of a time
+
+	// The same of the last ISO 8601 time read: its text to the minute
+	// ("2024-10-10T13:55"), its zone ("Z", "+02:00") and the minute's
+	// start in Unix seconds.
+	isoMinute [16]byte
+	isoZone   [6]byte
+	isoZoneN  int // 0: none cached
+	isoAt     int64
 
 	zoneOff int            // the offset of zone, in seconds
 	zone    *time.Location // the last zone an arrival was written in
@@ -182,13 +189,13 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		// One minute's lines share its start: only their seconds and
 		// milliseconds need reading.
 		if lc.cached && len(text) >= 20 && string(text[:17]) == string(lc.minute[:]) {
-			if sec, frac, ok := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' ')); ok {
+			if sec, frac, ok := wallSeconds(text[17:]); ok {
 				return lc.minuteAt*1e9 + sec*1e9 + frac, nil
 			}
 		}
 		ns, ok := parseHAProxyTime(text, c.tf.loc)
 		if ok {
-			sec, frac, _ := clfSeconds(append(append(lc.secBuf[:0], text[17:]...), ' '))
+			sec, frac, _ := wallSeconds(text[17:])
 			copy(lc.minute[:], text[:17])
 			start := ns - sec*1e9 - frac
 			lc.minuteAt, lc.cached = start/1e9, start%1e9 == 0
@@ -198,9 +205,15 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		}
 		return ns, nil
 	}
+	if lc.isoZoneN > 0 && len(text) >= 20 && string(text[:16]) == string(lc.isoMinute[:]) {
+		if sec, frac, z, ok := isoSeconds(text[16:]); ok && string(text[16+z:]) == string(lc.isoZone[:lc.isoZoneN]) {
+			return (lc.isoAt+sec)*1e9 + frac, nil
+		}
+	}
 	ns, e, why := parseRFC3339(text, nil, c.tf.round) // with its offset
 	switch e {
 	case numOK:
+		lc.noteISO(text, ns)
 		return ns, nil
 	case numRange:
 		return 0, c.errorf(line, col, "time %s out of range (%s to %s)", quote(text), minRFC3339, maxRFC3339)
@@ -210,6 +223,59 @@ func (lc *logClock) parse(c *common, k timeKind, text []byte, line, col int) (in
 		return 0, c.errorf(line, col, "local time %s %s", quote(text), why)
 	}
 	return 0, c.errorf(line, col, "invalid time %s (want an ISO 8601 time such as 2024-10-10T13:55:36.123Z)", quote(text))
+}
+
+// noteISO keeps the minute of text, an ISO 8601 time just read as ns,
+// for the lines after it: of the times of that minute and zone, only
+// the seconds need reading.
+func (lc *logClock) noteISO(text []byte, ns int64) {
+	if len(text) < 20 {
+		return
+	}
+	sec, frac, z, ok := isoSeconds(text[16:])
+	zone := text[16+z:]
+	if !ok || len(zone) == 0 || len(zone) > len(lc.isoZone) {
+		return
+	}
+	at := (ns-frac)/1e9 - sec // exact: ns-frac is whole seconds
+	// Far enough from the ends of int64 nanoseconds that any second of
+	// the minute is in range, as the full reading would find.
+	const maxSec = math.MaxInt64 / int64(time.Second)
+	if at <= -maxSec+1 || at >= maxSec-61 {
+		return
+	}
+	copy(lc.isoMinute[:], text[:16])
+	lc.isoZoneN = copy(lc.isoZone[:], zone)
+	lc.isoAt = at
+}
+
+// isoSeconds reads ":ss" and an optional fraction of at most nine
+// digits, the end of an ISO 8601 time after its minutes, and returns
+// where the zone after them begins. A leap second (60) and a fraction
+// finer than a nanosecond are not ok: parseRFC3339 decides them.
+func isoSeconds(s []byte) (sec, frac int64, zone int, ok bool) {
+	if len(s) < 3 || s[0] != ':' || !isDigits(s[1:3]) {
+		return 0, 0, 0, false
+	}
+	sec = int64(s[1]-'0')*10 + int64(s[2]-'0')
+	if sec > 59 {
+		return 0, 0, 0, false
+	}
+	i := 3
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			if i-start == 9 {
+				return 0, 0, 0, false
+			}
+			frac += int64(s[i]-'0') * int64(pow10[8-(i-start)])
+		}
+		if i == start {
+			return 0, 0, 0, false
+		}
+	}
+	return sec, frac, i, true
 }
 
 // format writes ns as a time of kind k in the zone offset of sample, a

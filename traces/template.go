@@ -64,6 +64,10 @@ type tfield struct {
 	// that a space is, or that no space is before: parse reads it
 	// first thing.
 	fast bool
+	// word: a value without spaces (not quoted, bracketed or a list,
+	// nor the last field) whose end is not found at a space: a space
+	// inside it is an error.
+	word bool
 }
 
 // fieldRole says what a field's value becomes.
@@ -117,6 +121,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
 		f.bracketed = len(before) > 0 && before[len(before)-1] == '[' && len(f.after) > 0 && f.after[0] == ']'
 		f.fast = f.plain && f.role == roleAttr && f.check == checkNone && f.dur == durNone && f.after[0] == ' '
+		f.word = !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(fields)-1 && !(f.plain && f.after[0] == ' ')
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -257,13 +262,21 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 				}
 			}
 		case f.quoted:
-			// A quoted value without an escaped quote in it.
-			j := pos
-			for j < len(line) && line[j] != '"' {
-				j++
+			// A quoted value without an escaped quote in it. Quoted
+			// values are the long ones (user agents, request lines):
+			// the library's vector search pays for itself.
+			if k := bytes.IndexByte(line[pos:], '"'); k >= 0 {
+				j := pos + k
+				if (j == pos || line[j-1] != '\\') && len(line)-j >= len(f.after) && string(line[j:j+len(f.after)]) == string(f.after) {
+					end = j
+				}
 			}
-			if j < len(line) && (j == pos || line[j-1] != '\\') && len(line)-j >= len(f.after) && string(line[j:j+len(f.after)]) == string(f.after) {
-				end = j
+		case !f.quoted && !f.list && f.spaces == 0 && len(f.after) > 1:
+			// A value before a literal of several bytes ("] \"" after
+			// a bracketed time): where the literal first is, as fieldEnd
+			// would find it.
+			if k := indexLit(line[pos:], f.after); k >= 0 {
+				end = pos + k
 			}
 		case f.list && len(f.after) == 1 && f.after[0] == ' ':
 			// A list: its items' ", " and " : " are not the literal.
@@ -302,7 +315,7 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			// is a field missing.
 			return c.errorf(n, pos+1, "missing %s", f.name)
 		}
-		if !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(t.fields)-1 && !(f.plain && f.after[0] == ' ') {
+		if f.word {
 			// A word: a space inside it is a field too many or missing.
 			if k := bytes.IndexByte(v, ' '); k >= 0 {
 				return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)

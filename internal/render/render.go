@@ -229,7 +229,7 @@ func NewRecordWriter(w io.Writer, format Format, cols []Column) *RecordWriter {
 
 // textual reports whether rows are kept as cells for a Table.
 func (rw *RecordWriter) Textual() bool {
-	return rw.enc.format == FormatTable || rw.enc.format == FormatMarkdown
+	return !rw.enc.format.Machine()
 }
 
 // begin starts a row and returns the buffer its values are appended to.
@@ -630,7 +630,7 @@ func Time(text string) Cell {
 // cols, through a RecordWriter. A Table is returned for the caller to
 // place, not written.
 func WriteRecords(w io.Writer, format Format, cols []Column, rows [][]Cell) (*Table, error) {
-	if format != FormatTable && format != FormatMarkdown && slices.ContainsFunc(cols, func(c Column) bool { return c.TableOnly }) {
+	if format.Machine() && slices.ContainsFunc(cols, func(c Column) bool { return c.TableOnly }) {
 		// CSV and JSON leave out the columns only tables show.
 		keep := func(i int) bool { return !cols[i].TableOnly }
 		var machine []Column

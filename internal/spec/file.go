@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // MaxFileBytes caps the size of a policy file.
@@ -34,6 +36,11 @@ type File struct {
 	Interval Setting                       // interval:, Value "" when not given
 	Intent   Setting                       // intent: LIMIT/WINDOW, Value "" when not given
 	Policies []StackPolicy                 // policies:, a stack
+	// Stack is how the stack's policies take a request another refused
+	// ("consume" or "refund"), when the file says so (a gateway's config
+	// read by internal/gateway does: nginx and Kong take a request in all
+	// their limits or none); "" when it does not.
+	Stack string
 }
 
 // A StackPolicy is one policy of a stack (a policy file's policies:
@@ -44,6 +51,9 @@ type StackPolicy struct {
 	// key, empty for one global key.
 	Key    []string
 	Shadow bool
+	// Match, when not nil, says which requests it applies to (a
+	// gateway's location or descriptor); nil for every request.
+	Match *sim.Match
 }
 
 // The YAML shape of a policy file: the parameters shared by every
@@ -60,8 +70,21 @@ type yamlPolicy struct {
 	Params     map[string]yaml.Node `yaml:",inline"`
 }
 
-// fileKeys are the keys of a policy file beyond the parameters.
-var fileKeys = []string{"algorithms", "limiters", "algos", "key", "unit", "interval", "intent", "policies"}
+// fileKeys are the keys of a policy file beyond the parameters: the
+// names of yamlPolicy's fields, in their order.
+var fileKeys = yamlKeys(reflect.TypeFor[yamlPolicy]())
+
+// yamlKeys returns the keys the fields of the struct type t are read
+// from, leaving out inlined ones.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
 
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
 

@@ -146,4 +146,10 @@ policies:
 	if err == nil || !strings.Contains(err.Error(), `badpreset.yaml:2: unknown key "brust" (valid: name, algorithm, key, shadow, rate, burst, nodelay, delay, zone, key_bytes)`) {
 		t.Errorf("a preset's unknown key: %v", err)
 	}
+	// The keys of the file itself follow the parameters.
+	_, err = ReadFile(write("badkey.yaml", "limit: 3\nwindow: 10\nbogus: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), `badkey.yaml:3: unknown key "bogus" (valid: `+strings.Join(ParamNames(), ", ")+
+		`, algorithms, limiters, algos, key, unit, interval, intent, policies)`) {
+		t.Errorf("a file's unknown key: %v", err)
+	}
 }

@@ -349,7 +349,7 @@ func (so *StoreReport) Finish(res *storereplay.Result, stopped *storereplay.Stop
 	}
 	cols := append(slices.Clone(replaySummaryColumns), sp.ExtraColumns()...)
 	rows := so.summaryRows(res, stopped == nil, so.Before)
-	textual := so.format == render.FormatTable || so.format == render.FormatMarkdown
+	textual := !so.format.Machine()
 	if o.Summary && !textual {
 		_, err := render.WriteRecords(so.out, so.format, cols, rows)
 		return err
@@ -467,7 +467,7 @@ func (so *StoreReport) Stopped(e *storereplay.StoppedError) string {
 	done := "decided and written in trace order"
 	if so.o.Summary {
 		where := "on standard output"
-		if so.format == render.FormatTable || so.format == render.FormatMarkdown {
+		if !so.format.Machine() {
 			where = "above"
 		}
 		done = "decided in trace order and counted in the summary " + where + " (no row is written with --summary)"

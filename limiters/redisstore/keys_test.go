@@ -169,3 +169,13 @@ func TestSharedPrefixAlgorithms(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepsEveryAlgorithm: the store has a script for every algorithm of
+// package limiters, as Supports promises; a new algorithm needs its own.
+func TestKeepsEveryAlgorithm(t *testing.T) {
+	for _, a := range limiters.AllAlgorithms() {
+		if !Supports(a) {
+			t.Errorf("%s: no script in the store's table of kinds", a)
+		}
+	}
+}
