@@ -96,7 +96,7 @@ func TestReportBadInput(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"report", ex + "boundary.csv"}, 2, "report needs -o FILE.html"},
-		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "r.pdf")}, 2, `unsupported extension ".pdf" (valid: .html)`},
+		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "r.pdf")}, 2, `unsupported extension ".pdf" (valid: .html, .htm)`},
 		{[]string{"report", ex + "boundary.csv", "-o", filepath.Join(dir, "no", "r.html")}, 1, "cannot write " + filepath.Join(dir, "no", "r.html")},
 		{[]string{"report", "no-such-trace.csv", "-o", filepath.Join(dir, "r.html")}, 1, "no-such-trace.csv"},
 		{[]string{"report", ex + "boundary.csv", "--sweep", "--capacity 5..1", "-o", filepath.Join(dir, "r.html")}, 2, `--capacity "5..1": range "5..1" is empty`},
