@@ -46,7 +46,10 @@ func FuzzStepEncoded(f *testing.F) {
 	f.Add(make([]byte, 25), int64(5), int64(2), uint8(3))
 	f.Add(make([]byte, 32), int64(-5), int64(1), uint8(1))
 	f.Fuzz(func(t *testing.T, state []byte, now, cost int64, alg uint8) {
-		a := Algorithm(alg % uint8(numAlgorithms))
+		// The textbook kinds: a library kind takes its library's own
+		// parameters (a preset's), not this policy.
+		algos := AllAlgorithms()
+		a := algos[int(alg)%len(algos)]
 		r, err := NewRule(a, Policy{Limit: 5, Window: 10, Capacity: 5, Rate: Rate{N: 3, Per: 7}, Buckets: 2})
 		if err != nil {
 			t.Fatal(err)
