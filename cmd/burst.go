@@ -43,27 +43,14 @@ type burstOptions struct {
 
 func newBurstCmd() *cobra.Command {
 	o := &burstOptions{}
-	c := &cobra.Command{
-		Use:               "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|- [TRACE...]",
-		Short:             "Find the worst burst each algorithm lets through",
-		Long:              burstLong + policyHelp,
-		Example:           burstExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
-			if err != nil {
-				return err
-			}
-			if s.part != nil {
-				o.Output = "json" // the output is the partial; the command's is not written
-			}
-			return runBurst(o, s)
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "burst [--algos a,b|all] [--interval D] [--top N] [flags] TRACE|- [TRACE...]",
+		Short:   "Find the worst burst each algorithm lets through",
+		Long:    burstLong + policyHelp,
+		Example: burstExample,
+	}, &o.trace, &o.policy, &shardFlags{shard: &o.Shard, output: &o.Output, as: "json"}, func(c *cobra.Command, s streams) error {
+		return runBurst(o, s)
+	})
 	fs := c.Flags()
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the five classic algorithms)")
 	fs.StringVar(&o.Interval, "interval", "", "interval length: a number in the trace unit or a Go duration (default: the window)")

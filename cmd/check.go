@@ -49,20 +49,14 @@ type checkOptions struct {
 
 func newCheckCmd() *cobra.Command {
 	o := &checkOptions{}
-	c := &cobra.Command{
-		Use:               "check --limiter ... [--observed FIELD=VALUE,...] [flags] LOG|- [LOG...]",
-		Short:             "Compare a model's decisions with what a log says production did",
-		Long:              checkLong + policyHelp,
-		Example:           checkExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			return runCheck(o, streamsOf(c))
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "check --limiter ... [--observed FIELD=VALUE,...] [flags] LOG|- [LOG...]",
+		Short:   "Compare a model's decisions with what a log says production did",
+		Long:    checkLong + policyHelp,
+		Example: checkExample,
+	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
+		return runCheck(o, s)
+	})
 	fs := c.Flags()
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to check, comma-separated, or all (default: the limiters given)")
 	fs.StringVar(&o.Observed, "observed", "", "the field that records what the limiter did, and the values that mean limited: status=429, limit_req_status, response_flags=RL (default: the format's; see ratesim formats)")

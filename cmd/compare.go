@@ -57,27 +57,14 @@ type compareOptions struct {
 
 func newCompareCmd() *cobra.Command {
 	o := &compareOptions{}
-	c := &cobra.Command{
-		Use:               "compare [--algos a,b|all] [flags] TRACE|- [TRACE...]",
-		Short:             "Replay a trace through several algorithms, side by side",
-		Long:              compareLong + policyHelp + clientHelp + stackHelp,
-		Example:           compareExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
-			if err != nil {
-				return err
-			}
-			if s.part != nil {
-				o.Output = "json" // the output is the partial; the command's is not written
-			}
-			return runCompare(o, s)
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "compare [--algos a,b|all] [flags] TRACE|- [TRACE...]",
+		Short:   "Replay a trace through several algorithms, side by side",
+		Long:    compareLong + policyHelp + clientHelp + stackHelp,
+		Example: compareExample,
+	}, &o.trace, &o.policy, &shardFlags{shard: &o.Shard, output: &o.Output, as: "json"}, func(c *cobra.Command, s streams) error {
+		return runCompare(o, s)
+	})
 	fs := c.Flags()
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to compare, comma-separated, or all (default: the five classic algorithms)")
 	fs.BoolVar(&o.Summary, "summary", false, "print only the summary per algorithm and the agreement table")

@@ -104,20 +104,15 @@ type replayOptions struct {
 
 func newReplayCmd() *cobra.Command {
 	o := &replayOptions{}
-	c := &cobra.Command{
-		Use:               "replay --store URL [--workers N] [--route key|spread] [flags] TRACE|- [TRACE...]",
-		Short:             "Replay a trace through limiters kept in Redis",
-		Long:              replayLong + policyHelp,
-		Example:           replayExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayStoreExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			return runReplay(c.Context(), o, streamsOf(c))
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:         "replay --store URL [--workers N] [--route key|spread] [flags] TRACE|- [TRACE...]",
+		Short:       "Replay a trace through limiters kept in Redis",
+		Long:        replayLong + policyHelp,
+		Example:     replayExample,
+		Annotations: map[string]string{exitStatusKey: replayStoreExitStatus},
+	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
+		return runReplay(c.Context(), o, s)
+	})
 	fs := c.Flags()
 	fs.StringVar(&o.Store, "store", "", "where the limiters live: redis[s]://HOST:PORT/DB, redis[s]+cluster://HOST:PORT,..., redis[s]+sentinel://HOST:PORT,.../MASTER or unix:///PATH (required)")
 	fs.StringVar(&o.PasswordFile, "password-file", "", "read the store's password from the first line of this file (default: $REDIS_PASSWORD, when the URL has none)")

@@ -69,27 +69,14 @@ var htmlExtensions = []string{".html", ".htm"}
 
 func newReportCmd() *cobra.Command {
 	o := &reportOptions{}
-	c := &cobra.Command{
-		Use:               "report [flags] TRACE -o FILE.html",
-		Short:             "Write a self-contained HTML report of a replay",
-		Long:              reportLong + policyHelp,
-		Example:           "  ratesim report traces/examples/bursty.csv -o report.html\n  ratesim report --algos all --every 5m trace.csv -o report.html",
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
-			if err != nil {
-				return err
-			}
-			if s.part != nil {
-				o.Output = "shard.html" // the output is the partial; no file is written
-			}
-			return runReport(o, s)
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "report [flags] TRACE -o FILE.html",
+		Short:   "Write a self-contained HTML report of a replay",
+		Long:    reportLong + policyHelp,
+		Example: "  ratesim report traces/examples/bursty.csv -o report.html\n  ratesim report --algos all --every 5m trace.csv -o report.html",
+	}, &o.trace, &o.policy, &shardFlags{shard: &o.Shard, output: &o.Output, as: "shard.html"}, func(c *cobra.Command, s streams) error {
+		return runReport(o, s)
+	})
 	fs := c.Flags()
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms, comma-separated, or all (default: the five classic algorithms)")
 	fs.StringVar(&o.Interval, "interval", "", "burst interval (default: the window)")

@@ -54,27 +54,14 @@ type runOptions struct {
 
 func newRunCmd() *cobra.Command {
 	o := &runOptions{}
-	c := &cobra.Command{
-		Use:               "run --algo NAME [flags] TRACE|- [TRACE...]",
-		Short:             "Replay a trace through one algorithm, request by request",
-		Long:              runLong + policyHelp + clientHelp + stackHelp,
-		Example:           runExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.policy.markSet(c.Flags())
-			s, err := shardStreams(c, args, &o.policy, o.Output, o.Shard, streamsOf(c))
-			if err != nil {
-				return err
-			}
-			if s.part != nil {
-				o.Output = "json" // the output is the partial; the command's is not written
-			}
-			return runRun(o, s)
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "run --algo NAME [flags] TRACE|- [TRACE...]",
+		Short:   "Replay a trace through one algorithm, request by request",
+		Long:    runLong + policyHelp + clientHelp + stackHelp,
+		Example: runExample,
+	}, &o.trace, &o.policy, &shardFlags{shard: &o.Shard, output: &o.Output, as: "json"}, func(c *cobra.Command, s streams) error {
+		return runRun(o, s)
+	})
 	fs := c.Flags()
 	fs.StringVar(&o.Algo, "algo", "", "algorithm: "+algorithmNames())
 	fs.BoolVar(&o.Explain, "explain", false, "add the state column: what each decision was based on")

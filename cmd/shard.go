@@ -344,3 +344,40 @@ func openPartial(path string, s streams) (io.ReadCloser, error) {
 	}
 	return os.Open(path)
 }
+
+// shardFlags are a command's --shard and -o: under --shard the output is
+// the partial, and -o becomes as, so the command's own is not written.
+type shardFlags struct {
+	shard, output *string
+	as            string
+}
+
+// replayCmd fills in c what every command that replays a trace shares:
+// the trace arguments and their completion, the exit statuses (unless c
+// names its own), and a RunE that sets the trace's paths, marks the
+// policy flags given (po, when the command has them), turns --shard into
+// a partial's streams (sh, when it takes --shard), and calls run.
+func replayCmd(c *cobra.Command, to *traceOptions, po *policyOptions, sh *shardFlags, run func(*cobra.Command, streams) error) *cobra.Command {
+	c.Args, c.ValidArgsFunction = exactTrace, completeTraceFiles
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{exitStatusKey: replayExitStatus}
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		to.Path, to.More = traceArg(args), moreTraces(args)
+		if po != nil {
+			po.markSet(c.Flags())
+		}
+		s := streamsOf(c)
+		if sh != nil {
+			var err error
+			if s, err = shardStreams(c, args, po, *sh.output, *sh.shard, s); err != nil {
+				return err
+			}
+			if s.part != nil {
+				*sh.output = sh.as
+			}
+		}
+		return run(c, s)
+	}
+	return c
+}

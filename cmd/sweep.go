@@ -92,28 +92,16 @@ type sweepOptions struct {
 
 func newSweepCmd() *cobra.Command {
 	o := &sweepOptions{values: map[string]*string{}}
-	c := &cobra.Command{
-		Use:               "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE|- [TRACE...]",
-		Short:             "Replay a trace through a grid of parameters in one pass, and pick the best",
-		Long:              sweepLong,
-		Example:           sweepExample,
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.set = map[string]bool{}
-			c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
-			s, err := shardStreams(c, args, nil, o.Output, o.Shard, streamsOf(c))
-			if err != nil {
-				return err
-			}
-			if s.part != nil {
-				o.Output = "json" // the output is the partial; the command's is not written
-			}
-			return runSweep(o, s)
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE|- [TRACE...]",
+		Short:   "Replay a trace through a grid of parameters in one pass, and pick the best",
+		Long:    sweepLong,
+		Example: sweepExample,
+	}, &o.trace, nil, &shardFlags{shard: &o.Shard, output: &o.Output, as: "json"}, func(c *cobra.Command, s streams) error {
+		o.set = map[string]bool{}
+		c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+		return runSweep(o, s)
+	})
 	addSweepFlags(c.Flags(), o)
 	addOutputFlag(c.Flags(), &o.Output)
 	addShardFlag(c.Flags(), &o.Shard)
