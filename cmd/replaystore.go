@@ -261,10 +261,17 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 		}
 		return errors.New(out.Stopped(stopped))
 	}
-	if err := rp.trace.finish(); err != nil {
+	// The verdict comes before the status of rows a lenient read skipped:
+	// a bound broken is the answer the replay is for.
+	finished := rp.trace.finish()
+	var skipped *partialError
+	if finished != nil && !errors.As(finished, &skipped) {
+		return finished
+	}
+	if err := out.Verdict(res); err != nil {
 		return err
 	}
-	return out.Verdict(res)
+	return finished
 }
 
 // openError turns the errors of storereplay.Open into the CLI's: a policy

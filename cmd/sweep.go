@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"errors"
+
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
@@ -383,13 +385,17 @@ func runSweep(o *sweepOptions, s streams) error {
 		if _, err := render.WriteRecords(s.out, format, cols, tables.SweepRows(rows, sp, cols, false)); err != nil {
 			return err
 		}
-		if err := rp.trace.finish(); err != nil {
-			return err
+		finished := rp.trace.finish()
+		var skipped *partialError
+		if finished != nil && !errors.As(finished, &skipped) {
+			return finished
 		}
 		if o.Export != "" && len(picked) > 0 {
-			return sweepExport(o.Export, o.ExportFile, picked[0].Limiter, sp.Unit, s.out, s.err)
+			if err := sweepExport(o.Export, o.ExportFile, picked[0].Limiter, sp.Unit, s.out, s.err); err != nil {
+				return err
+			}
 		}
-		return nil
+		return finished
 	}
 
 	w := render.NewTextWriter(s.out, format)
@@ -426,8 +432,12 @@ func runSweep(o *sweepOptions, s streams) error {
 	if w.Err() != nil {
 		return w.Err()
 	}
-	if err := rp.trace.finish(); err != nil {
-		return err
+	// Rows a lenient read skipped end the command with its own status, but
+	// only after the export and the by-key table the skips do not change.
+	finished := rp.trace.finish()
+	var skipped *partialError
+	if finished != nil && !errors.As(finished, &skipped) {
+		return finished
 	}
 	if o.Export != "" && len(picked) > 0 {
 		if err := sweepExport(o.Export, o.ExportFile, picked[0].Limiter, sp.Unit, s.out, s.err); err != nil {
@@ -435,9 +445,11 @@ func runSweep(o *sweepOptions, s streams) error {
 		}
 	}
 	if o.ByKey > 0 && len(picked) > 0 {
-		return sweepByKey(o, po, picked[0], s)
+		if err := sweepByKey(o, po, picked[0], s); err != nil && !errors.As(err, &skipped) {
+			return err
+		}
 	}
-	return nil
+	return finished
 }
 
 // sweepByKey replays the trace again through the best candidate alone and
