@@ -13,6 +13,8 @@ import (
 
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -339,4 +341,38 @@ func sweepExport(target, file string, best spec.Limiter, unit time.Duration, out
 	}
 	fmt.Fprintf(notes, "ratesim: wrote the best candidate, %s, as a %s config to %s\n", best.LaneName(), target, file)
 	return nil
+}
+
+// sweepDeployed reads the sweep's --policy-from config, the limit
+// deployed today, as a candidate of index i beside the grid's, scored
+// as they are: whether a candidate beats what runs now, and by how
+// much. The config is one policy over every request (stackAsLane), and
+// the sweep is keyed as it is.
+func sweepDeployed(o *sweepOptions, i int, s streams) (*sweep.Candidate, error) {
+	po := &policyOptions{gateway: o.gateway, set: o.set}
+	if _, err := po.policyFile(); err != nil {
+		return nil, err
+	}
+	po.gateway.warn(s.err)
+	pf, err := po.stackAsLane(&o.trace, s.err)
+	if err != nil {
+		return nil, err
+	}
+	l := pf.Limiters[0]
+	a := sweep.Algo{Algorithm: l.Algorithm}
+	if l.Preset != "" {
+		if p, ok := presets.Lookup(l.Preset); ok {
+			a = sweep.Algo{Algorithm: l.Algorithm, Preset: p}
+		}
+	}
+	return &sweep.Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}, nil
+}
+
+// deployedLine says which row of a sweep is the deployed config's.
+func deployedLine(c *sweep.Candidate, path string) string {
+	at := ""
+	if c.Limiter.At != "" {
+		at = " (" + string(c.Limiter.At) + ")"
+	}
+	return fmt.Sprintf("deployed: %s's policy %s%s, replayed beside the grid as its last row", path, c.Limiter.Name, at)
 }
