@@ -85,7 +85,7 @@ func runCheck(o *checkOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	if algos == nil && len(specs) == 0 && o.policy.Config == "" {
+	if algos == nil && len(specs) == 0 && !o.policy.hasFile() {
 		return usageErrorf("check needs the model to check: --limiter (such as nginx:rate=10r/s,burst=5) or --algos")
 	}
 	var obs *traces.Observer

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -85,6 +88,57 @@ func (o *gatewayOptions) warn(w io.Writer) {
 
 // hasFile reports whether a policy file or a gateway's config is given.
 func (o *policyOptions) hasFile() bool { return o.Config != "" || o.gateway.From != "" }
+
+// stackAsLane turns the stack of the policy file (a policies: list, or
+// a gateway's config) into what a command that replays limiters side by
+// side, each over every request under one key, replays: its one policy
+// as a lane of its own (a limiters: entry), the replay keyed as the
+// policy is unless --key says the same. A stack it cannot replay so (two
+// policies that apply together, a policy that applies to some requests
+// only, a shadow policy, one key for every request) is a usage error
+// naming what, never a replay of something else.
+func (o *policyOptions) stackAsLane(to *traceOptions, warnings io.Writer) (*spec.File, error) {
+	pf := o.file
+	what := pf.Path
+	if o.gateway.From != "" {
+		what = "--policy-from " + what
+	}
+	p := pf.Policies[0]
+	where := ""
+	if p.At != "" {
+		where = " (" + string(p.At) + ")"
+	}
+	const only = "this command replays limiters side by side, each over every request; run and compare --summary replay a stack"
+	switch {
+	case len(pf.Policies) > 1:
+		names := make([]string, len(pf.Policies))
+		for i, q := range pf.Policies {
+			names[i] = q.Name
+		}
+		return nil, usageErrorf("%s: %d policies (%s) apply together as a stack: %s", what, len(pf.Policies), strings.Join(names, ", "), only)
+	case p.Match != nil && !p.EmptyKeyOnly:
+		return nil, usageErrorf("%s: policy %s%s applies to some requests only (a location, descriptor or method): %s", what, p.Name, where, only)
+	case p.Shadow:
+		return nil, usageErrorf("%s: policy %s%s is a shadow policy, which refuses nothing: %s", what, p.Name, where, only)
+	case p.Key != nil && len(p.Key) == 0:
+		return nil, usageErrorf("%s: policy %s%s is one limit for every request (no key): %s", what, p.Name, where, only)
+	case p.Key != nil && o.set["key"] && !slices.Equal(p.Key, to.Key):
+		return nil, usageErrorf("--key %s: policy %s%s keys on %s", strings.Join(to.Key, ","), p.Name, where, strings.Join(p.Key, ","))
+	}
+	if p.Key != nil {
+		to.Key = p.Key
+	}
+	if p.EmptyKeyOnly {
+		warnf(warnings, "policy %s%s: a request whose %s is empty passes nginx unaccounted; this command limits it under the empty key (run and compare pass it)", p.Name, where, strings.Join(p.Key, " and "))
+	}
+	lane := *pf
+	lane.Policies, lane.Limiters = nil, []spec.Limiter{p.Limiter}
+	if lane.Limiters[0].Name == "" {
+		lane.Limiters[0].Name = p.Name
+	}
+	o.file = &lane
+	return o.file, nil
+}
 
 type lintOptions struct {
 	gateway gatewayOptions
@@ -287,4 +341,38 @@ func sweepExport(target, file string, best spec.Limiter, unit time.Duration, out
 	}
 	fmt.Fprintf(notes, "ratesim: wrote the best candidate, %s, as a %s config to %s\n", best.LaneName(), target, file)
 	return nil
+}
+
+// sweepDeployed reads the sweep's --policy-from config, the limit
+// deployed today, as a candidate of index i beside the grid's, scored
+// as they are: whether a candidate beats what runs now, and by how
+// much. The config is one policy over every request (stackAsLane), and
+// the sweep is keyed as it is.
+func sweepDeployed(o *sweepOptions, i int, s streams) (*sweep.Candidate, error) {
+	po := &policyOptions{gateway: o.gateway, set: o.set}
+	if _, err := po.policyFile(); err != nil {
+		return nil, err
+	}
+	po.gateway.warn(s.err)
+	pf, err := po.stackAsLane(&o.trace, s.err)
+	if err != nil {
+		return nil, err
+	}
+	l := pf.Limiters[0]
+	a := sweep.Algo{Algorithm: l.Algorithm}
+	if l.Preset != "" {
+		if p, ok := presets.Lookup(l.Preset); ok {
+			a = sweep.Algo{Algorithm: l.Algorithm, Preset: p}
+		}
+	}
+	return &sweep.Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}, nil
+}
+
+// deployedLine says which row of a sweep is the deployed config's.
+func deployedLine(c *sweep.Candidate, path string) string {
+	at := ""
+	if c.Limiter.At != "" {
+		at = " (" + string(c.Limiter.At) + ")"
+	}
+	return fmt.Sprintf("deployed: %s's policy %s%s, replayed beside the grid as its last row", path, c.Limiter.Name, at)
 }

@@ -35,9 +35,6 @@ type replay struct {
 // algos nil means the five classic algorithms, unless limiters are given
 // with --limiter (specs) or in the config file.
 func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, specs []limiterSpec, interval string, s streams) (*replay, error) {
-	if po.gateway.From != "" && !po.single {
-		return nil, usageErrorf("--policy-from %s: a gateway's limits are a stack of policies, which run and compare replay; this command does not replay stacks yet", po.gateway.From)
-	}
 	if po.hasFile() {
 		// The config file may give the key and unit too; flags given on
 		// the command line override it.
@@ -46,6 +43,11 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 			return nil, err
 		}
 		po.gateway.warn(s.err)
+		if !po.single && len(pf.Policies) > 0 {
+			if pf, err = po.stackAsLane(to, s.err); err != nil {
+				return nil, err
+			}
+		}
 		if pf.Key != nil && !po.set["key"] {
 			to.Key = pf.Key
 		}

@@ -123,7 +123,11 @@ func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, wit
 
 // stackHeader writes the lines that open a stack's reports.
 func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	tw.Line(fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode)))
+	line := fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode))
+	if rep.Unlimited > 0 {
+		line += fmt.Sprintf("; %d under no enforcing policy", rep.Unlimited)
+	}
+	tw.Line(line)
 	for _, l := range tables.StackLines(rp.spec, policies) {
 		tw.Line(l)
 	}
@@ -167,9 +171,9 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		}
 	}
 	row.SetWith(with)
-	ds := make([]limiters.Decision, len(enforcing))
+	ds := make([]limiters.Decision, 0, len(enforcing))
+	var quotas, applied []headers.Quota // every enforcing policy's; those that apply to a row
 	if style != headers.StyleNone {
-		var quotas []headers.Quota
 		for _, i := range enforcing {
 			q, err := headers.QuotaOf(policies[i].Name, policies[i].Algorithm, policies[i].Policy)
 			if err != nil {
@@ -178,7 +182,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 			quotas = append(quotas, q)
 		}
 		row.SetFields(style, quotas)
-		row.FieldDs = ds
+		applied = make([]headers.Quota, 0, len(quotas))
 	}
 	cols, err := row.AllColumns(rp.trace.RFC3339(), tables.StackColumns...)
 	if err != nil {
@@ -190,14 +194,28 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
 			return nil
 		}
+		// The rate-limit fields speak of the policies that apply to the
+		// request: one that does not limits nothing of it.
+		ds, applied = ds[:0], applied[:0]
 		for k, i := range enforcing {
-			ds[k] = d.Decisions[i]
-			if !ds[k].Allowed {
+			if !d.Applies[i] {
+				continue
+			}
+			dec := d.Decisions[i]
+			if !dec.Allowed {
 				// The response's Retry-After is when the stack lets the
 				// request through, not when this policy alone would.
-				ds[k].RetryAfter = d.Decision.RetryAfter
+				dec.RetryAfter = d.Decision.RetryAfter
+			}
+			ds = append(ds, dec)
+			if quotas != nil {
+				applied = append(applied, quotas[k])
 			}
 		}
+		if quotas != nil {
+			row.Quotas, row.FieldDs = applied, ds
+		}
+		row.Unlimited = !d.Limited
 		row.Req, row.D, row.Exact, row.RefusedBy = &d.Request, &d.Decision, &d.Exact, ""
 		if d.Refused >= 0 {
 			row.RefusedBy = policies[d.Refused].Name

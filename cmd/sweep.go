@@ -85,7 +85,10 @@ type sweepOptions struct {
 	Export, ExportFile string
 	Output             string
 	Shard              string
-	set                map[string]bool
+	// gateway is --policy-from: the deployed config, replayed beside the
+	// grid as its last row (sweepDeployed).
+	gateway gatewayOptions
+	set     map[string]bool
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
 	// otherwise.
@@ -105,6 +108,7 @@ func newSweepCmd() *cobra.Command {
 		return runSweep(o, s)
 	})
 	addSweepFlags(c.Flags(), o)
+	addGatewayFlags(c.Flags(), &o.gateway)
 	addOutputFlag(c.Flags(), &o.Output)
 	addShardFlag(c.Flags(), &o.Shard)
 	addTraceFlags(c.Flags(), &o.trace)
@@ -286,6 +290,13 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 	if err != nil {
 		return nil, err
 	}
+	if o.gateway.From != "" {
+		c, err := sweepDeployed(o, len(cands), s)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, c)
+	}
 	specs := make([]limiterSpec, 0, len(cands)+1)
 	for _, c := range cands {
 		specs = append(specs, c.Limiter)
@@ -400,7 +411,14 @@ func runSweep(o *sweepOptions, s streams) error {
 
 	w := render.NewTextWriter(s.out, format)
 	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(cands)), "candidate"), g.Describe(algos)))
+	grid := len(cands)
+	if o.gateway.From != "" {
+		grid--
+	}
+	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(grid), "candidate"), g.Describe(algos)))
+	if o.gateway.From != "" {
+		w.Line(deployedLine(cands[grid], o.gateway.From))
+	}
 	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
 		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
 	if line := tables.BackwardsLine(rep); line != "" {

@@ -110,10 +110,22 @@ type StackDecision struct {
 	// Refused is the first enforcing policy that refused the request, -1
 	// when none did.
 	Refused int
+	// Applies says, per policy in stack order, whether it applied to the
+	// request (its Match, if any, accepted it). A policy that did not
+	// has an allowed Decision of zeros, which says nothing of it.
+	Applies []bool
+	// Limited reports whether an enforcing policy applied to the
+	// request. When none did, nothing limits it: it is allowed, and
+	// Decision's Remaining and ResetAfter, which no limit gives, are 0
+	// and are not counts or waits to show.
+	Limited bool
 }
 
 // StackStats is what one policy of a stack did over a trace.
 type StackStats struct {
+	// Requests counts the requests it applied to (all of them when it
+	// has no Match).
+	Requests int64
 	// Refused counts the requests it refused (for a shadow policy, would
 	// have refused), Alone those no other enforcing policy refused.
 	Refused, Alone int64
@@ -123,7 +135,10 @@ type StackStats struct {
 type StackReport struct {
 	Requests int64
 	Allowed  int64 // requests every enforcing policy allowed
-	Policies []StackStats
+	// Unlimited counts the requests no enforcing policy applied to:
+	// allowed, with nothing to limit them.
+	Unlimited int64
+	Policies  []StackStats
 }
 
 // maxRetryRounds bounds the search for a stack's retry time. Each round
@@ -201,6 +216,7 @@ func RunStack(src Source, cfg Config, stack Stack, emit func(*StackDecision) err
 		s.states[i] = map[string]*[]byte{}
 	}
 	s.d.Decisions = make([]limiters.Decision, n)
+	s.d.Applies = make([]bool, n)
 	var values [][]byte
 	requests, err := e.start(src, nil).each(func(b *batch) error {
 		b.expose()
@@ -257,12 +273,15 @@ func (s *stackRun) state(p int, key []byte) *[]byte {
 // and fills s.d with the stack's answer.
 func (s *stackRun) decide(q *Request) error {
 	d, ps := &s.d, s.policies
-	d.Request, d.Refused = *q, -1
+	d.Request, d.Refused, d.Limited = *q, -1, false
 	for p := range ps {
+		d.Applies[p] = !s.skip[p]
 		if s.skip[p] {
 			d.Decisions[p], s.exact[p] = limiters.Decision{Allowed: true}, limiters.Exact{}
 			continue
 		}
+		s.rep.Policies[p].Requests++
+		d.Limited = d.Limited || !ps[p].Shadow
 		var old []byte
 		if st := s.state(p, s.keys[p]); st != nil {
 			old = *st
@@ -321,6 +340,9 @@ func (s *stackRun) decide(q *Request) error {
 	}
 	if allowed {
 		s.rep.Allowed++
+	}
+	if !d.Limited {
+		s.rep.Unlimited++
 	}
 	return s.answer(q, allowed)
 }

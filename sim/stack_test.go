@@ -45,6 +45,7 @@ func TestStackConsume(t *testing.T) {
 				key = ""
 			}
 			ds[j] = keyed[j].Allow(key, e.time, e.cost)
+			want[j].Requests++
 			if !ds[j].Allowed && !sp.Shadow && refused < 0 {
 				refused, pass = j, false
 			}

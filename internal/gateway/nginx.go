@@ -479,7 +479,7 @@ func (r *reader) nginxPolicy(z *zone, lim limitReq, locs []location, in []int) e
 			}
 			return false
 		}}
-		sp.Match = both(keyed, loc)
+		sp.Match, sp.EmptyKeyOnly = both(keyed, loc), loc == nil
 	}
 	r.add(sp)
 	r.nginxLint(z, lim)

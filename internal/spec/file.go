@@ -54,6 +54,9 @@ type StackPolicy struct {
 	// Match, when not nil, says which requests it applies to (a
 	// gateway's location or descriptor); nil for every request.
 	Match *sim.Match
+	// EmptyKeyOnly says that Match leaves out only the requests whose
+	// key values are all empty (nginx does not account them).
+	EmptyKeyOnly bool
 }
 
 // The YAML shape of a policy file: the parameters shared by every

@@ -116,6 +116,11 @@ type RunRow struct {
 
 	Queue, Keyed, Explain bool // the delay, key and state columns
 
+	// Unlimited: no limit applied to the request (no policy of a stack
+	// did), so it has no remaining or reset_after to show: they are
+	// empty in CSV, null in JSON, "-" in tables.
+	Unlimited bool
+
 	With  []string // the --with columns: line, or attributes
 	Attrs []string // the attributes of with, in order (sim.Config.With)
 
@@ -204,13 +209,21 @@ func (r *RunRow) AppendHead(e *render.Encoder, b []byte) []byte {
 	}
 	b = strconv.AppendInt(e.Next(b), r.Req.Cost, 10)
 	b = strconv.AppendBool(e.Next(b), d.Allowed)
-	b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
+	if r.Unlimited {
+		b = e.Absent(e.Next(b))
+	} else {
+		b = strconv.AppendInt(e.Next(b), d.Remaining, 10)
+	}
 	if d.Reason == limiters.ReasonCost || x.RetryAfter.Never() {
 		b = e.Null(e.Next(b))
 	} else {
 		b = AppendWait(e.Next(b), d.RetryAfter, x.RetryAfter, r.Unit)
 	}
-	b = AppendWait(e.Next(b), d.ResetAfter, x.ResetAfter, r.Unit)
+	if r.Unlimited {
+		b = e.Absent(e.Next(b))
+	} else {
+		b = AppendWait(e.Next(b), d.ResetAfter, x.ResetAfter, r.Unit)
+	}
 	if r.RefusedBy != "" {
 		b = e.Text(e.Next(b), r.RefusedBy+": "+string(d.Reason))
 	} else {

@@ -33,7 +33,8 @@ var StackSummaryColumns = []render.Column{
 	{Name: "stack", MachineOnly: true},
 }
 
-// StackSummaryRows are the rows of StackSummaryColumns: a row per policy.
+// StackSummaryRows are the rows of StackSummaryColumns: a row per policy,
+// its requests those it applied to.
 func StackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) [][]render.Cell {
 	var rows [][]render.Cell
 	for i, p := range policies {
@@ -44,7 +45,7 @@ func StackSummaryRows(policies []sim.StackPolicy, rep *sim.StackReport, mode sim
 		}
 		rows = append(rows, []render.Cell{
 			render.Str(p.Name), render.Str(p.Algorithm.String()), render.Str(StackKey(p)), render.Bool(p.Shadow),
-			render.Int(rep.Requests), refused, render.Int(st.Alone), would, render.Int(rep.Allowed), render.Str(StackModeName(mode)),
+			render.Int(st.Requests), refused, render.Int(st.Alone), would, render.Int(rep.Allowed), render.Str(StackModeName(mode)),
 		})
 	}
 	return rows
