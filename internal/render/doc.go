@@ -2,8 +2,9 @@
 // specs, in every output format (an ASCII table, Markdown, CSV, JSON, JSON
 // Lines), the text lines around them, and the numbers and texts in them.
 // It is the one place that knows how a format writes a value: a new
-// format is one entry of the table of formats and its cases in the
-// Encoder.
+// format is one entry of the table of formats (format.go) and its
+// encoding (encoding.go), which the Encoder, the RecordWriter and
+// Table.Render call.
 //
 // It knows nothing of limiters, the engine or the command line: callers
 // turn their values into Cells.

@@ -10,7 +10,9 @@ import (
 // A Format is an output format.
 type Format uint8
 
-// The output formats, in the order Formats lists them.
+// The output formats that Go code names: their places in the table of
+// formats, in the order Formats lists them. A format that no code names
+// needs no constant: it is its entry.
 const (
 	FormatTable    Format = iota // an ASCII table, for people
 	FormatCSV                    // comma-separated values with a header row
@@ -21,7 +23,7 @@ const (
 
 // A FormatInfo describes an output format.
 type FormatInfo struct {
-	Format      Format
+	Format      Format   // its place in the table of formats
 	Name        string   // as -o takes it
 	Aliases     []string // other names -o takes
 	Description string
@@ -29,15 +31,34 @@ type FormatInfo struct {
 	// values as numbers and booleans); otherwise it is for people (a
 	// table with the columns people read and at most a page of rows).
 	Machine bool
+	// enc writes the format.
+	enc encoding
 }
 
-// formats is the table of output formats.
-var formats = []FormatInfo{
-	{Format: FormatTable, Name: "table", Description: "an ASCII table (default)"},
-	{Format: FormatCSV, Name: "csv", Description: "comma-separated values, every row", Machine: true},
-	{Format: FormatJSON, Name: "json", Description: "a JSON array of objects", Machine: true},
-	{Format: FormatJSONL, Name: "jsonl", Description: "JSON Lines, one object per line", Machine: true},
-	{Format: FormatMarkdown, Name: "markdown", Aliases: []string{"md"}, Description: "a Markdown table"},
+// formats is the table of output formats: a new format is an entry here
+// and its encoding. Each entry's Format is its place.
+var formats = numbered([]FormatInfo{
+	{Name: "table", Description: "an ASCII table (default)", enc: tableEncoding{asciiTable{}}},
+	{Name: "csv", Description: "comma-separated values, every row", Machine: true, enc: csvEncoding{}},
+	{Name: "json", Description: "a JSON array of objects", Machine: true, enc: jsonEncoding{}},
+	{Name: "jsonl", Description: "JSON Lines, one object per line", Machine: true, enc: jsonEncoding{lines: true}},
+	{Name: "markdown", Aliases: []string{"md"}, Description: "a Markdown table", enc: tableEncoding{markdownTable{}}},
+})
+
+// numbered sets each entry's Format to its place.
+func numbered(l []FormatInfo) []FormatInfo {
+	for i := range l {
+		l[i].Format = Format(i)
+	}
+	return l
+}
+
+// info is f's entry; a Format out of the table writes as a table does.
+func (f Format) info() *FormatInfo {
+	if int(f) < len(formats) {
+		return &formats[f]
+	}
+	return &formats[FormatTable]
 }
 
 // Formats returns the output formats, in a fixed order.

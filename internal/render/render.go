@@ -10,10 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -65,100 +61,53 @@ func (c *Column) tableText(missing bool, v []byte) string {
 
 // Encoder writes the values of a row in one output format, Column by
 // Column, strconv.Append style: each method appends to dst and returns the
-// extended slice. It is the one place that knows how a format writes a
-// value. A row appends its first value directly and each later one after
-// next; numbers and booleans read the same in every format, so they are
+// extended slice. The format's encoding (its entry in the table of
+// formats) is the one place that knows how it writes a value. A row
+// appends its first value directly and each later one after Next;
+// numbers and booleans read the same in every format, so they are
 // appended with strconv.Append* or appendWait, without the Encoder.
-// Tables get every text as it is, to be shown by Table.render.
+// Tables get every text as it is, to be shown by Table.Render.
 type Encoder struct {
 	format Format
-	cols   []Column
-	keys   [][]byte // JSON: per Column, its key, after a comma but for the first
-	col    int      // the Column whose value is being written
-	mark   int      // JSON: where the current Column's key begins
+	enc    encoding
+	// sep, when not 0, is the byte that alone separates a row's values
+	// (CSV's comma): Next appends it without a call through enc, small
+	// enough to inline, as it runs for every value of run -o csv.
+	sep  byte
+	cols []Column
+	keys [][]byte // JSON: per Column, its key, after a comma but for the first
+	col  int      // the Column whose value is being written
+	mark int      // JSON: where the current Column's key begins
 
 	// Table and markdown
 	ends    []int  // where each Cell's text ends in the row
 	missing []bool // per Column: no value
 }
 
-// json reports whether the Encoder writes JSON (an array or JSON Lines).
-func (e *Encoder) json() bool { return e.format == FormatJSON || e.format == FormatJSONL }
-
-// next ends a value and starts the next Column's: a comma in CSV, the key
-// in JSON, the end of a Cell in a Table. The CSV case is kept small
-// enough to inline: it runs for every value of run -o csv.
+// Next ends a value and starts the next Column's: a comma in CSV, the key
+// in JSON, the end of a Cell in a Table.
 func (e *Encoder) Next(dst []byte) []byte {
 	e.col++
-	if e.format == FormatCSV {
-		return append(dst, ',')
+	if e.sep != 0 {
+		return append(dst, e.sep)
 	}
-	return e.open(dst)
+	return e.enc.open(e, dst)
 }
 
-// open starts the current Column's value in JSON or a Table.
-func (e *Encoder) open(dst []byte) []byte {
-	if e.json() {
-		e.mark = len(dst)
-		return append(dst, e.keys[e.col]...)
-	}
-	e.ends = append(e.ends, len(dst))
-	return dst
-}
+// Bytes appends a text.
+func (e *Encoder) Bytes(dst, b []byte) []byte { return e.enc.bytes(dst, b) }
 
-// str appends a text.
-func (e *Encoder) Bytes(dst, b []byte) []byte {
-	switch e.format {
-	case FormatCSV:
-		return appendCSVBytes(dst, b)
-	case FormatJSON, FormatJSONL:
-		return appendJSONBytes(dst, b)
-	}
-	return append(dst, b...)
-}
+// Text appends a text held in a string.
+func (e *Encoder) Text(dst []byte, s string) []byte { return e.enc.text(dst, s) }
 
-// text appends a text held in a string.
-func (e *Encoder) Text(dst []byte, s string) []byte {
-	switch e.format {
-	case FormatCSV:
-		return appendCSV(dst, s)
-	case FormatJSON, FormatJSONL:
-		return appendJSONString(dst, s)
-	}
-	return append(dst, s...)
-}
-
-// time appends a timestamp as the trace wrote it; JSON writes it as a
+// Time appends a timestamp as the trace wrote it; JSON writes it as a
 // number when it is one, else as a string.
-func (e *Encoder) Time(dst, b []byte) []byte {
-	switch e.format {
-	case FormatCSV:
-		return appendCSVBytes(dst, b)
-	case FormatJSON, FormatJSONL:
-		if IsJSONNumber(b) {
-			return append(dst, b...)
-		}
-		return appendJSONBytes(dst, b)
-	}
-	return append(dst, b...)
-}
+func (e *Encoder) Time(dst, b []byte) []byte { return e.enc.time(dst, b) }
 
-// null appends no value: nothing in CSV, null in JSON (or, for an
-// omitNull Column, not even the key), and a Table shows the Column's
-// nullText.
-func (e *Encoder) Null(dst []byte) []byte {
-	switch e.format {
-	case FormatCSV:
-		return dst
-	case FormatJSON, FormatJSONL:
-		if e.cols[e.col].OmitNull {
-			return dst[:e.mark]
-		}
-		return append(dst, "null"...)
-	}
-	e.missing[e.col] = true
-	return dst
-}
+// Null appends no value: nothing in CSV, null in JSON (or, for an
+// OmitNull Column, not even the key), and a Table shows the Column's
+// NullText.
+func (e *Encoder) Null(dst []byte) []byte { return e.enc.null(e, dst) }
 
 // Absent appends no value, as Null does, but a Table shows "-" whatever
 // the Column's NullText says: there is nothing, rather than the nothing
@@ -188,7 +137,7 @@ func (e *Encoder) Cell(dst []byte, c Cell) []byte {
 // the first maxRows rows as text and counts the rest. A row is written as
 //
 //	b := rw.Begin()
-//	b = first value; b = next value after rw.enc.next(b); ...
+//	b = first value; b = next value after rw.Enc().Next(b); ...
 //	err := rw.End(b)
 type RecordWriter struct {
 	w       io.Writer
@@ -208,103 +157,31 @@ type RecordWriter struct {
 // MaxTableRows rows of a Table; CSV starts with its header and a JSON
 // array with its bracket.
 func NewRecordWriter(w io.Writer, format Format, cols []Column) *RecordWriter {
-	rw := &RecordWriter{w: w, enc: Encoder{format: format, cols: cols}, maxRows: MaxTableRows}
-	switch format {
-	case FormatCSV:
-		rw.buf = make([]byte, 0, flushAt+4096)
-		for i, c := range cols {
-			if i > 0 {
-				rw.buf = append(rw.buf, ',')
-			}
-			rw.buf = appendCSV(rw.buf, c.Name)
-		}
-		rw.buf = append(rw.buf, '\n')
-	case FormatJSON, FormatJSONL:
-		rw.buf = make([]byte, 0, flushAt+4096)
-		for i, c := range cols {
-			var k []byte
-			if i > 0 {
-				k = append(k, ',')
-			}
-			rw.enc.keys = append(rw.enc.keys, append(appendJSONString(k, c.Name), ':'))
-		}
-		if format == FormatJSON {
-			rw.buf = append(rw.buf, '[')
-		}
-	default:
-		rw.enc.missing = make([]bool, len(cols))
-	}
+	enc := format.info().enc
+	rw := &RecordWriter{w: w, enc: Encoder{format: format, enc: enc, cols: cols}, maxRows: MaxTableRows}
+	enc.start(rw, cols)
 	return rw
 }
 
-// textual reports whether rows are kept as cells for a Table.
+// Textual reports whether rows are kept as cells for a Table.
 func (rw *RecordWriter) Textual() bool {
 	return !rw.enc.format.Machine()
 }
 
-// begin starts a row and returns the buffer its values are appended to.
+// Begin starts a row and returns the buffer its values are appended to.
 func (rw *RecordWriter) Begin() []byte {
-	e := &rw.enc
-	e.col = 0
-	switch e.format {
-	case FormatCSV:
-		return rw.buf
-	case FormatJSON, FormatJSONL:
-		b := rw.buf
-		if e.format == FormatJSON {
-			if rw.rows > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-		}
-		b = append(b, '{')
-		e.mark = len(b)
-		return append(b, e.keys[0]...)
-	}
-	e.ends = e.ends[:0]
-	clear(e.missing)
-	return rw.scratch[:0]
+	rw.enc.col = 0
+	return rw.enc.enc.begin(rw)
 }
 
-// end finishes the row whose values b holds, and writes the buffer out
+// End finishes the row whose values b holds, and writes the buffer out
 // when it is large. A row with a value too few or too many is a bug.
 func (rw *RecordWriter) End(b []byte) error {
 	e := &rw.enc
 	if e.col != len(e.cols)-1 {
 		panic("cmd: a row of " + strconv.Itoa(e.col+1) + " values for " + strconv.Itoa(len(e.cols)) + " columns")
 	}
-	switch e.format {
-	case FormatCSV:
-		rw.buf = append(b, '\n')
-	case FormatJSON:
-		rw.buf = append(b, '}')
-	case FormatJSONL:
-		rw.buf = append(b, '}', '\n')
-	default:
-		rw.scratch = b
-		rw.rows++
-		if len(rw.cells) >= rw.maxRows {
-			rw.hidden++
-			return nil
-		}
-		e.ends = append(e.ends, len(b))
-		row := make([]string, 0, len(e.cols))
-		start := 0
-		for i := range e.cols {
-			c := &e.cols[i]
-			if !c.MachineOnly {
-				row = append(row, c.tableText(e.missing[i], b[start:e.ends[i]]))
-			}
-			start = e.ends[i]
-		}
-		rw.cells = append(rw.cells, row)
-		return nil
-	}
-	rw.rows++
-	if len(rw.buf) >= flushAt {
-		return rw.flush()
-	}
-	return nil
+	return e.enc.end(rw, b)
 }
 
 // flush writes the buffer out and keeps the first error.
@@ -316,14 +193,9 @@ func (rw *RecordWriter) flush() error {
 	return rw.err
 }
 
-// close finishes CSV and JSON output; tables are rendered by the caller.
+// Close finishes CSV and JSON output; tables are rendered by the caller.
 func (rw *RecordWriter) Close() error {
-	if rw.enc.format == FormatJSON {
-		if rw.rows > 0 {
-			rw.buf = append(rw.buf, '\n')
-		}
-		rw.buf = append(rw.buf, ']', '\n')
-	}
+	rw.enc.enc.finish(rw)
 	return rw.flush()
 }
 
@@ -369,55 +241,10 @@ type Table struct {
 	Footer []string
 }
 
-// render writes t in format (Table or markdown), every Cell through
-// DisplayText, and for markdown through markdownCell too.
+// Render writes t as format draws a table (an ASCII table, Markdown),
+// every Cell through DisplayText.
 func (t *Table) Render(w io.Writer, format Format) error {
-	align := make(tw.Alignment, len(t.Header))
-	for i := range align {
-		align[i] = tw.AlignLeft
-		if i < len(t.Right) && t.Right[i] {
-			align[i] = tw.AlignRight
-		}
-	}
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithFooterAutoFormat(tw.Off),
-		tablewriter.WithRowAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithAlignment(align),
-	}
-	Cell := DisplayText
-	if format == FormatMarkdown {
-		Cell = func(s string) string { return markdownCell(DisplayText(s)) }
-	}
-	header := displayRow(t.Header, Cell)
-	rows := make([][]string, 0, len(t.Rows)+1)
-	for _, r := range t.Rows {
-		rows = append(rows, displayRow(r, Cell))
-	}
-	footer := displayRow(t.Footer, Cell)
-	if format == FormatMarkdown {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		if footer != nil {
-			rows = append(rows, footer)
-		}
-	} else {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Symbols: tw.NewSymbols(tw.StyleASCII),
-		})))
-	}
-	tbl := tablewriter.NewTable(w, opts...)
-	tbl.Header(toAny(header)...)
-	for _, r := range rows {
-		if err := tbl.Append(toAny(r)...); err != nil {
-			return err
-		}
-	}
-	if format != FormatMarkdown && footer != nil {
-		tbl.Footer(toAny(footer)...)
-	}
-	return tbl.Render()
+	return format.info().enc.table(t, w)
 }
 
 // displayRow is r with Cell applied to each text; nil (no footer) stays

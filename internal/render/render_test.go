@@ -179,3 +179,42 @@ func TestDisplayTextReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatTable: the constants name the places of their formats, every
+// entry has an encoding, and every format writes a row of each kind of
+// cell with the null left out where it should be.
+func TestFormatTable(t *testing.T) {
+	for f, name := range map[Format]string{FormatTable: "table", FormatCSV: "csv", FormatJSON: "json", FormatJSONL: "jsonl", FormatMarkdown: "markdown"} {
+		if got := f.String(); got != name {
+			t.Errorf("Format(%d) is %q, want %q", f, got, name)
+		}
+	}
+	cols := []Column{{Name: "a"}, {Name: "b", Right: true}, {Name: "c", OmitNull: true}}
+	want := map[string]string{
+		"csv":   "a,b,c\n\"x,y\",3,\n",
+		"json":  "[\n{\"a\":\"x,y\",\"b\":3}\n]\n",
+		"jsonl": "{\"a\":\"x,y\",\"b\":3}\n",
+	}
+	for _, info := range Formats() {
+		if info.enc == nil {
+			t.Fatalf("format %s has no encoding", info.Name)
+		}
+		var b strings.Builder
+		tbl, err := WriteRecords(&b, info.Format, cols, [][]Cell{{Str("x,y"), Int(3), Null()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Machine {
+			if tbl != nil || b.String() != want[info.Name] {
+				t.Errorf("-o %s wrote %q, want %q", info.Name, b.String(), want[info.Name])
+			}
+			continue
+		}
+		if err := tbl.Render(&b, info.Format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "x,y") || !strings.Contains(b.String(), "-") {
+			t.Errorf("-o %s drew %q: want the text and the null's dash", info.Name, b.String())
+		}
+	}
+}

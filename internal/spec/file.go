@@ -236,11 +236,11 @@ func (pf *File) readLists(doc *yamlPolicy) error {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return errorf("%s:%d: limiters must be a list of {name, algorithm, parameters...}", path, n.Line)
+		return errorf("%s:%d: limiters must be a list of {%s, parameters...}", path, n.Line, strings.Join(entryKeys(false), ", "))
 	}
 	for _, item := range n.Content {
 		if item.Kind != yaml.MappingNode {
-			return errorf("%s:%d: a limiter must be a mapping of name, algorithm and parameters", path, item.Line)
+			return errorf("%s:%d: a limiter must be a mapping of %s and parameters", path, item.Line, strings.Join(entryKeys(false), ", "))
 		}
 		sp, err := pf.readLimiter(item, false)
 		if err != nil {
@@ -249,6 +249,22 @@ func (pf *File) readLists(doc *yamlPolicy) error {
 		pf.Limiters = append(pf.Limiters, sp.Limiter)
 	}
 	return nil
+}
+
+// limiterKeys are the keys of an entry of limiters: beside its
+// parameters; a policy of a stack takes policyKeys too.
+var limiterKeys = []string{"name", "algorithm"}
+
+// policyKeys are the keys a policy of a stack takes beyond a limiter's.
+var policyKeys = []string{"key", "shadow"}
+
+// entryKeys are the keys of an entry of limiters: or, with stack, of
+// policies:, beside its parameters, as "(valid: ...)" lists name them.
+func entryKeys(stack bool) []string {
+	if stack {
+		return slices.Concat(limiterKeys, policyKeys)
+	}
+	return limiterKeys
 }
 
 // readLimiter reads one entry of limiters: or, with stack, of policies:
@@ -260,15 +276,12 @@ func (pf *File) readLimiter(item *yaml.Node, stack bool) (StackPolicy, error) {
 	sp := StackPolicy{Limiter: Limiter{At: at}}
 	var algo string
 	var params [][2]*yaml.Node
-	extra := "name, algorithm"
-	if stack {
-		extra = "name, algorithm, key, shadow"
-	}
+	extra := strings.Join(entryKeys(stack), ", ")
 	for i := 0; i+1 < len(item.Content); i += 2 {
 		k, v := item.Content[i], item.Content[i+1]
 		if stack {
 			switch k.Value {
-			case "key":
+			case policyKeys[0]:
 				if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
 					sp.Key = []string{}
 					continue
@@ -284,7 +297,7 @@ func (pf *File) readLimiter(item *yaml.Node, stack bool) (StackPolicy, error) {
 				}
 				sp.Key = keys
 				continue
-			case "shadow":
+			case policyKeys[1]:
 				var b bool
 				if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil {
 					return sp, errorf("%s:%d: shadow must be true or false", path, v.Line)
@@ -297,9 +310,9 @@ func (pf *File) readLimiter(item *yaml.Node, stack bool) (StackPolicy, error) {
 			return sp, errorf("%s:%d: %s must be a single value", path, v.Line, k.Value)
 		}
 		switch k.Value {
-		case "name":
+		case limiterKeys[0]:
 			sp.Name = v.Value
-		case "algorithm":
+		case limiterKeys[1]:
 			algo = v.Value
 		default:
 			params = append(params, [2]*yaml.Node{k, v})
@@ -358,12 +371,12 @@ func (pf *File) readPolicies(n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return errorf("%s:%d: policies must be a list of {name, algorithm, key, shadow, parameters...}", path, n.Line)
+		return errorf("%s:%d: policies must be a list of {%s, parameters...}", path, n.Line, strings.Join(entryKeys(true), ", "))
 	}
 	names := map[string]bool{}
 	for _, item := range n.Content {
 		if item.Kind != yaml.MappingNode {
-			return errorf("%s:%d: a policy must be a mapping of name, algorithm, key, shadow and parameters", path, item.Line)
+			return errorf("%s:%d: a policy must be a mapping of %s and parameters", path, item.Line, strings.Join(entryKeys(true), ", "))
 		}
 		sp, err := pf.readLimiter(item, true)
 		if err != nil {
