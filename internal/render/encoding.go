@@ -31,6 +31,9 @@ type encoding interface {
 	text(dst []byte, s string) []byte
 	time(dst, b []byte) []byte
 	null(e *Encoder, dst []byte) []byte
+	// absent appends no value, as null does, but a table shows "-"
+	// whatever the column's NullText says.
+	absent(e *Encoder, dst []byte) []byte
 
 	// table renders a table of the rows kept, with the cells as the
 	// format shows them.
@@ -76,6 +79,7 @@ func (csvEncoding) bytes(dst, b []byte) []byte           { return appendCSVBytes
 func (csvEncoding) text(dst []byte, s string) []byte     { return appendCSV(dst, s) }
 func (csvEncoding) time(dst, b []byte) []byte            { return appendCSVBytes(dst, b) }
 func (csvEncoding) null(_ *Encoder, dst []byte) []byte   { return dst }
+func (csvEncoding) absent(_ *Encoder, dst []byte) []byte { return dst }
 
 // jsonEncoding writes a JSON object per row: in an array, or with lines,
 // one per line (JSON Lines).
@@ -152,6 +156,8 @@ func (jsonEncoding) null(e *Encoder, dst []byte) []byte {
 	return append(dst, "null"...)
 }
 
+func (j jsonEncoding) absent(e *Encoder, dst []byte) []byte { return j.null(e, dst) }
+
 // tableEncoding keeps the rows as texts, at most rw.maxRows of them, for
 // a table people read; its table style says how the table is drawn.
 type tableEncoding struct{ style tableStyle }
@@ -212,6 +218,8 @@ func (tableEncoding) null(e *Encoder, dst []byte) []byte {
 	e.missing[e.col] = true
 	return dst
 }
+
+func (tableEncoding) absent(_ *Encoder, dst []byte) []byte { return append(dst, '-') }
 
 func (t tableEncoding) table(tb *Table, w io.Writer) error { return t.style.table(tb, w) }
 

@@ -112,12 +112,7 @@ func (e *Encoder) Null(dst []byte) []byte { return e.enc.null(e, dst) }
 // Absent appends no value, as Null does, but a Table shows "-" whatever
 // the Column's NullText says: there is nothing, rather than the nothing
 // the Column's null stands for (a retry_after that never comes).
-func (e *Encoder) Absent(dst []byte) []byte {
-	if e.format == FormatCSV || e.json() {
-		return e.Null(dst)
-	}
-	return append(dst, '-')
-}
+func (e *Encoder) Absent(dst []byte) []byte { return e.enc.absent(e, dst) }
 
 // Cell appends a report's Cell.
 func (e *Encoder) Cell(dst []byte, c Cell) []byte {
