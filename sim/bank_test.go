@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -35,7 +34,7 @@ func TestBankedBursts(t *testing.T) {
 		want := reference(t, events, cfg)
 		_, rep := collectAllowed(t, events, cfg)
 		for a := range lanes {
-			if diff := gocmp.Diff(want.report.Algos[a].Burst, rep.Algos[a].Burst); diff != "" {
+			if diff := quickDiff(want.report.Algos[a].Burst, rep.Algos[a].Burst); diff != "" {
 				t.Errorf("trial %d, %s: burst (-reference +sim):\n%s", trial, lanes[a].Name, diff)
 			}
 		}

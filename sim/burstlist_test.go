@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -70,7 +69,7 @@ func TestBurstListsMatchRings(t *testing.T) {
 		_, withLists := collectAllowed(t, events, cfg)
 		cfg.noLists = true
 		_, ringsOnly := collectAllowed(t, events, cfg)
-		if diff := gocmp.Diff(ringsOnly, withLists); diff != "" {
+		if diff := quickDiff(ringsOnly, withLists); diff != "" {
 			t.Fatalf("trial %d %+v: report (-rings +lists):\n%s", trial, lanes, diff)
 		}
 	}

@@ -112,7 +112,7 @@ func TestClientsMatchReference(t *testing.T) {
 		if !slices.EqualFunc(want, got, func(w, g []Attempt) bool { return slices.EqualFunc(w, g, sameAttempt) }) {
 			t.Fatalf("trial %d (%v): attempts (-reference +RunClients):\n%s", trial, c.Model, gocmp.Diff(want, got, gocmp.AllowUnexported(Request{})))
 		}
-		if diff := gocmp.Diff(wantStats, stats); diff != "" {
+		if diff := quickDiff(wantStats, stats); diff != "" {
 			t.Fatalf("trial %d (%v): stats (-reference +RunClients):\n%s", trial, c.Model, diff)
 		}
 		for l, st := range stats {

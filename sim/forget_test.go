@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -57,17 +56,17 @@ func TestForgetsIdleKeys(t *testing.T) {
 			forget.sweepAt = 64
 			wantD, wantO, want := collect(t, events, keep)
 			gotD, gotO, got := collect(t, events, forget)
-			if diff := cmp.Diff(wantD, gotD); diff != "" {
+			if diff := quickDiff(wantD, gotD); diff != "" {
 				t.Fatalf("trial %d, %d workers: decisions (-kept +forgetting):\n%s", trial, workers, diff)
 			}
-			if diff := cmp.Diff(wantO, gotO); diff != "" {
+			if diff := quickDiff(wantO, gotO); diff != "" {
 				t.Fatalf("trial %d, %d workers: oracle (-kept +forgetting):\n%s", trial, workers, diff)
 			}
 			if got.KeysHeld*3 > got.Keys {
 				t.Errorf("trial %d, %d workers: held up to %d keys of %d", trial, workers, got.KeysHeld, got.Keys)
 			}
 			got.KeysHeld = want.KeysHeld
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := quickDiff(want, got); diff != "" {
 				t.Fatalf("trial %d, %d workers: report (-kept +forgetting):\n%s", trial, workers, diff)
 			}
 			if states := explainTexts(t, events, forget); states != explainTexts(t, events, keep) {
@@ -95,11 +94,11 @@ func TestForgetsLongKeys(t *testing.T) {
 		forget.sweepAt = 64
 		wantD, _, want := collect(t, events, keep)
 		gotD, _, got := collect(t, events, forget)
-		if diff := cmp.Diff(wantD, gotD); diff != "" {
+		if diff := quickDiff(wantD, gotD); diff != "" {
 			t.Fatalf("%d workers: decisions (-kept +forgetting):\n%s", workers, diff)
 		}
 		got.KeysHeld = want.KeysHeld
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := quickDiff(want, got); diff != "" {
 			t.Fatalf("%d workers: report (-kept +forgetting):\n%s", workers, diff)
 		}
 	}

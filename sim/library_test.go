@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/presets"
 )
@@ -135,7 +133,7 @@ func TestLibraryReference(t *testing.T) {
 				}
 			}
 			rep.KeysHeld = want.report.KeysHeld
-			if diff := cmp.Diff(want.report, rep); diff != "" {
+			if diff := quickDiff(want.report, rep); diff != "" {
 				t.Fatalf("trial %d (keep %v): report (-reference +sim):\n%s", trial, c.KeepKeys, diff)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -76,12 +75,12 @@ func TestShardsMerge(t *testing.T) {
 			}
 			for _, got := range []*Report{all.Report, folded.Report} {
 				got.Positions, got.KeysHeld = nil, want.KeysHeld
-				if diff := cmp.Diff(want, got); diff != "" {
+				if diff := quickDiff(want, got); diff != "" {
 					t.Fatalf("trial %d, %d shards: merged report differs (-whole +merged):\n%s", trial, n, diff)
 				}
 			}
 			slices.SortFunc(rows, func(a, b Row) int { return cmpInt(a.Seq, b.Seq) })
-			if diff := cmp.Diff(whole, rows); diff != "" {
+			if diff := quickDiff(whole, rows); diff != "" {
 				t.Fatalf("trial %d, %d shards: rows differ (-whole +shards):\n%s", trial, n, diff)
 			}
 			// The rows make batches that answer as the replay's did.
@@ -90,7 +89,7 @@ func TestShardsMerge(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range rows {
-				if diff := cmp.Diff(whole[i], b.Row(i)); diff != "" {
+				if diff := quickDiff(whole[i], b.Row(i)); diff != "" {
 					t.Fatalf("trial %d: row %d rebuilt differs:\n%s", trial, i, diff)
 				}
 			}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -255,19 +254,19 @@ func FuzzReplay(f *testing.F) {
 		want := reference(t, events, cfg)
 		check := func(name string, cfg Config) {
 			decisions, oracle, rep := collect(t, events, cfg)
-			if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+			if diff := quickDiff(want.decisions, decisions); diff != "" {
 				t.Fatalf("%s: decisions (-reference +sim):\n%s", name, diff)
 			}
-			if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+			if diff := quickDiff(want.oracle, oracle); diff != "" {
 				t.Fatalf("%s: oracle (-reference +sim):\n%s", name, diff)
 			}
 			rep.KeysHeld = want.report.KeysHeld
-			if diff := cmp.Diff(want.report, rep); diff != "" {
+			if diff := quickDiff(want.report, rep); diff != "" {
 				t.Fatalf("%s: report (-reference +sim):\n%s", name, diff)
 			}
 			_, lean := collectAllowed(t, events, cfg)
 			lean.KeysHeld = want.report.KeysHeld
-			if diff := cmp.Diff(want.report, lean); diff != "" {
+			if diff := quickDiff(want.report, lean); diff != "" {
 				t.Fatalf("%s: report without Detail (-reference +sim):\n%s", name, diff)
 			}
 		}

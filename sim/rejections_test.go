@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -68,7 +67,7 @@ func TestRejections(t *testing.T) {
 				if got.KeysRejected != int64(len(rejected)) {
 					t.Errorf("%d lanes, trial %d, %s: KeysRejected %d, want %d", nlanes, trial, lane.Name, got.KeysRejected, len(rejected))
 				}
-				if diff := gocmp.Diff(waits, got.Waits); diff != "" {
+				if diff := quickDiff(waits, got.Waits); diff != "" {
 					t.Errorf("%d lanes, trial %d, %s: Waits (-want +got):\n%s", nlanes, trial, lane.Name, diff)
 				}
 			}

@@ -143,7 +143,7 @@ func TestBoundaryBurst(t *testing.T) {
 	}
 	for _, s := range rep.Algos {
 		if w, ok := want[s.Algorithm]; ok {
-			if diff := cmp.Diff(w, s.Burst); diff != "" {
+			if diff := quickDiff(w, s.Burst); diff != "" {
 				t.Errorf("%v burst (-want +got):\n%s", s.Algorithm, diff)
 			}
 		}
@@ -207,13 +207,13 @@ func TestMatchesKeyed(t *testing.T) {
 			}
 			decisions, oracle, rep := collect(t, events, cfg)
 			want := reference(t, events, cfg)
-			if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+			if diff := quickDiff(want.decisions, decisions); diff != "" {
 				t.Fatalf("trial %d, %d workers: decisions (-keyed +sim):\n%s", trial, workers, diff)
 			}
-			if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+			if diff := quickDiff(want.oracle, oracle); diff != "" {
 				t.Fatalf("trial %d, %d workers: oracle (-keyed +sim):\n%s", trial, workers, diff)
 			}
-			if diff := cmp.Diff(want.report, rep); diff != "" {
+			if diff := quickDiff(want.report, rep); diff != "" {
 				t.Fatalf("trial %d, %d workers: report (-direct +sim):\n%s", trial, workers, diff)
 			}
 			// Without Detail the engine only admits; the outcomes and the
@@ -226,7 +226,7 @@ func TestMatchesKeyed(t *testing.T) {
 					}
 				}
 			}
-			if diff := cmp.Diff(want.report, lean); diff != "" {
+			if diff := quickDiff(want.report, lean); diff != "" {
 				t.Fatalf("trial %d, %d workers: report without Detail (-direct +sim):\n%s", trial, workers, diff)
 			}
 		}
@@ -246,7 +246,7 @@ func TestExplainStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"log [1]", "log [1 3]", "log [1 3 5]", "log [1 3 5]", "log [3 5 12]", "log [3 5 12]"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := quickDiff(want, got); diff != "" {
 		t.Errorf("sliding-log states (-want +got):\n%s", diff)
 	}
 }
@@ -336,7 +336,7 @@ func TestDecisionsOnly(t *testing.T) {
 	lean.DecisionsOnly = true
 	wantDecisions, _, want := collect(t, events, full)
 	gotDecisions, _, got := collect(t, events, lean)
-	if diff := cmp.Diff(wantDecisions, gotDecisions); diff != "" {
+	if diff := quickDiff(wantDecisions, gotDecisions); diff != "" {
 		t.Fatalf("decisions differ with DecisionsOnly (-full +lean):\n%s", diff)
 	}
 	for a := range want.Algos {
@@ -348,7 +348,7 @@ func TestDecisionsOnly(t *testing.T) {
 			t.Errorf("%v: lean report has oracle or burst figures: %+v", w.Algorithm, g)
 		}
 	}
-	if diff := cmp.Diff(want.Agree, got.Agree); diff != "" {
+	if diff := quickDiff(want.Agree, got.Agree); diff != "" {
 		t.Errorf("agreement differs (-full +lean):\n%s", diff)
 	}
 }
@@ -386,7 +386,7 @@ func TestBurstBackwards(t *testing.T) {
 			cfg := Config{Algorithms: limiters.AllAlgorithms(), Policy: p, Workers: 1 + trial%2, Top: 6}
 			_, _, rep := collect(t, events, cfg)
 			want := reference(t, events, cfg)
-			if diff := cmp.Diff(want.report, rep); diff != "" {
+			if diff := quickDiff(want.report, rep); diff != "" {
 				t.Errorf("clock %v, trial %d: report (-reference +sim):\n%s", clock, trial, diff)
 			}
 		}
@@ -413,7 +413,7 @@ func TestLongKeys(t *testing.T) {
 	}
 	decisions, _, rep := collect(t, events, cfg)
 	want := reference(t, events, Config{Algorithms: cfg.Algorithms, Policy: seedPolicy})
-	if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+	if diff := quickDiff(want.decisions, decisions); diff != "" {
 		t.Errorf("decisions (-keyed +sim):\n%s", diff)
 	}
 	if rep.Keys != 35 {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -38,7 +37,7 @@ func TestEmptyKeyForgotten(t *testing.T) {
 			t.Errorf("%d workers: held %d keys of %d: none forgotten", workers, got.KeysHeld, got.Keys)
 		}
 		got.KeysHeld = want.KeysHeld
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := quickDiff(want, got); diff != "" {
 			t.Errorf("%d workers: report (-kept +forgetting):\n%s", workers, diff)
 		}
 		for _, s := range got.Algos {
@@ -122,7 +121,7 @@ func TestTopWithForgotten(t *testing.T) {
 	if strings.Join(keys, " ") != "a:3 b:2" {
 		t.Errorf("top two: %v, want a:3 b:2", keys)
 	}
-	if diff := cmp.Diff(want.Top, got.Top); diff != "" {
+	if diff := quickDiff(want.Top, got.Top); diff != "" {
 		t.Errorf("top (-kept +forgetting):\n%s", diff)
 	}
 }
@@ -152,7 +151,7 @@ func TestCompositeKeysDistinct(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{`[a:b]:c`, `a:[b:c]`, `a\:[:c]`}
-	if diff := cmp.Diff(want, keys); diff != "" {
+	if diff := quickDiff(want, keys); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
 	if rep.Keys != 3 {
@@ -260,17 +259,17 @@ func TestManyLanes(t *testing.T) {
 		cfg := Config{Lanes: lanes, Policy: seedPolicy, Workers: 1 + trial%2, Top: 4 * trial}
 		decisions, oracle, rep := collect(t, events, cfg)
 		want := reference(t, events, cfg)
-		if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+		if diff := quickDiff(want.decisions, decisions); diff != "" {
 			t.Fatalf("trial %d: decisions (-reference +sim):\n%s", trial, diff)
 		}
-		if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+		if diff := quickDiff(want.oracle, oracle); diff != "" {
 			t.Fatalf("trial %d: oracle (-reference +sim):\n%s", trial, diff)
 		}
-		if diff := cmp.Diff(want.report, rep); diff != "" {
+		if diff := quickDiff(want.report, rep); diff != "" {
 			t.Fatalf("trial %d: report (-reference +sim):\n%s", trial, diff)
 		}
 		_, lean := collectAllowed(t, events, cfg)
-		if diff := cmp.Diff(want.report, lean); diff != "" {
+		if diff := quickDiff(want.report, lean); diff != "" {
 			t.Fatalf("trial %d: report without Detail (-reference +sim):\n%s", trial, diff)
 		}
 	}
@@ -302,17 +301,17 @@ func TestLanesBeyondOneWord(t *testing.T) {
 		if rep.Agree != nil {
 			t.Fatalf("trial %d: an agreement matrix for %d lanes", trial, len(lanes))
 		}
-		if diff := cmp.Diff(want.decisions, decisions); diff != "" {
+		if diff := quickDiff(want.decisions, decisions); diff != "" {
 			t.Fatalf("trial %d: decisions (-reference +sim):\n%s", trial, diff)
 		}
-		if diff := cmp.Diff(want.oracle, oracle); diff != "" {
+		if diff := quickDiff(want.oracle, oracle); diff != "" {
 			t.Fatalf("trial %d: oracle (-reference +sim):\n%s", trial, diff)
 		}
-		if diff := cmp.Diff(want.report, rep); diff != "" {
+		if diff := quickDiff(want.report, rep); diff != "" {
 			t.Fatalf("trial %d: report (-reference +sim):\n%s", trial, diff)
 		}
 		allowed, lean := collectAllowed(t, events, cfg)
-		if diff := cmp.Diff(want.report, lean); diff != "" {
+		if diff := quickDiff(want.report, lean); diff != "" {
 			t.Fatalf("trial %d: report without Detail (-reference +sim):\n%s", trial, diff)
 		}
 		for a := range lanes {
