@@ -38,10 +38,10 @@ type template struct {
 	fixed  bool
 	user   string // the default user attribute
 	attrs  []string
-	// special lists the fields that are not simple, in order; slots[i]
-	// is the number of attributes of the fields before field i.
+	// special lists the fields that are not simple, in order; nattrs
+	// is the number of attributes of all the fields.
 	special []int
-	slots   []int
+	nattrs  int
 }
 
 // tfield is one field of a template.
@@ -190,17 +190,14 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 	}
 	// A line's attributes are in the order of t.attrs: each field's are
 	// written in their slots.
-	slot := 0
 	for i := range t.fields {
 		f := &t.fields[i]
-		f.slot = slot
-		t.slots = append(t.slots, slot)
-		slot += f.role.attrs(f)
+		f.slot = t.nattrs
+		t.nattrs += f.role.attrs(f)
 		if !f.simple {
 			t.special = append(t.special, i)
 		}
 	}
-	t.slots = append(t.slots, slot)
 	for i := range fields {
 		for j := range i {
 			if fields[i].attr != "" && fields[i].attr == fields[j].attr && fields[i].role != roleSkip {
@@ -301,12 +298,15 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	// the second reads the others. The first stops at the first field
 	// it cannot find or that is missing; the second reports, in the
 	// order of the fields, the first problem of either.
-	if cap(ev.attrs) < t.slots[len(t.fields)] {
-		ev.attrs = make([]attr, 0, t.slots[len(t.fields)]+8)
+	if cap(ev.attrs) < t.nattrs {
+		ev.attrs = make([]attr, 0, t.nattrs+8)
 	}
-	ev.attrs = ev.attrs[:t.slots[len(t.fields)]]
-	m, pos, stopped, scanErr := p.scan(ev.attrs, line, len(t.lead), n)
-	ev.attrs = ev.attrs[:t.slots[m]]
+	m, pos, stopped, scanErr := p.scan(ev.attrs[:t.nattrs], line, len(t.lead), n)
+	if m < len(t.fields) {
+		ev.attrs = ev.attrs[:t.fields[m].slot]
+	} else {
+		ev.attrs = ev.attrs[:t.nattrs]
+	}
 	attrs := ev.attrs
 	var times [2]fieldText // the logged time and the arrival
 	var durs [4]fieldText
@@ -598,9 +598,7 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 	return from + k, nil
 }
 
-// indexLit returns the index of the first lit in s, or -1. Fields are
-// short: a plain loop to the literal's first byte is quicker than the
-// library's search, whose setup costs more than such a scan.
+// indexLit returns the index of the first lit in s, or -1.
 func indexLit(s, lit []byte) int {
 	c := lit[0]
 	for i := 0; i < len(s); {
