@@ -82,7 +82,11 @@ func (e *Event) addAttr(name string, value []byte) {
 	} else {
 		e.attrs = e.attrs[:n+1]
 	}
-	a := &e.attrs[n]
+	e.attrs[n].set(name, value)
+}
+
+// set sets a's name and value, one field after the other (see addAttr).
+func (a *attr) set(name string, value []byte) {
 	a.name, a.value = name, value
 }
 

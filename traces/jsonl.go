@@ -194,6 +194,11 @@ func (p *jsonlParser) next(ev *Event) error {
 }
 
 func skipSpace(b []byte, i int) int {
+	// Most places have no space: one comparison tells (every byte
+	// above ' ' is no space).
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\r', '\n':
@@ -578,10 +583,14 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 	for j < len(line) {
 		// Most bytes of a string are none of the four kinds below: one
 		// look-up passes them.
-		for j < len(line) && !jsonSpecial[line[j]] {
-			j++
+		k := 0
+		for _, c := range line[j:] {
+			if jsonSpecial[c] {
+				break
+			}
+			k++
 		}
-		if j >= len(line) {
+		if j += k; j >= len(line) {
 			break
 		}
 		c := line[j]

@@ -38,6 +38,10 @@ type template struct {
 	fixed  bool
 	user   string // the default user attribute
 	attrs  []string
+	// special lists the fields that are not simple, in order; nattrs
+	// is the number of attributes of all the fields.
+	special []int
+	nattrs  int
 }
 
 // tfield is one field of a template.
@@ -55,20 +59,33 @@ type tfield struct {
 	// list: the value may be a list whose items ", " or " : " separate
 	// (nginx's $upstream_* variables), spaces the literal after it is not.
 	list bool
-	// plain: a word before a literal of one byte, which parse finds
-	// itself.
-	plain bool
+	// scan is how the end of its value is found at first; fieldEnd
+	// finds it when that does not.
+	scan scanKind
 	// bracketed: between [ and ] in the format, and so may be empty.
 	bracketed bool
-	// fast: plain, an attribute, with no check, and a literal after it
-	// that a space is, or that no space is before: parse reads it
-	// first thing.
-	fast bool
+	// simple: an attribute with no check, duration or time: its value
+	// only needs adding.
+	simple bool
+	// slot is the index of its first attribute among a line's.
+	slot int
 	// word: a value without spaces (not quoted, bracketed or a list,
 	// nor the last field) whose end is not found at a space: a space
 	// inside it is an error.
 	word bool
 }
+
+// scanKind is how the end of a field's value is found at first: the
+// common shapes of fields, each by a search of the library's.
+type scanKind uint8
+
+const (
+	scanEnd    scanKind = iota // by fieldEnd
+	scanByte                   // a word before a literal of one byte: where that byte first is
+	scanQuoted                 // a quoted value: the first quote, when no backslash is before it
+	scanLit                    // a value before a literal of several bytes, without spaces of its own: where the literal first is
+	scanList                   // a list before a space: the first space that no ',' is before nor ": " after
+)
 
 // fieldRole says what a field's value becomes.
 type fieldRole uint8
@@ -81,6 +98,27 @@ const (
 	roleTime                         // a time: the logged one, the arrival, or an attribute
 	roleHAProxyTail                  // HAProxy's "{request headers} {response headers} "request line""
 )
+
+// attrs returns the number of attributes a field of role r gives a
+// line: as many as newTemplate lists in template.attrs.
+func (r fieldRole) attrs(f *tfield) int {
+	switch r {
+	case roleRequest:
+		return 3
+	case roleHostPort:
+		return 2
+	case roleSkip:
+		return 0
+	case roleTime:
+		if f.attr == "" {
+			return 0
+		}
+		return 1
+	case roleHAProxyTail:
+		return 5
+	}
+	return 1
+}
 
 // checkKind is the check a field's value gets.
 type checkKind uint8
@@ -118,10 +156,20 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		f.after = lits[i+1]
 		before := lits[i]
 		f.quoted = len(before) > 0 && before[len(before)-1] == '"' && len(f.after) > 0 && f.after[0] == '"'
-		f.plain = !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
+		plain := !f.quoted && !f.list && f.spaces == 0 && len(f.after) == 1
 		f.bracketed = len(before) > 0 && before[len(before)-1] == '[' && len(f.after) > 0 && f.after[0] == ']'
-		f.fast = f.plain && f.role == roleAttr && f.check == checkNone && f.dur == durNone && f.after[0] == ' '
-		f.word = !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(fields)-1 && !(f.plain && f.after[0] == ' ')
+		f.word = !f.quoted && !f.bracketed && !f.list && f.spaces == 0 && i < len(fields)-1 && !(plain && f.after[0] == ' ')
+		switch {
+		case plain:
+			f.scan = scanByte
+		case f.quoted:
+			f.scan = scanQuoted
+		case !f.list && f.spaces == 0 && len(f.after) > 1:
+			f.scan = scanLit
+		case f.list && len(f.after) == 1 && f.after[0] == ' ':
+			f.scan = scanList
+		}
+		f.simple = f.role == roleAttr && f.check == checkNone && f.dur == durNone && !f.word
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -138,6 +186,16 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		case roleHAProxyTail:
 		default:
 			t.attrs = append(t.attrs, f.attr)
+		}
+	}
+	// A line's attributes are in the order of t.attrs: each field's are
+	// written in their slots.
+	for i := range t.fields {
+		f := &t.fields[i]
+		f.slot = t.nattrs
+		t.nattrs += f.role.attrs(f)
+		if !f.simple {
+			t.special = append(t.special, i)
 		}
 	}
 	for i := range fields {
@@ -164,7 +222,11 @@ type tmplParser struct {
 	userAt int
 	timeIs TimeIs
 	extra  []string // extra field names: extra1, extra2, ...
+	spans  []span   // where each field's value is in the line
 }
+
+// span is where a field's value is in its line: line[start:end].
+type span struct{ start, end int }
 
 func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
 	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
@@ -231,121 +293,68 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	if !bytes.HasPrefix(line, t.lead) {
 		return c.errorf(n, 1, "expected %s at the start of the line (%s)", quote(t.lead), t.name)
 	}
-	pos := len(t.lead)
+	// The line is read in two passes, each a small loop: the first
+	// finds where the fields are and writes the simple ones (most are),
+	// the second reads the others. The first stops at the first field
+	// it cannot find or that is missing; the second reports, in the
+	// order of the fields, the first problem of either.
+	if cap(ev.attrs) < t.nattrs {
+		ev.attrs = make([]attr, 0, t.nattrs+8)
+	}
+	m, pos, stopped, scanErr := p.scan(ev.attrs[:t.nattrs], line, len(t.lead), n)
+	if m < len(t.fields) {
+		ev.attrs = ev.attrs[:t.fields[m].slot]
+	} else {
+		ev.attrs = ev.attrs[:t.nattrs]
+	}
+	attrs := ev.attrs
 	var times [2]fieldText // the logged time and the arrival
 	var durs [4]fieldText
 	nd := 0
-	for i := range t.fields {
+	for _, i := range t.special {
+		if i >= m {
+			break
+		}
 		f := &t.fields[i]
-		if f.fast {
-			// Most fields are an attribute's word before a one-byte
-			// literal: read here at the least cost, the rest below.
-			j, sep := pos, f.after[0]
-			for j < len(line) && line[j] != sep {
-				j++
-			}
-			if j < len(line) && j > pos {
-				ev.addAttr(f.attr, line[pos:j])
-				pos = j + 1
-				continue
-			}
-		}
-		// The common field, a word before a one-byte literal, is found
-		// here; fieldEnd does the rest.
-		end, err := -1, error(nil)
-		switch {
-		case f.plain:
-			for j := pos; j < len(line); j++ {
-				if line[j] == f.after[0] {
-					end = j
-					break
-				}
-			}
-		case f.quoted:
-			// A quoted value without an escaped quote in it. Quoted
-			// values are the long ones (user agents, request lines):
-			// the library's vector search pays for itself.
-			if k := bytes.IndexByte(line[pos:], '"'); k >= 0 {
-				j := pos + k
-				if (j == pos || line[j-1] != '\\') && len(line)-j >= len(f.after) && string(line[j:j+len(f.after)]) == string(f.after) {
-					end = j
-				}
-			}
-		case !f.quoted && !f.list && f.spaces == 0 && len(f.after) > 1:
-			// A value before a literal of several bytes ("] \"" after
-			// a bracketed time): where the literal first is, as fieldEnd
-			// would find it.
-			if k := indexLit(line[pos:], f.after); k >= 0 {
-				end = pos + k
-			}
-		case f.list && len(f.after) == 1 && f.after[0] == ' ':
-			// A list: its items' ", " and " : " are not the literal.
-			for j := pos; j < len(line); j++ {
-				if line[j] != ' ' {
-					continue
-				}
-				if j > pos && line[j-1] == ',' {
-					continue
-				}
-				if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
-					j += 2
-					continue
-				}
-				end = j
-				break
-			}
-		}
-		if end < 0 {
-			end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1)
-		}
-		stop := false
-		if err != nil {
-			// A line of an older version of the format ends here.
-			if t.min == 0 || i+1 < t.min {
-				return err
-			}
-			end, stop = len(line), true
-			if f.quoted && end > pos && line[end-1] == '"' {
-				end--
-			}
-		}
-		v := line[pos:end]
-		if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !stop {
+		sp := p.spans[i]
+		v := line[sp.start:sp.end]
+		if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !(stopped && i == m-1) {
 			// Servers write - for a value they have not: an empty one
 			// is a field missing.
-			return c.errorf(n, pos+1, "missing %s", f.name)
+			return c.errorf(n, sp.start+1, "missing %s", f.name)
 		}
 		if f.word {
 			// A word: a space inside it is a field too many or missing.
 			if k := bytes.IndexByte(v, ' '); k >= 0 {
-				return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+				return c.errorf(n, sp.start+k+1, "expected %s after %s", quote(f.after), f.name)
 			}
 		}
 		switch f.check {
 		case checkStatus:
 			if len(v) != 3 || !isDigits(v) {
-				return c.errorf(n, pos+1, "invalid status %s (want three digits)", quote(v))
+				return c.errorf(n, sp.start+1, "invalid status %s (want three digits)", quote(v))
 			}
 		case checkBytes:
 			if len(v) == 0 {
-				return c.errorf(n, pos+1, "missing the size")
+				return c.errorf(n, sp.start+1, "missing the size")
 			}
 			if !isDigits(v) && string(v) != "-" {
-				return c.errorf(n, pos+1, "invalid size %s (want a number of bytes or -)", quote(v))
+				return c.errorf(n, sp.start+1, "invalid size %s (want a number of bytes or -)", quote(v))
 			}
 		case checkNumber:
 			if len(v) == 0 || (!isDigits(v) && string(v) != "-") {
-				return c.errorf(n, pos+1, "invalid %s %s (want a number or -)", f.name, quote(v))
+				return c.errorf(n, sp.start+1, "invalid %s %s (want a number or -)", f.name, quote(v))
 			}
 		}
+		a := attrs[f.slot : f.slot+f.role.attrs(f)]
 		switch f.role {
 		case roleAttr:
-			ev.addAttr(f.attr, v)
+			a[0].set(f.attr, v)
 		case roleRequest:
 			m, pth, proto := splitRequest(v)
-			ev.addAttr("method", m)
-			ev.addAttr("path", pth)
-			ev.addAttr("protocol", proto)
+			a[0].set("method", m)
+			a[1].set("path", pth)
+			a[2].set("protocol", proto)
 		case roleHostPort:
 			host, port := v, v[len(v):]
 			if k := bytes.LastIndexByte(v, ':'); k >= 0 {
@@ -356,32 +365,30 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
 				host = host[1 : len(host)-1]
 			}
-			ev.addAttr(f.attr, host)
-			ev.addAttr(f.port, port)
+			a[0].set(f.attr, host)
+			a[1].set(f.port, port)
 		case roleTime:
 			if f.attr != "" {
-				ev.addAttr(f.attr, v)
+				a[0].set(f.attr, v)
 			}
 		case roleHAProxyTail:
-			if err := p.haproxyTail(ev, v, pos, n); err != nil {
+			if err := p.haproxyTail(a, v, sp.start, n); err != nil {
 				return err
 			}
 		}
 		switch {
 		case i == t.time:
-			times[0] = fieldText{v, pos + 1, i}
+			times[0] = fieldText{v, sp.start + 1, i}
 		case i == t.arrival:
-			times[1] = fieldText{v, pos + 1, i}
+			times[1] = fieldText{v, sp.start + 1, i}
 		}
 		if f.dur != durNone && nd < len(durs) {
-			durs[nd] = fieldText{v, pos + 1, i}
+			durs[nd] = fieldText{v, sp.start + 1, i}
 			nd++
 		}
-		if stop {
-			pos = len(line)
-			break
-		}
-		pos = end + len(f.after)
+	}
+	if scanErr != nil {
+		return scanErr
 	}
 	if pos < len(line) {
 		if !t.extras {
@@ -409,6 +416,104 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 		return err
 	}
 	return p.setArrival(ev, times, durs[:nd], n)
+}
+
+// scan finds where the fields of line are, from pos, the end of the
+// literal before the first: it writes the simple fields' attributes in
+// their slots of attrs and the others' places in p.spans. It returns m,
+// the fields found, the offset after the last literal, whether the line
+// stopped early (an older version of the format, which has fewer
+// fields: the last value runs to the end of the line), and the error of
+// field m when it could not be found or is missing.
+func (p *tmplParser) scan(attrs []attr, line []byte, pos, n int) (int, int, bool, error) {
+	t := p.t
+	if cap(p.spans) < len(t.fields) {
+		p.spans = make([]span, len(t.fields))
+	}
+	spans := p.spans[:len(t.fields)]
+	for i := range t.fields {
+		f := &t.fields[i]
+		end := -1
+		switch f.scan {
+		case scanByte:
+			if k := bytes.IndexByte(line[pos:], f.after[0]); k >= 0 {
+				end = pos + k
+			}
+		case scanQuoted:
+			// A quoted value without an escaped quote in it.
+			if k := bytes.IndexByte(line[pos:], '"'); k >= 0 {
+				j := pos + k
+				if (j == pos || line[j-1] != '\\') && hasLit(line[j:], f.after) {
+					end = j
+				}
+			}
+		case scanLit:
+			// A value before a literal of several bytes ("] \"" after
+			// a bracketed time): where the literal first is, as fieldEnd
+			// would find it.
+			if k := indexLit(line[pos:], f.after); k >= 0 {
+				end = pos + k
+			}
+		case scanList:
+			// A list: its items' ", " and " : " are not the literal.
+			for j := pos; j < len(line); j++ {
+				if line[j] != ' ' {
+					continue
+				}
+				if j > pos && line[j-1] == ',' {
+					continue
+				}
+				if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
+					j += 2
+					continue
+				}
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			var err error
+			if end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1); err != nil {
+				// A line of an older version of the format ends here.
+				if t.min == 0 || i+1 < t.min {
+					return i, pos, false, err
+				}
+				end = len(line)
+				if f.quoted && end > pos && line[end-1] == '"' {
+					end--
+				}
+				spans[i] = span{pos, end}
+				if f.simple {
+					attrs[f.slot].set(f.attr, line[pos:end])
+				}
+				return i + 1, len(line), true, nil
+			}
+		}
+		if !f.simple {
+			spans[i] = span{pos, end}
+		} else if end > pos || f.quoted || f.bracketed {
+			attrs[f.slot].set(f.attr, line[pos:end])
+		} else {
+			// Servers write - for a value they have not: an empty one
+			// is a field missing.
+			return i, pos, false, p.c.errorf(n, pos+1, "missing %s", f.name)
+		}
+		pos = end + len(f.after)
+	}
+	return len(t.fields), pos, false, nil
+}
+
+// hasLit reports whether s begins with lit, a literal of a few bytes.
+func hasLit(s, lit []byte) bool {
+	if len(s) < len(lit) {
+		return false
+	}
+	for i, c := range lit {
+		if s[i] != c {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldText is a field's value and where it starts in its line.
@@ -493,18 +598,19 @@ func (p *tmplParser) fieldEnd(line []byte, pos int, f *tfield, n int, last bool)
 	return from + k, nil
 }
 
-// indexLit returns the index of the first lit in s, or -1. Fields are
-// short: a plain loop to the literal's first byte is quicker than the
-// library's search, whose setup costs more than such a scan.
+// indexLit returns the index of the first lit in s, or -1.
 func indexLit(s, lit []byte) int {
 	c := lit[0]
-	for i := 0; i < len(s); i++ {
-		if s[i] != c {
-			continue
+	for i := 0; i < len(s); {
+		k := bytes.IndexByte(s[i:], c)
+		if k < 0 {
+			return -1
 		}
+		i += k
 		if len(lit) == 1 || len(s)-i >= len(lit) && string(s[i+1:i+len(lit)]) == string(lit[1:]) {
 			return i
 		}
+		i++
 	}
 	return -1
 }
@@ -573,7 +679,7 @@ func readExtras(c *common, ev *Event, rest []byte, off, n int, names *[]string) 
 // haproxyTail reads the end of an HAProxy line, v at column pos+1: the
 // captured request and response headers, each "{...}" and there only
 // when captured, and the request line in double quotes.
-func (p *tmplParser) haproxyTail(ev *Event, v []byte, pos, n int) error {
+func (p *tmplParser) haproxyTail(a []attr, v []byte, pos, n int) error {
 	var heads [2][]byte
 	rest, off := v, pos
 	for k := 0; k < 2 && len(rest) > 0 && rest[0] == '{'; k++ {
@@ -590,8 +696,11 @@ func (p *tmplParser) haproxyTail(ev *Event, v []byte, pos, n int) error {
 		return p.c.errorf(n, off+1, "expected the request line in double quotes, got %s", quote(rest))
 	}
 	m, pth, proto := splitRequest(rest[1 : len(rest)-1])
-	ev.attrs = append(ev.attrs, attr{name: "method", value: m}, attr{name: "path", value: pth}, attr{name: "protocol", value: proto},
-		attr{name: "request_headers", value: heads[0]}, attr{name: "response_headers", value: heads[1]})
+	a[0].set("method", m)
+	a[1].set("path", pth)
+	a[2].set("protocol", proto)
+	a[3].set("request_headers", heads[0])
+	a[4].set("response_headers", heads[1])
 	return nil
 }
 

@@ -2,6 +2,5 @@ package traces
 
 import "flag"
 
-// The repository rewrites its golden files with "go test ./... -update".
-// This package has none, but accepts the flag so that command runs.
-var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+// update rewrites the package's golden files ("go test ./... -update").
+var update = flag.Bool("update", false, "rewrite golden files")
