@@ -14,7 +14,7 @@ var blockingCounter = kind{
 			"A request passes while the estimate leaves room for it within --limit. The first request that does not pass blocks its key for --block: " +
 			"every request of the key until then is refused, whatever the estimate says, and none is counted. " +
 			"This is what a Cloudflare rate limiting rule with the block action does: once the rate is reached, further requests are blocked for the mitigation timeout.",
-		State:   "constant: a window start, two counts and the end of a block",
+		State:   "constant: a window start, two counts and when the key was blocked",
 		Bursts:  "At most sliding-counter's: a block only refuses more.",
 		Explain: "\"estimate 2.4 blocked until 70\": the estimate the decision was judged by, and the end of the key's block when it is blocked after it.",
 		Choose:  "Reproducing Cloudflare's rate limiting rules, or any limit that punishes a client over it with a time out, not only a refusal.",
