@@ -109,6 +109,7 @@ func newSweepCmd() *cobra.Command {
 	})
 	addSweepFlags(c.Flags(), o)
 	addGatewayFlags(c.Flags(), &o.gateway)
+	c.Flags().Lookup("policy-from").Usage = "a gateway's config of one policy, the limit deployed today, replayed beside the grid as its last row"
 	addOutputFlag(c.Flags(), &o.Output)
 	addShardFlag(c.Flags(), &o.Shard)
 	addTraceFlags(c.Flags(), &o.trace)

@@ -56,6 +56,11 @@ const (
 	// whole Parts of a request, with the first Delay requests of the
 	// queue passed at once: nginx limit_req's arithmetic.
 	TickQueue
+	// BlockingCounter is SlidingCounter that, once it refuses a key's
+	// request, blocks the key for Policy.Block: every request of the key
+	// until then is refused, as a Cloudflare rate limiting rule's block
+	// action does for its mitigation timeout.
+	BlockingCounter
 
 	// The library kinds follow. Each reproduces one real library's
 	// limiter as that library computes it, its floating-point arithmetic,
@@ -356,6 +361,7 @@ var kinds = [numAlgorithms]kind{
 	SlidingBuckets:  slidingBuckets,
 	FixedWindowHits: fixedWindowHits,
 	TickQueue:       tickQueue,
+	BlockingCounter: blockingCounter,
 
 	XTimeRate:      xTimeRate,
 	RedisRate:      redisRate,

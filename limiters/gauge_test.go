@@ -146,6 +146,13 @@ var stateTextGauges = map[Algorithm]textGauge{
 		v, err := textNumber(text, "estimate ")
 		return v, at, true, true, err
 	},
+	BlockingCounter: func(text string, at int64, p Policy) (float64, int64, bool, bool, error) {
+		if strings.Contains(text, " blocked until ") {
+			return 0, at, false, false, nil // the estimate after the decision is not shown
+		}
+		v, err := textNumber(text, "estimate ")
+		return v, at, true, true, err
+	},
 	TokenBucket: func(text string, at int64, _ Policy) (float64, int64, bool, bool, error) {
 		v, err := textNumber(text, "tokens ")
 		return v, at, false, true, err

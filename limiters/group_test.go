@@ -230,6 +230,7 @@ func TestDecidedAt(t *testing.T) {
 		SlidingBuckets:  12 * sec, // the start of the sub-window of 12
 		FixedWindowHits: 10 * sec,
 		TickQueue:       12 * sec, // the tick of the last request
+		BlockingCounter: 10 * sec, // the counter's window: 12 was not refused
 	}
 	g, err := NewGroup(AllAlgorithms(), p)
 	if err != nil {

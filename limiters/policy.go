@@ -48,6 +48,9 @@ type Policy struct {
 	// Delay is how many requests of TickQueue's queue pass without delay
 	// (nginx limit_req's delay=); 0 delays all but the first.
 	Delay int64
+	// Block is how long BlockingCounter refuses every request of a key
+	// once it refused one; 0 blocks nothing.
+	Block time.Duration
 	Clock Clock
 	// Library is the configuration of a library kind beyond the
 	// parameters above, in its library's own terms; every other kind
@@ -87,6 +90,7 @@ var params = []Param{
 	{Name: "tick", Kind: ParamDuration, Usage: "unit of time: times are read in whole ticks", Default: "1ms", field: func(p *Policy) any { return &p.Tick }},
 	{Name: "parts", Kind: ParamCount, Usage: "the queue is counted in whole 1/parts of a request", Default: "1000", field: func(p *Policy) any { return &p.Parts }},
 	{Name: "delay", Kind: ParamCount, Usage: "queued requests passed without delay", Default: "0", field: func(p *Policy) any { return &p.Delay }},
+	{Name: "block", Kind: ParamDuration, Usage: "how long a key over the limit is refused, every request of it (0: not at all)", Default: "0", field: func(p *Policy) any { return &p.Block }},
 }
 
 // Params returns the parameters of a Policy, the clock aside, in a fixed
@@ -116,6 +120,9 @@ func (prm Param) check(p Policy) error {
 			return policyErrorf(prm.Name, "%s must be positive, got %d", prm.Name, *v)
 		}
 	case *time.Duration:
+		if *v < 0 && prm.Default == "0" {
+			return policyErrorf(prm.Name, "%s must not be negative, got %dns", prm.Name, int64(*v))
+		}
 		if *v <= 0 && (*v != 0 || prm.Default == "") { // 0 stands for the default
 			return policyErrorf(prm.Name, "%s must be positive, got %dns", prm.Name, int64(*v))
 		}

@@ -146,6 +146,8 @@ func randomPolicy(rng *rand.Rand, tick int64) Policy {
 	p.Tick = p.Window / time.Duration(p.Buckets)
 	p.Parts = []int64{1000, 1, 3}[p.Limit%3]
 	p.Delay = p.Limit % (p.Capacity + 1)
+	// BlockingCounter: no block, half a window or a whole one.
+	p.Block = p.Window * time.Duration((p.Limit+p.Capacity)%3) / 2
 	return p
 }
 
@@ -213,10 +215,13 @@ func checkExact(t *testing.T, alg Algorithm, p Policy, trace []request) {
 			if ra <= 0 {
 				t.Fatalf("%s: refused with no retry time", where())
 			}
-			if got := pre.clone().step(rq.t+ra, rq.cost); !got.Allowed {
+			// From the state the refusal left: one that counts it
+			// (FixedWindowHits) or blocks the key (BlockingCounter)
+			// waits for that too.
+			if got := m.clone().step(rq.t+ra, rq.cost); !got.Allowed {
 				t.Fatalf("%s: retry at +%d refused: %+v", where(), ra, got)
 			}
-			if got := pre.clone().step(rq.t+ra-1, rq.cost); got.Allowed {
+			if got := m.clone().step(rq.t+ra-1, rq.cost); got.Allowed {
 				t.Fatalf("%s: retry at +%d-1 allowed: %+v", where(), ra, got)
 			}
 		} else if d.RetryAfter != 0 {

@@ -19,7 +19,9 @@ var Targets = choice.List{
 	{Name: "envoy-local", Description: "an Envoy local_ratelimit filter's token_bucket (one bucket for every request)"},
 	{Name: "kong", Description: "a Kong rate-limiting plugin in kong.yml, limit_by ip"},
 	{Name: "traefik", Description: "a Traefik rateLimit middleware (YAML dynamic config)"},
+	{Name: "haproxy", Description: "a frontend's stick table http_req_rate, track-sc0 src and http-request deny"},
 	{Name: "apigw", Description: "an Amazon API Gateway usage plan's Throttle (per API key), in CloudFormation"},
+	{Name: "cloudflare", Description: "a Cloudflare rate limiting rule (the API's JSON), counting by ip.src"},
 	{Name: "redis-rate", Description: "a go-redis/redis_rate Limit, in Go"},
 	{Name: "x-time-rate", Description: "a golang.org/x/time/rate Limiter, in Go"},
 }
@@ -180,6 +182,44 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 		}
 		ex.Notes = append(ex.Notes, "a usage plan's limits are per API key; a stage's MethodSettings would be one bucket for every client")
 		ex.Text = fmt.Sprintf("Resources:\n  RatesimPlan:\n    Type: AWS::ApiGateway::UsagePlan\n    Properties:\n      UsagePlanName: ratesim\n      Throttle:\n        RateLimit: %s\n        BurstLimit: %d\n", r, burst)
+	case "haproxy":
+		// sc_http_req_rate(0) gt N denies the request that takes the
+		// rate above N: N requests per period pass.
+		period := per
+		if period%time.Millisecond != 0 {
+			period = (period/time.Millisecond + 1) * time.Millisecond
+			approx("HAProxy's periods are whole milliseconds: %d per %s written as %d per %s", n, per, n, period)
+		}
+		if l.Algorithm != limiters.HAProxyRate {
+			approx("%s is not HAProxy's http_req_rate (a sliding estimate that counts denied requests too): the rate of the same limit and period is written", l.Algorithm)
+		}
+		params = map[string]string{"period": goDuration(period), "limit": fmt.Sprint(n)}
+		expire := ""
+		if e := p.Library.HAProxy.Expire; l.Algorithm == limiters.HAProxyRate && e > 0 {
+			expire = " expire " + haproxyText(e)
+			params["expire"] = goDuration(e)
+		}
+		preset = "haproxy"
+		ex.Text = fmt.Sprintf("frontend ratesim\n    bind :80\n    stick-table type ip size 100k%s store http_req_rate(%s)\n    http-request track-sc0 src\n    http-request deny deny_status 429 if { sc_http_req_rate(0) gt %d }\n    default_backend app\n\nbackend app\n    server app1 127.0.0.1:8080\n", expire, haproxyText(period), n)
+	case "cloudflare":
+		window, block := per, time.Duration(0)
+		if l.Algorithm == limiters.BlockingCounter {
+			block = p.Block
+		} else {
+			approx("%s is not Cloudflare's counter (the estimate of a sliding counter): the rule of the same limit and period is written", l.Algorithm)
+		}
+		if window%time.Second != 0 || block%time.Second != 0 {
+			window = (window + time.Second - 1) / time.Second * time.Second
+			block = (block + time.Second - 1) / time.Second * time.Second
+			approx("Cloudflare's period and mitigation_timeout are whole seconds: written as %s and %s", window, block)
+		}
+		count := n
+		if l.Algorithm.Windowed() {
+			count = p.Limit
+		}
+		preset, params = "cloudflare", map[string]string{"requests_per_period": fmt.Sprint(count), "period": fmt.Sprint(int64(window / time.Second)), "mitigation_timeout": fmt.Sprint(int64(block / time.Second))}
+		ex.Notes = append(ex.Notes, "Cloudflare's counters are per data center (cf.colo.id); its plans allow some periods only (10, 60, 120, 300, 600, 3600 s)")
+		ex.Text = fmt.Sprintf("{\n  \"rules\": [\n    {\n      \"description\": \"ratesim\",\n      \"action\": \"block\",\n      \"expression\": \"true\",\n      \"ratelimit\": {\n        \"characteristics\": [\"cf.colo.id\", \"ip.src\"],\n        \"period\": %d,\n        \"requests_per_period\": %d,\n        \"mitigation_timeout\": %d\n      }\n    }\n  ]\n}\n", window/time.Second, count, block/time.Second)
 	case "redis-rate":
 		if l.Algorithm != limiters.TokenBucket && l.Algorithm != limiters.GCRA {
 			approx("%s is not GCRA: redis_rate's of the same rate and burst is written", l.Algorithm)
@@ -226,6 +266,15 @@ func Export(target string, l sim.Lane) (*Exported, error) {
 	}
 	ex.Notes = append(approxNotes, ex.Notes...)
 	return ex, nil
+}
+
+// haproxyText writes d as an HAProxy time: whole seconds, else
+// milliseconds (d is a whole number of them).
+func haproxyText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
 }
 
 // kongWindows are Kong's windows that are fixed lengths.

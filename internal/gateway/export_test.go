@@ -53,6 +53,10 @@ func TestRoundTrips(t *testing.T) {
 		{"redis-rate", "redis-rate:rate=3,burst=4,period=2s"},
 		{"x-time-rate", "x-time-rate:r=1.5,b=2"},
 		{"x-time-rate", "x-time-rate:every=3s,b=3"},
+		{"haproxy", "haproxy:period=10s,limit=3,expire=30s"},
+		{"haproxy", "haproxy:period=1500ms,limit=2,expire=3s"},
+		{"cloudflare", "cloudflare:requests_per_period=2,period=10,mitigation_timeout=60"},
+		{"cloudflare", "blocking-counter:limit=5,window=1m,block=10m"},
 	} {
 		t.Run(tc.target+" "+tc.limiter, func(t *testing.T) {
 			l := lane(t, tc.limiter)
@@ -104,8 +108,12 @@ func TestExportApproximates(t *testing.T) {
 		{"envoy", "token-bucket:capacity=5,rate=1/3s", "Envoy's windows are a second, minute, hour, day, week, month (30 days) or year (365 days): 1 per 3s written as 20 per minute"},
 		{"kong", "sliding-log:limit=10,window=90s", "Kong's windows are the calendar second, minute, hour and day: 10 per 1m30s written as 6 per minute"},
 		{"x-time-rate", "token-bucket:capacity=2,rate=3/7ns", "3 per 7ns is neither a decimal per second nor one per whole nanoseconds"},
+		{"haproxy", "sliding-counter:limit=4,window=2500us", "HAProxy's periods are whole milliseconds: 4 per 2.5ms written as 4 per 3ms"},
+		{"haproxy", "fixed-window:limit=4,window=10s", "fixed-window is not HAProxy's http_req_rate"},
+		{"cloudflare", "sliding-counter:limit=4,window=1500ms", "Cloudflare's period and mitigation_timeout are whole seconds: written as 2s and 0s"},
+		{"cloudflare", "token-bucket:capacity=5,rate=1/1s", "token-bucket is not Cloudflare's counter"},
 	} {
-		t.Run(tc.target, func(t *testing.T) {
+		t.Run(tc.target+" "+tc.limiter, func(t *testing.T) {
 			ex, err := Export(tc.target, lane(t, tc.limiter))
 			if err != nil {
 				t.Fatal(err)

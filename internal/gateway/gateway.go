@@ -1,6 +1,6 @@
 // Package gateway reads the rate limits of a gateway's own config (an
 // nginx.conf, an Envoy ratelimit service YAML, a Kong plugin, a Traefik
-// middleware, ...) as the stack of policies a policy file's policies:
+// middleware, Cloudflare's rules, ...) as the stack of policies a policy file's policies:
 // gives, each at the line it was written on; says what a config will do
 // that its author may not mean (lint); and writes a limiter back as a
 // gateway's config (Export), saying what it had to approximate.
@@ -33,6 +33,7 @@ var Formats = choice.List{
 	{Name: "traefik", Description: "Traefik's rateLimit middleware (YAML dynamic config or a Middleware resource)"},
 	{Name: "haproxy", Description: "haproxy.cfg: stick-table http_req_rate, track-sc0 and http-request deny"},
 	{Name: "apigw", Description: "Amazon API Gateway throttling: a CloudFormation stage's MethodSettings and usage plans, or the API's JSON"},
+	{Name: "cloudflare", Description: "Cloudflare rate limiting rules as the API gives them (JSON or YAML): ratelimit period, requests_per_period, mitigation_timeout, characteristics"},
 }
 
 // Options say how to read a config: its format and how its names for a
@@ -144,6 +145,8 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 		err = r.haproxy(data)
 	case "apigw":
 		err = r.apigw(data)
+	case "cloudflare":
+		err = r.cloudflare(data)
 	}
 	if err != nil {
 		return nil, err
@@ -158,6 +161,8 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 func Sniff(data []byte) string {
 	has := func(s string) bool { return bytes.Contains(data, []byte(s)) }
 	switch {
+	case has("requests_per_period") || has("http_ratelimit"):
+		return "cloudflare"
 	case has("limit_req_zone") || has("limit_req "):
 		return "nginx"
 	case has("stick-table") || has("track-sc"):

@@ -170,6 +170,14 @@ func TestConfigsDecideAsPolicies(t *testing.T) {
 		{name: "apigw method", file: "apigw.json", paths: []string{"/other", "/more"}, policies: `policies:
   - {name: prod, algorithm: token-bucket, capacity: 2, rate: 0.5/1s, key: [path, method]}
 `},
+		{name: "cloudflare /login", file: "cloudflare.json", paths: []string{"/login", "/login?next=/"}, policies: `policies:
+  - {name: login, algorithm: cloudflare, requests_per_period: 2, period: 10, mitigation_timeout: 60, key: [ip]}
+  - {name: watch, algorithm: blocking-counter, limit: 5, window: 10s, block: 0, key: [ip], shadow: true}
+`},
+		{name: "cloudflare /api/", file: "cloudflare.json", paths: []string{"/api/orders", "/api/users"}, policies: `policies:
+  - {name: api keys, algorithm: blocking-counter, limit: 20, window: 1m, block: 10m, key: [x_api_key]}
+  - {name: watch, algorithm: cloudflare, requests_per_period: 5, period: 10, key: [ip], shadow: true}
+`},
 		{name: "traefik", file: "traefik.yml", paths: []string{"/"}, policies: `policies:
   - {name: api-ratelimit, algorithm: traefik, average: 2, period: 1s, burst: 3, key: [ip]}
 `},
@@ -301,6 +309,11 @@ func TestBadConfigs(t *testing.T) {
 		{"traefik", "http:\n  middlewares:\n    m:\n      rateLimit:\n        average: 5\n        period: soon\n", "c:6: period \"soon\"", Options{}},
 		{"apigw", "Resources:\n  S:\n    Type: AWS::ApiGateway::Stage\n    Properties:\n      MethodSettings:\n        - ThrottlingRateLimit: fast\n          ThrottlingBurstLimit: 5\n", "c:6: ThrottlingRateLimit \"fast\": want a positive number", Options{}},
 		{"apigw", "throttle:\n  rateLimit: 10\n", "c:2: usage-plan: throttling needs both rateLimit and burstLimit", Options{}},
+		{"cloudflare", "{\"rules\": [{\"action\": \"block\",\n  \"ratelimit\": {\"characteristics\": [\"cf.colo.id\", \"ip.src\"], \"period\": 60, \"requests_per_period\": \"many\"}}]}\n", "c:2: requests_per_period \"many\": want a whole number", Options{}},
+		{"cloudflare", "rules:\n  - action: block\n    expression: http.request.method eq \"POST\"\n    ratelimit: {characteristics: [cf.colo.id, ip.src], period: 10, requests_per_period: 5}\n", "c:3: expression \"http.request.method eq \\\"POST\\\"\": ratesim replays a rule for every request (true) or by path", Options{}},
+		{"cloudflare", "rules:\n  - action: block\n    ratelimit:\n      characteristics: [cf.colo.id, ip.geoip.country]\n      period: 10\n      requests_per_period: 5\n", "c:4: characteristic ip.geoip.country: no trace field is known for it; map it with --policy-map 'ip.geoip.country=FIELD'", Options{}},
+		{"cloudflare", "resource \"cloudflare_ruleset\" \"rl\" {\n  rules {\n    ratelimit {\n      period = 10\n    }\n  }\n}\n", "c:1: Terraform's HCL is not read", Options{}},
+		{"cloudflare", "rules:\n  - action: redirect\n    ratelimit: {characteristics: [ip.src], period: 10, requests_per_period: 5}\n", "c:2: action \"redirect\"", Options{}},
 		{"haproxy", "frontend f\n    stick-table type ip size 1k expire 30s store http_req_rate(10s)\n    http-request track-sc1 src\n", "c:3: track-sc1: ratesim reads track-sc0", Options{}},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
@@ -321,7 +334,7 @@ func TestBadConfigs(t *testing.T) {
 
 // TestSniff tells each testdata config's format from its content.
 func TestSniff(t *testing.T) {
-	for file, want := range map[string]string{"nginx.conf": "nginx", "envoy.yaml": "envoy", "envoy-local.yaml": "envoy-local", "kong.yml": "kong", "traefik.yml": "traefik", "haproxy.cfg": "haproxy", "apigw.yaml": "apigw", "apigw.json": "apigw"} {
+	for file, want := range map[string]string{"nginx.conf": "nginx", "envoy.yaml": "envoy", "envoy-local.yaml": "envoy-local", "kong.yml": "kong", "traefik.yml": "traefik", "haproxy.cfg": "haproxy", "apigw.yaml": "apigw", "apigw.json": "apigw", "cloudflare.json": "cloudflare"} {
 		data, err := os.ReadFile(filepath.Join("testdata", file))
 		if err != nil {
 			t.Fatal(err)

@@ -196,7 +196,10 @@ func parseParam(pol *limiters.Policy, prm limiters.Param, s Setting, unit time.D
 		if err != nil {
 			return paramError(prm.Name, s, Text(err))
 		}
-		if d <= 0 {
+		if d < 0 && prm.Default == "0" {
+			return errorf("%s: %s must not be negative, got %s", s.At, prm.Name, s.Value)
+		}
+		if d <= 0 && prm.Default != "0" {
 			return errorf("%s: %s must be positive, got %s", s.At, prm.Name, s.Value)
 		}
 		*v = d

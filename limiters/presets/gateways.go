@@ -89,6 +89,25 @@ var gatewayPresets = []Preset{
 		Proven:      "not run here (a managed service): one test of the documented token bucket",
 		build:       apigw,
 	},
+	{
+		Name:    "cloudflare",
+		Library: "Cloudflare's rate limiting rules (the WAF's http_ratelimit phase), a rule with the block action",
+		Reproduces: "a counter per value of the rule's characteristics over period seconds; once the rate is over requests_per_period, " +
+			"the client is blocked for mitigation_timeout seconds, every request of it refused whatever its rate",
+		Params: []Param{
+			{Name: "requests_per_period", Usage: "requests a client may make in a period"},
+			{Name: "period", Usage: "the period, in seconds (10, 60, 120, 300, 600, 3600, ...)"},
+			{Name: "mitigation_timeout", Usage: "how long a client over the rate is blocked, in seconds (0: only the requests over it)", Default: "0"},
+		},
+		Mapping:     "blocking-counter: limit = requests_per_period, window = period seconds, block = mitigation_timeout seconds",
+		Burst:       "requests_per_period=10,period=60 lets 10 requests in at once, then blocks",
+		Example:     "requests_per_period=100,period=60,mitigation_timeout=600",
+		Differences: "the rate is the estimate Cloudflare describes for its counters (the previous period's count weighted by its share of the rolling period, plus the current one), computed exactly; requests refused while blocked are not counted",
+		Ignores:     "the rule's expression and counting_expression (read by --policy-from only as far as a path the trace has), cf.colo.id (one data center: counters are per data center), the actions other than block (log is a shadow policy) and throttle's requests_to_origin",
+		Time:        "exact times; periods fall on multiples of the period since the epoch",
+		Proven:      "not run here (a managed service): one test of the documented example (1 request per 10 s, blocked for 10 minutes)",
+		build:       cloudflare,
+	},
 }
 
 // isGateway reports whether the preset named name is a gateway's, on a
@@ -185,4 +204,23 @@ func apigw(v values) (limiters.Algorithm, limiters.Policy, error) {
 		return 0, limiters.Policy{}, err
 	}
 	return limiters.TokenBucket, limiters.Policy{Capacity: burst, Rate: limiters.Rate{N: rate, Per: time.Second}}, nil
+}
+
+func cloudflare(v values) (limiters.Algorithm, limiters.Policy, error) {
+	limit, err := v.count("requests_per_period", 1)
+	if err != nil {
+		return 0, limiters.Policy{}, err
+	}
+	period, err := v.count("period", 1)
+	if err != nil {
+		return 0, limiters.Policy{}, err
+	}
+	timeout, err := v.count("mitigation_timeout", 0)
+	if err != nil {
+		return 0, limiters.Policy{}, err
+	}
+	if period > math.MaxInt64/int64(time.Second) || timeout > math.MaxInt64/int64(time.Second) {
+		return 0, limiters.Policy{}, fmt.Errorf("period and mitigation_timeout must be at most %d seconds", math.MaxInt64/int64(time.Second))
+	}
+	return limiters.BlockingCounter, limiters.Policy{Limit: limit, Window: time.Duration(period) * time.Second, Block: time.Duration(timeout) * time.Second}, nil
 }

@@ -64,6 +64,25 @@ func TestTraefikFact(t *testing.T) {
 	}
 }
 
+// TestCloudflareFact: Cloudflare's "How Cloudflare determines the request
+// rate": a rule of 1 request per 10 s period with a 10 minute mitigation
+// timeout allows a client's first request, blocks the next within the
+// period, and blocks every request of it for the 10 minutes after.
+func TestCloudflareFact(t *testing.T) {
+	tab := table(t, "cloudflare", map[string]string{"requests_per_period": "1", "period": "10", "mitigation_timeout": "600"})
+	for i, step := range []struct {
+		at      int64
+		allowed bool
+	}{{0, true}, {sec, false}, {30 * sec, false}, {600 * sec, false}, {601*sec - 1, false}, {601 * sec, true}} {
+		if d := tab.Allow(0, step.at, 1); d.Allowed != step.allowed {
+			t.Fatalf("step %d at %dns: %+v, want allowed %v", i, step.at, d, step.allowed)
+		}
+	}
+	if _, _, err := mustLookup(t, "cloudflare").Limiter(map[string]string{"requests_per_period": "1"}); err == nil {
+		t.Error("no period accepted")
+	}
+}
+
 func mustLookup(t *testing.T, name string) *Preset {
 	t.Helper()
 	p, ok := Lookup(name)

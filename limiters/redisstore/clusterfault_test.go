@@ -70,7 +70,7 @@ func (r *redirects) count(cmds []redis.Cmder) {
 // everyLimiter returns a limiter for every algorithm the store keeps.
 func everyLimiter() []Limiter {
 	var ls []Limiter
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		if Supports(a) {
 			ls = append(ls, Limiter{Name: a.String(), Algorithm: a, Policy: policyFor(a)})
 		}

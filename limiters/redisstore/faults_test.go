@@ -23,7 +23,7 @@ import (
 func TestLowerLimitReadsFull(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		for _, failure := range []Failure{FailError, FailOpen} {
 			high, low := limiters.Policy{Limit: 100, Window: time.Hour}, limiters.Policy{Limit: 10, Window: time.Hour}
 			if !a.Windowed() {
@@ -84,7 +84,7 @@ func TestPermanentErrorsAreErrors(t *testing.T) {
 		}
 	}
 	for _, failure := range []Failure{FailOpen, FailClosed} {
-		for _, a := range limiters.AllAlgorithms() {
+		for _, a := range keptAlgorithms() {
 			st := newStore(t, c, a, policyFor(a), Options{Failure: failure})
 			if err := c.Set(ctx, st.Keys("u")[0], "another application's", 0).Err(); err != nil {
 				t.Fatal(err)

@@ -77,7 +77,7 @@ func TestNoScriptRecovery(t *testing.T) {
 func TestTTLIsFreshTime(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		p := policyFor(a)
 		p.Window, p.Rate = 30*time.Second, limiters.Rate{N: 1, Per: 7 * time.Second / 3}
 		st := newStore(t, c, a, p, Options{})
@@ -125,7 +125,7 @@ func TestTTLIsFreshTime(t *testing.T) {
 func TestStateIsOneKeyWithOneDeadline(t *testing.T) {
 	c := testClient(t)
 	ctx := context.Background()
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		// States that stay for an hour: none expires during the test.
 		p := limiters.Policy{Limit: 8, Window: time.Hour, Capacity: 8, Rate: limiters.Rate{N: 1, Per: time.Hour}}
 		st := newStore(t, c, a, p, Options{Clock: ServerClock})
@@ -354,7 +354,7 @@ func TestRefusesInexactPolicies(t *testing.T) {
 		{limiters.SlidingCounter, limiters.Policy{Limit: 9_007_198, Window: 365 * day}},
 		{limiters.SlidingBuckets, limiters.Policy{Limit: 5, Window: 4096 * time.Second, Buckets: 4096}},
 	}
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		// An algorithm the store does not keep is TestKeepsEveryAlgorithm's.
 		if a.Windowed() && Supports(a) {
 			for _, w := range []time.Duration{30 * day, 365 * day} {
@@ -456,7 +456,7 @@ func TestOutOfMemory(t *testing.T) {
 	addr, _ := scratchServer(t) // its own server: maxmemory is global
 	c := connect(t, []string{addr})
 	ctx := context.Background()
-	for _, a := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
 		p := policyFor(a)
 		closed := newStore(t, c, a, p, Options{Failure: FailClosed})
 		fail := newStore(t, c, a, p, Options{Prefix: closed.opts.Prefix})

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,8 +145,8 @@ func TestSharedPrefixAlgorithms(t *testing.T) {
 		}
 		return limiters.Policy{Capacity: 3, Rate: limiters.Rate{N: 3, Per: time.Hour}}
 	}
-	for _, a := range limiters.AllAlgorithms() {
-		for _, b := range limiters.AllAlgorithms() {
+	for _, a := range keptAlgorithms() {
+		for _, b := range keptAlgorithms() {
 			if a == b {
 				continue
 			}
@@ -171,11 +172,25 @@ func TestSharedPrefixAlgorithms(t *testing.T) {
 }
 
 // TestKeepsEveryAlgorithm: the store has a script for every algorithm of
-// package limiters, as Supports promises; a new algorithm needs its own.
+// package limiters but those notKept names, as Supports promises; a new
+// algorithm needs its own. One it does not keep is refused, named.
 func TestKeepsEveryAlgorithm(t *testing.T) {
 	for _, a := range limiters.AllAlgorithms() {
-		if !Supports(a) {
-			t.Errorf("%s: no script in the store's table of kinds", a)
+		if Supports(a) == slices.Contains(notKept, a) {
+			t.Errorf("%s: Supports says %v, notKept %v", a, Supports(a), slices.Contains(notKept, a))
+		}
+		if Supports(a) {
+			continue
+		}
+		_, err := newLimiter(Limiter{Name: "x", Algorithm: a, Policy: limiters.Policy{Limit: 1, Window: time.Second}})
+		if err == nil || !strings.Contains(err.Error(), "algorithm "+a.String()+" is not kept in Redis") {
+			t.Errorf("%s: New says %v, want a refusal naming it", a, err)
 		}
 	}
+}
+
+// keptAlgorithms are the algorithms the store keeps: the tests of what it
+// does with them.
+func keptAlgorithms() []limiters.Algorithm {
+	return slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool { return !Supports(a) })
 }

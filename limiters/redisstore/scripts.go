@@ -37,7 +37,8 @@ type kind struct {
 	params func(r *limiters.Rule) ([]any, error)
 }
 
-// kinds is the table of algorithms: every algorithm of package limiters.
+// kinds is the table of algorithms: every algorithm of package limiters
+// but those of notKept.
 // Token and leaky bucket share a script as they share a state in package
 // limiters, and so do GCRA and the queue, and the fixed windows.
 var kinds = map[limiters.Algorithm]kind{
@@ -53,8 +54,12 @@ var kinds = map[limiters.Algorithm]kind{
 	limiters.TickQueue:       {"tick_queue.lua", tickSpan, tickParams},
 }
 
+// notKept are the algorithms of package limiters the store has no script
+// for yet: New refuses them, naming them.
+var notKept = []limiters.Algorithm{limiters.BlockingCounter}
+
 // Supports reports whether a store keeps limiters of algorithm a. It
-// keeps every algorithm of package limiters.
+// keeps every algorithm of package limiters but BlockingCounter.
 func Supports(a limiters.Algorithm) bool {
 	_, ok := kinds[a]
 	return ok
