@@ -1,11 +1,7 @@
 package cmd
 
 import (
-	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/tables"
-
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -157,7 +153,7 @@ candidate that meets --pick squared.`,
 				return err
 			}
 			defer res.rp.trace.Close()
-			if err := out.write(sweepFigure(res, o.Frontier), format, s); err != nil {
+			if err := out.write(res.Figure(o.Frontier), format, s); err != nil {
 				return err
 			}
 			return res.rp.trace.finish()
@@ -168,23 +164,4 @@ candidate that meets --pick squared.`,
 	addPlotOutputFlags(c.Flags(), &out)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
-}
-
-// sweepFigure draws a sweep's candidates.
-func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
-	sp := res.rp.spec
-	title := []string{
-		fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, render.Plural(res.rep.Requests, "request"), render.Plural(int64(res.rep.Keys), "key")),
-		fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(res.cands)), "candidate"), res.g.Describe(res.algos)),
-		fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock)),
-	}
-	if res.cons != nil {
-		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons, render.Plural(int64(len(res.picked)), "candidate"), len(res.cands))
-		if len(res.picked) > 0 {
-			line += "; best " + res.picked[0].Limiter.Name
-		}
-		title = append(title, line)
-	}
-	return report.SweepFigure(report.Sweep{Title: title, Grid: res.g, Candidates: res.cands, Picked: res.picked,
-		Constraints: res.cons, Unit: sp.Unit, FrontierOnly: frontierOnly})
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
+	"github.com/ratesim/ratesim/report"
 
 	"fmt"
 	"slices"
@@ -16,8 +17,6 @@ import (
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
-	"github.com/ratesim/ratesim/limiters/presets"
-	"github.com/ratesim/ratesim/sim"
 )
 
 var sweepLong = `Replay a trace through every combination of the parameter values given,
@@ -120,26 +119,7 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 		v := new(string)
 		o.values[name] = v
 		flag := sweepFlag(name)
-		def, usage := "", ""
-		if prm, ok := limiterParam(name); ok {
-			def, usage = prm.Default, prm.Usage+": values, comma-separated"
-			switch name {
-			case "limit":
-				def = strconv.Itoa(defaultLimit)
-			case "window":
-				def = defaultWindow
-			}
-			if prm.Kind == limiters.ParamCount {
-				usage += ", or a range A..B or A..B:STEP"
-			}
-			usage = takers(name) + ": " + usage
-		}
-		if users := presetsTaking(name); users != "" {
-			if usage != "" {
-				usage += "; "
-			}
-			usage += "presets " + users + ": the library's " + name + ": values, comma-separated, or a range A..B or A..B:STEP"
-		}
+		def, usage := sweep.Usage(name)
 		fs.StringVar(v, flag, def, usage)
 	}
 	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: "+clockChoices())
@@ -157,7 +137,7 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 // b, which shells take for short flags), the preset's name and its:
 // --envoy-unit, --x-time-rate-b.
 func sweepFlag(name string) string {
-	if _, ok := limiterParam(name); ok {
+	if _, ok := spec.Param(name); ok {
 		return name
 	}
 	taken := pflag.NewFlagSet("", pflag.ContinueOnError)
@@ -166,29 +146,7 @@ func sweepFlag(name string) string {
 	if taken.Lookup(name) == nil && len(name) > 1 {
 		return name
 	}
-	return strings.ReplaceAll(presetsTaking(name), ", ", "-") + "-" + name
-}
-
-// limiterParam returns the limiters parameter named name.
-func limiterParam(name string) (limiters.Param, bool) {
-	for _, prm := range limiters.Params() {
-		if prm.Name == name {
-			return prm, true
-		}
-	}
-	return limiters.Param{}, false
-}
-
-// presetsTaking names the presets that take parameter name: "nginx,
-// redis-rate".
-func presetsTaking(name string) string {
-	var names []string
-	for _, p := range presets.All() {
-		if slices.Contains(p.ParamNames(), name) {
-			names = append(names, p.Name)
-		}
-	}
-	return strings.Join(names, ", ")
+	return strings.ReplaceAll(spec.PresetsTaking(name), ", ", "-") + "-" + name
 }
 
 // parseGrid parses the value flags given on the command line. A limit or
@@ -217,18 +175,9 @@ const intentLane = "intent"
 
 // sweepResult is what a sweep's replay found.
 type sweepResult struct {
-	rp     *replay // its trace is open until the caller closes it
-	po     *policyOptions
-	g      *sweep.Grid
-	algos  []sweep.Algo
-	rep    *sim.Report
-	cands  []*sweep.Candidate
-	cons   sweep.Constraints
-	picked []*sweep.Candidate // the candidates that meet cons, best first
-	intent *sim.AlgoStats     // the intent's own sliding log
-	// intentFrom says where the intent came from: "--intent", or per
-	// parameter for an inherited one.
-	intentFrom string
+	report.SweepRun
+	rp *replay // its trace is open until the caller closes it
+	po *policyOptions
 }
 
 // check checks the flags of a sweep that do not depend on the
@@ -312,8 +261,8 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		c.Score(sp.Lanes[i], &rep.Algos[i], sp.Intent, sp.Unit)
 	}
 	picked := sweep.Pick(cands, cons)
-	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
+	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
+		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intentFrom}}, nil
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
@@ -369,7 +318,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	rp, po, rep, cands, picked, intent := res.rp, res.po, res.rep, res.cands, res.picked, res.intent
+	rp, po, rep, cands, picked, intent := res.rp, res.po, res.Report, res.Candidates, res.Picked, res.Intent
 	defer rp.trace.Close()
 	sp := rp.spec
 
