@@ -18,27 +18,7 @@ import (
 )
 
 // clientHelp documents the client model in help texts.
-const clientHelp = `
-
-CLIENTS
-  A trace records what clients sent when nothing stopped them. --clients
-  makes them answer a refusal as real clients do, a closed loop in which
-  each limiter sees its own retries: honour retries at the Retry-After it
-  was told, in whole seconds rounded up (--retry-after-exact: the exact
-  wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
-  to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
-  for the same --seed). After --max-retries refused retries (at most
-  10000) a client gives up; a request that never passes, its cost above
-  the capacity, is retried every time, so a replay makes at most 1 +
-  --max-retries attempts a request. The summary then counts per limiter
-  the unique requests, attempts, amplification (attempts per unique
-  request), goodput (requests eventually allowed), gave_up, and the
-  latency until success (p50, p99, max, nearest rank, exact): from a
-  request's own time to the attempt allowed, and under a queue
-  (leaky-queue, tick-queue) on to its release, when the client has its
-  answer. run's rows are run's columns for every attempt (delay, key,
-  --headers, --with and --only included) with attempt, original_line and
-  gave_up. On a terminal, progress counts the attempts.`
+var clientHelp = helpText("clients")
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {

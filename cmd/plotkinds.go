@@ -13,12 +13,9 @@ func newPlotTimelineCmd() *cobra.Command {
 	o := &plotReplayOptions{}
 	var every string
 	c := &cobra.Command{
-		Use:   "timeline --every D [flags] TRACE -o FILE",
-		Short: "Per interval, requests and what each limiter allowed",
-		Long: `Draw, per interval of --every (aligned by floor division), the requests and
-what each limiter allowed, its false rejects marked, and below them each
-limiter's false rejects and false allows against the oracle: the numbers of
-compare --timeline. The trace must be in time order (or give --sort).` + policyHelp,
+		Use:               "timeline --every D [flags] TRACE -o FILE",
+		Short:             "Per interval, requests and what each limiter allowed",
+		Long:              helpText("plot-timeline") + policyHelp,
 		Example:           "  ratesim plot timeline --every 1m traces/examples/bursty.csv -o timeline.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -70,13 +67,9 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 func newPlotBurstCmd() *cobra.Command {
 	o := &plotReplayOptions{}
 	c := &cobra.Command{
-		Use:   "burst [flags] TRACE -o FILE",
-		Short: "Per limiter, the most cost one key got through in any interval, over time",
-		Long: `Draw, for each limiter, the most cost one key got through in any closed
-interval of --interval (default: the window) ending at each moment, against
-the intended limit: where each limiter overshoots. Each limiter's worst
-interval, as burst reports it, is marked. Times are grouped into at most
-2048 columns, each showing its highest value.` + policyHelp,
+		Use:               "burst [flags] TRACE -o FILE",
+		Short:             "Per limiter, the most cost one key got through in any interval, over time",
+		Long:              helpText("plot-burst") + policyHelp,
 		Example:           "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -120,14 +113,9 @@ func newPlotSweepCmd() *cobra.Command {
 	o := &sweepOptions{values: map[string]*string{}}
 	var out plotOutput
 	c := &cobra.Command{
-		Use:   "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
-		Short: "A sweep's false allows and false rejects against the swept parameter",
-		Long: `Run the sweep the same flags give "ratesim sweep" and draw each candidate's
-false allows and false rejects against the first parameter given more than
-one value, a line for each combination of the others; a panel for each
-other column --pick constrains, with the constraint as a dashed line. The
-frontier (with --pick, of the candidates that meet it) is ringed and the best
-candidate that meets --pick squared.`,
+		Use:               "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
+		Short:             "A sweep's false allows and false rejects against the swept parameter",
+		Long:              helpText("plot-sweep"),
 		Example:           "  ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'false_reject_pct<=1,ratio<=2.5' traces/examples/bursty.csv -o sweep.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,

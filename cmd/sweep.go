@@ -19,47 +19,7 @@ import (
 	"github.com/ratesim/ratesim/limiters"
 )
 
-var sweepLong = `Replay a trace through every combination of the parameter values given,
-each combination one candidate limiter, all in one pass over the trace, and
-score every candidate against the intent: the exact rolling policy you mean,
---intent LIMIT/WINDOW (default: --limit per --window), as compare scores
-its algorithms against its oracle.
-
-Values: a list (--capacity 5,10,20), a range of whole numbers (--capacity
-5..50, or 5..50:5 with a step), and lists of rates (--rate 1/1s,2/1s,5/1s)
-and windows (--window 10s,1m). --algos names the algorithms (default
-token-bucket) or presets, real libraries' limiters swept by their own
-parameters (--algos nginx --rate 10r/s,20r/s --burst 5..40:5); each takes
-the parameters that apply to it, and its candidates are every combination
-of their values. A bucket given no
-capacity or rate takes the intent's limit, and its limit per window. At
-most ` + strconv.Itoa(maxCandidates) + ` candidates run in one sweep.
-
-Per candidate: limiter (the --limiter text that replays it alone, beside
---intent's limit and window), algo and its parameters, requests, allowed,
-allow %, false allows and rejects against the intent and false_reject_pct
-(false rejects per 100 requests), keys_rejected (keys it rejected at least
-once), max_in_interval (the most cost one key got through in any interval
-of the intent's window) and its ratio to the intent's limit,
-p99_retry_after (the 99th percentile, nearest rank, of the Retry-After told
-to the requests it rejected, in the trace unit; "never" when that is a
-request no wait cures, above every number for --pick; empty when it
-rejected none, which meets p99_retry_after<=x), state_bytes (the most memory one key's state takes
-in ratesim's limiters) and frontier (no other candidate has both fewer or
-as many false allows and false rejects, and fewer of one; with --pick, no
-other candidate that meets it, and only those that meet it are on it).
-
---pick 'false_reject_pct<=1,ratio<=1.2' keeps the candidates that meet every
-constraint (<, <=, >, >= against a number, on any numeric column; a comma is
-AND), compared exactly rather than as rounded for display, best first:
-fewest false allows, then fewest false rejects, then the smallest
-parameters. The best is marked; in CSV and JSON every candidate carries
-meets and best. When none meets them, sweep says so, gives for each
-constraint the best value any candidate reached, and why, where that can be
-shown exactly. --by-key N then lists the best candidate's N most rejected
-keys, from a second pass over the trace. --frontier keeps only the frontier;
-with --pick, the frontier of the candidates that meet it, on which the best
-always is.`
+var sweepLong = helpText("sweep", "max-candidates", strconv.Itoa(maxCandidates))
 
 const sweepExample = `  ratesim sweep --capacity 1..20 --rate 1/1s,2/1s --intent 10/10s trace.csv
   ratesim sweep --algos token-bucket,gcra --capacity 5..50:5 --pick 'false_reject_pct<=1,ratio<=1.2' trace.csv
