@@ -133,47 +133,13 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 	for _, l := range rp.spec.LaneLines() {
 		w.Line(l)
 	}
-	w.Line(clientLine(c, rp.spec.Lanes))
+	w.Line(tables.ClientLine(c, rp.spec.Lanes))
 	w.Blank()
 	w.Table(t)
 	if w.Err() != nil {
 		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// clientLine states the client model, and when latency ends for lanes.
-func clientLine(c sim.Clients, lanes []sim.Lane) string {
-	var how string
-	switch c.Model {
-	case sim.ClientsHonour:
-		how = "retry at the Retry-After told, in whole seconds rounded up"
-		if c.RetryAfterExact {
-			how = "retry at the exact retry_after told"
-		}
-	case sim.ClientsImmediate:
-		how = "retry after " + c.RetryDelay.String()
-	case sim.ClientsBackoff:
-		how = fmt.Sprintf("retry after an exponential backoff from %s to %s", c.Base, c.Max)
-		if c.Jitter {
-			how += fmt.Sprintf(", full jitter (seed %d)", c.Seed)
-		}
-	}
-	retries := fmt.Sprintf("%d retries", c.MaxRetries)
-	if c.MaxRetries == 1 {
-		retries = "1 retry"
-	}
-	end := "the attempt allowed"
-	var queues []string
-	for _, l := range lanes {
-		if l.Algorithm.Delays() {
-			queues = append(queues, l.Name)
-		}
-	}
-	if len(queues) > 0 {
-		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
-	}
-	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
@@ -216,7 +182,7 @@ func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, k
 		w := render.NewTextWriter(s.out, format)
 		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
 		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.Line(clientLine(c, lanes))
+		w.Line(tables.ClientLine(c, lanes))
 		w.Blank()
 		w.Rows(rw, nil)
 		if w.Err() != nil {
