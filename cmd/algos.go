@@ -13,13 +13,7 @@ import (
 	"github.com/ratesim/ratesim/limiters"
 )
 
-const algosGuide = `Which one?
-  a simple quota per interval            fixed-window
-  an exact rolling maximum               sliding-log
-  a cheap rolling approximation          sliding-counter
-  an average rate with bounded bursts    token-bucket (or gcra)
-  rejecting overflow at a steady rate    leaky-bucket
-  smoothing work for a downstream        leaky-queue`
+var algosGuide = helpText("algos-guide")
 
 type algosOptions struct {
 	Output string

@@ -12,19 +12,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const burstLong = `Report, per algorithm, the worst burst it let through: the most cost one key
-got allowed inside any closed interval of --interval (default: the window),
-with the key, the times of the first and last allowed request in it, and its
-ratio to the intent's limit (--intent, default --limit per --window; the
-same limit every command's ratio is against). In CSV and JSON, limit and
-window are the algorithm's own (a bucket's are the intent's) and
-intent_limit and intent_window the intent's; without an intent (only
---limiter given, each with its own parameters) the ratio is empty.
-
-A fixed window lets up to twice its limit through across a window boundary;
-the sliding log never lets more than the limit through in any window. With
---top N, the N worst intervals overall are listed instead (at most one per
-algorithm and key).`
+var burstLong = helpText("burst")
 
 const burstExample = `  ratesim burst traces/examples/boundary.csv
   ratesim burst --algos all --interval 5 -o json trace.csv

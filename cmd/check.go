@@ -12,24 +12,7 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-const checkLong = `Replay a log through limiters and compare each decision with what the log
-says production did: does the model reproduce the gateway? A request the
-model allowed and the log shows limited, or the reverse, is a
-disagreement.
-
---observed names the field that records what the limiter did, and the
-values that mean it limited the request: status=429 (the default of most
-formats is status=429,503), limit_req_status (nginx's $limit_req_status:
-REJECTED and REJECTED_DRY_RUN limited; PASSED, DELAYED and
-DELAYED_DRY_RUN passed), response_flags (Envoy's RL flag). A request the
-log says nothing of ("-", or no such field) is unobserved: neither
-agreement nor disagreement.
-
-Per limiter: the requests observed, how many decisions agree, and the
-confusion of allowed and refused against passed and limited; then the
-first disagreements with their file and line, and the keys that disagree
-most. -o csv, json, jsonl and markdown give the summary; --disagreements
-lists every disagreement instead, for joining back to the log.`
+var checkLong = helpText("check")
 
 const checkExample = `  ratesim check --limiter nginx:rate=10r/s,burst=5,nodelay --format nginx \
       --log-format '$remote_addr [$time_local] "$request" $status $request_time $limit_req_status' access.log

@@ -18,27 +18,7 @@ import (
 )
 
 // clientHelp documents the client model in help texts.
-const clientHelp = `
-
-CLIENTS
-  A trace records what clients sent when nothing stopped them. --clients
-  makes them answer a refusal as real clients do, a closed loop in which
-  each limiter sees its own retries: honour retries at the Retry-After it
-  was told, in whole seconds rounded up (--retry-after-exact: the exact
-  wait); immediate after --retry-delay; backoff after BASE, 2×BASE, ... up
-  to MAX (--backoff BASE,MAX), with full jitter under --jitter (the same
-  for the same --seed). After --max-retries refused retries (at most
-  10000) a client gives up; a request that never passes, its cost above
-  the capacity, is retried every time, so a replay makes at most 1 +
-  --max-retries attempts a request. The summary then counts per limiter
-  the unique requests, attempts, amplification (attempts per unique
-  request), goodput (requests eventually allowed), gave_up, and the
-  latency until success (p50, p99, max, nearest rank, exact): from a
-  request's own time to the attempt allowed, and under a queue
-  (leaky-queue, tick-queue) on to its release, when the client has its
-  answer. run's rows are run's columns for every attempt (delay, key,
-  --headers, --with and --only included) with attempt, original_line and
-  gave_up. On a terminal, progress counts the attempts.`
+var clientHelp = helpText("clients")
 
 // clientOptions are the flags of the client model.
 type clientOptions struct {
@@ -153,47 +133,13 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 	for _, l := range rp.spec.LaneLines() {
 		w.Line(l)
 	}
-	w.Line(clientLine(c, rp.spec.Lanes))
+	w.Line(tables.ClientLine(c, rp.spec.Lanes))
 	w.Blank()
 	w.Table(t)
 	if w.Err() != nil {
 		return w.Err()
 	}
 	return rp.trace.finish()
-}
-
-// clientLine states the client model, and when latency ends for lanes.
-func clientLine(c sim.Clients, lanes []sim.Lane) string {
-	var how string
-	switch c.Model {
-	case sim.ClientsHonour:
-		how = "retry at the Retry-After told, in whole seconds rounded up"
-		if c.RetryAfterExact {
-			how = "retry at the exact retry_after told"
-		}
-	case sim.ClientsImmediate:
-		how = "retry after " + c.RetryDelay.String()
-	case sim.ClientsBackoff:
-		how = fmt.Sprintf("retry after an exponential backoff from %s to %s", c.Base, c.Max)
-		if c.Jitter {
-			how += fmt.Sprintf(", full jitter (seed %d)", c.Seed)
-		}
-	}
-	retries := fmt.Sprintf("%d retries", c.MaxRetries)
-	if c.MaxRetries == 1 {
-		retries = "1 retry"
-	}
-	end := "the attempt allowed"
-	var queues []string
-	for _, l := range lanes {
-		if l.Algorithm.Delays() {
-			queues = append(queues, l.Name)
-		}
-	}
-	if len(queues) > 0 {
-		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
-	}
-	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
 }
 
 // runClientRows replays rp's one limiter in a closed loop and writes a row
@@ -236,7 +182,7 @@ func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, k
 		w := render.NewTextWriter(s.out, format)
 		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
 		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.Line(clientLine(c, lanes))
+		w.Line(tables.ClientLine(c, lanes))
 		w.Blank()
 		w.Rows(rw, nil)
 		if w.Err() != nil {

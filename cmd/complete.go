@@ -1,13 +1,6 @@
 package cmd
 
 import (
-	"bufio"
-	"encoding/csv"
-	"encoding/json"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,15 +20,12 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-// traceExtensions are the file extensions completed as traces.
-var traceExtensions = []string{"csv", "yaml", "yml", "jsonl", "ndjson", "log", "gz"}
-
 // completeTraceFiles completes the TRACE argument with trace files.
 func completeTraceFiles(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return traceExtensions, cobra.ShellCompDirectiveFilterFileExt
+	return traces.FileExtensions(), cobra.ShellCompDirectiveFilterFileExt
 }
 
 // completePick completes the column of the constraint being typed in
@@ -218,25 +208,11 @@ func addCompletionCmd(root *cobra.Command) {
 func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if head, args, ok := strings.Cut(toComplete, ":"); ok {
 		done := args[:strings.LastIndex(args, ",")+1]
-		keys := paramNames()
 		algo := head
 		if _, a, named := strings.Cut(head, "="); named {
 			algo = a
 		}
-		if p, ok := presets.Lookup(algo); ok {
-			keys = nil
-			for _, prm := range p.Params {
-				if prm.Flag {
-					keys = append(keys, prm.Name) // given bare
-				} else {
-					keys = append(keys, prm.Name+"=")
-				}
-			}
-		} else {
-			for i, k := range keys {
-				keys[i] = k + "="
-			}
-		}
+		keys := spec.LimiterKeys(algo)
 		var out []cobra.Completion
 		for _, k := range keys {
 			out = append(out, head+":"+done+k)
@@ -254,34 +230,9 @@ func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.C
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
-// commonZones are offered for --tz when the machine has no zoneinfo
-// directory to list.
-var commonZones = []string{"UTC", "Local", "America/Los_Angeles", "America/New_York", "America/Sao_Paulo",
-	"Europe/Berlin", "Europe/London", "Europe/Paris", "Asia/Kolkata", "Asia/Shanghai", "Asia/Tokyo", "Australia/Sydney"}
-
-// completeZones completes --tz with the zone names of the system's
-// zoneinfo, or common ones.
+// completeZones completes --tz with the zone names traces.Zones finds.
 func completeZones(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	var zones []string
-	const dir = "/usr/share/zoneinfo"
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		name, _ := filepath.Rel(dir, path)
-		if first := name[0]; first >= 'A' && first <= 'Z' && !strings.Contains(name, ".") && strings.HasPrefix(name, toComplete) {
-			zones = append(zones, name)
-		}
-		return nil
-	})
-	if len(zones) == 0 {
-		for _, z := range commonZones {
-			if strings.HasPrefix(z, toComplete) {
-				zones = append(zones, z)
-			}
-		}
-	}
-	return zones, cobra.ShellCompDirectiveNoFileComp
+	return traces.Zones(toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeFields completes the field flags and --key with the fields of
@@ -291,7 +242,7 @@ func completeFields(c *cobra.Command, args []string, toComplete string) ([]cobra
 	if len(args) == 0 || args[0] == "-" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	names := traceFieldNames(args[0])
+	names := traces.FieldNames(args[0])
 	// --key takes a list: complete its last element.
 	prefix := ""
 	if c.Flags().Lookup("key") != nil && strings.Contains(toComplete, ",") {
@@ -307,75 +258,11 @@ func completeFields(c *cobra.Command, args []string, toComplete string) ([]cobra
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-// traceFieldNames returns the field names of a trace's first record:
-// a CSV header's columns, or a JSON Lines object's keys and dotted paths.
-func traceFieldNames(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadString('\n')
-	if err != nil && line == "" {
-		return nil
-	}
-	line = strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
-	if strings.HasPrefix(line, "{") {
-		var obj map[string]any
-		if json.Unmarshal([]byte(line), &obj) != nil {
-			return nil
-		}
-		var names []string
-		var walk func(prefix string, m map[string]any)
-		walk = func(prefix string, m map[string]any) {
-			for k, v := range m {
-				names = append(names, prefix+k)
-				if sub, ok := v.(map[string]any); ok {
-					walk(prefix+k+".", sub)
-				}
-			}
-		}
-		walk("", obj)
-		slices.Sort(names)
-		return names
-	}
-	fields, err := csv.NewReader(strings.NewReader(line)).Read()
-	if err != nil {
-		return nil
-	}
-	for i := range fields {
-		fields[i] = strings.TrimSpace(fields[i])
-	}
-	return fields
-}
-
 // completeUsers completes --user with the users of the first MiB of the
 // trace named on the command line.
 func completeUsers(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) == 0 || args[0] == "-" {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	f, err := os.Open(args[0])
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer f.Close()
-	r, err := traces.NewReader(io.LimitReader(f, 1<<20), args[0], traces.Options{Lenient: true})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	seen := map[string]bool{}
-	var users []string
-	for len(users) < 1000 {
-		ev, err := r.Next()
-		if err != nil {
-			break
-		}
-		if u := string(ev.User); !seen[u] && strings.HasPrefix(u, toComplete) {
-			seen[u] = true
-			users = append(users, u)
-		}
-	}
-	slices.Sort(users)
-	return users, cobra.ShellCompDirectiveNoFileComp
+	return traces.Users(args[0], toComplete, 1000), cobra.ShellCompDirectiveNoFileComp
 }

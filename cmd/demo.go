@@ -11,14 +11,7 @@ import (
 	"github.com/ratesim/ratesim/traces/examples"
 )
 
-const demoIntro = `ratesim demo: a tour of five rate limiters
-
-A rate limiter is state plus a time rule. Each algorithm below replays a small
-trace from traces/examples (built into ratesim) and shows, for every request,
-what it decided and, in the state column, what the decision was based on.
-The window algorithms allow 3 requests per 10 seconds; the buckets hold 3 and
-refill (or drain) at 0.2 per second, one unit every 5 seconds. Every command
-shown can be run as it is from a checkout of ratesim.`
+var demoIntro = helpText("demo")
 
 var demoOutro = `Next:
   ratesim algos                       how each algorithm works and when to choose it

@@ -22,18 +22,9 @@ type formatsOptions struct {
 func newFormatsCmd() *cobra.Command {
 	o := &formatsOptions{}
 	c := &cobra.Command{
-		Use:   "formats [NAME...]",
-		Short: "List the trace formats: logs read as they are, their fields and how their times are read",
-		Long: `List the trace formats --format takes, or the fields of those named: how
-each is recognized without --format, the field its time is read from and
-whether that is when a request arrived or when it completed, its duration
-field, the default of --time-is, the default of --observed (the field
-that records what a limiter did) and the user.
-
-A limiter decides a request when it arrives, while most servers write the
-line when the response ends: with --time-is completion a request is
-replayed at its logged time less its duration, exactly. Formats with an
-explicit arrival field (ALB's request_creation_time) replay it.`,
+		Use:         "formats [NAME...]",
+		Short:       "List the trace formats: logs read as they are, their fields and how their times are read",
+		Long:        helpText("formats"),
 		Example:     "  ratesim formats\n  ratesim formats nginx alb\n  ratesim formats -o json",
 		Annotations: exitStatus("a bad flag, an unknown format name"),
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {

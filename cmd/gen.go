@@ -13,15 +13,7 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-const genLong = `Generate a synthetic trace, deterministic for a --seed, on standard output.
-
-Patterns:
-  steady    Poisson arrivals per user at a steady rate
-  bursty    users alternate between quiet spells and bursts
-  boundary  clusters straddling window edges: the fixed window's weak spot
-  ramp      load rising, then falling
-
-A few users are heavy and many are light, as in real traffic.`
+var genLong = helpText("gen")
 
 const genExample = `  ratesim gen --pattern bursty --users 100 --requests 10000 --seed 7 > trace.csv
   ratesim gen --pattern boundary --users 3 --requests 50 --seed 1 -o jsonl`

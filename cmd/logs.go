@@ -3,10 +3,8 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"math/big"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -102,19 +100,7 @@ func (rp *replay) warnResolution(w io.Writer) {
 	if res == 0 {
 		return
 	}
-	var coarse []string
-	for _, l := range rp.spec.Lanes {
-		rate := sweep.LongRunRate(l)
-		if rate == nil || rate.Sign() <= 0 {
-			continue
-		}
-		// The emission interval is 1/rate ns; res is coarser when
-		// res*rate > 1.
-		if new(big.Rat).Mul(rate, new(big.Rat).SetInt64(int64(res))).Cmp(big.NewRat(1, 1)) > 0 {
-			interval := new(big.Int).Quo(rate.Denom(), rate.Num())
-			coarse = append(coarse, fmt.Sprintf("the %v of %s", time.Duration(interval.Int64()), l.Name))
-		}
-	}
+	coarse := sweep.FinerThan(rp.spec.Lanes, res)
 	if len(coarse) == 0 {
 		return
 	}

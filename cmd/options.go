@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"github.com/ratesim/ratesim/internal/partial"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
 
@@ -9,10 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 	_ "time/tzdata" // --tz works on machines without zoneinfo
 
@@ -30,8 +29,8 @@ type streams struct {
 	// part, when set, is the partial result the command's replays write
 	// (--shard, -o partial); merge, when set, holds the merged results of
 	// the shards that stand in for them (ratesim merge).
-	part  *partialRun
-	merge *mergeRun
+	part  *partial.Run
+	merge *partial.Merger
 
 	in       io.Reader
 	out      io.Writer
@@ -222,10 +221,10 @@ type trace struct {
 	msgs  []string      // the messages of the rows reported one by one
 	// merged, when set, stands in for the traces: their shards' results
 	// are merged from partials.
-	merged *mergeRun
+	merged *partial.Merger
 	// split, when set, is the shard of a trace another program split
 	// that the trace holds.
-	split *splitRun
+	split *partial.Split
 }
 
 // moreTraces are the traces named after the first.
@@ -246,7 +245,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 		}
 	}
 	if s.merge != nil {
-		h := s.merge.header
+		h := s.merge.Header()
 		return &trace{name: h.Trace.Name, out: s.err, merged: s.merge}, nil
 	}
 	unit, err := parseUnit(o.Unit)
@@ -269,7 +268,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	}
 	var sortMem int64 // 0: the default
 	if o.SortMem != "" {
-		if sortMem, err = parseSize(o.SortMem); err != nil {
+		if sortMem, err = traces.ParseSize(o.SortMem); err != nil {
 			return nil, usageErrorf("invalid --sort-mem %q: %s", o.SortMem, err)
 		}
 	}
@@ -313,7 +312,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	}
 	t.set, t.name = set, set.Name()
 	if sp := splitOf(s); sp != nil {
-		if err := sp.open(o, t); err != nil {
+		if err := openSplit(sp, o, t); err != nil {
 			set.Close()
 			return nil, err
 		}
@@ -322,37 +321,13 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	return t, nil
 }
 
-// parseSize parses a size in bytes: a whole number with an optional KiB,
-// MiB or GiB (also KB, MB, GB, K, M, G, all powers of 1024).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errors.New("want a positive size such as 64MiB, 512KiB or 2GiB")
-	}
-	if n > math.MaxInt64/mult {
-		return 0, errors.New("too large")
-	}
-	return n * mult, nil
-}
-
 // Next yields the first event, then the rest of the trace.
 func (t *trace) Next() (*traces.Event, error) {
 	if t.merged != nil {
 		return nil, io.EOF
 	}
 	if t.split != nil {
-		return t.split.place(t.set.Next())
+		return t.split.Place(t.set.Next())
 	}
 	return t.set.Next()
 }
@@ -361,7 +336,7 @@ func (t *trace) Next() (*traces.Event, error) {
 // the first of its files whose kind of times is known says.
 func (t *trace) RFC3339() bool {
 	if t.merged != nil {
-		return t.merged.header.Trace.RFC3339
+		return t.merged.Header().Trace.RFC3339
 	}
 	return t.set.RFC3339()
 }
@@ -369,7 +344,7 @@ func (t *trace) RFC3339() bool {
 // timeWriter writes instants as the trace writes its times.
 func (t *trace) timeWriter() traces.TimeWriter {
 	if t.merged != nil {
-		return t.merged.header.Trace.Times
+		return t.merged.Header().Trace.Times
 	}
 	return t.set.TimeWriter()
 }
@@ -377,7 +352,7 @@ func (t *trace) timeWriter() traces.TimeWriter {
 // sorted reports whether the traces are replayed sorted (--sort).
 func (t *trace) sorted() bool {
 	if t.merged != nil {
-		return t.merged.header.Trace.Sorted
+		return t.merged.Header().Trace.Sorted
 	}
 	return t.set.Sorted()
 }
@@ -386,7 +361,7 @@ func (t *trace) sorted() bool {
 // the messages given of those reported one by one.
 func (t *trace) skips() (int, []string) {
 	if t.merged != nil {
-		return t.merged.m.Skipped()
+		return t.merged.Skipped()
 	}
 	return t.set.Skipped(), t.msgs
 }

@@ -18,21 +18,7 @@ import (
 	"github.com/ratesim/ratesim/report"
 )
 
-const plotLong = `Draw a replay as a picture: a file (the format from the extension of -o:
-.svg, .png or .pdf) or, with --term, the terminal.
-
-Kinds:
-  state     one key's state over time, a panel per limiter (--user U)
-  timeline  per interval, requests and what each limiter allowed (--every D)
-  burst     per limiter, the most cost one key got through in any --interval,
-            over time, against the intended limit
-  sweep     a sweep's false allows and false rejects against the swept
-            parameter, its --pick constraints and its frontier
-
-Each limiter keeps its colour (the Okabe–Ito palette, told apart by
-colour-blind readers) and its marker in every kind. The same input and
-flags draw the same bytes. Long traces are downsampled exactly: per column
-of the picture, the lowest and highest points are kept.`
+var plotLong = helpText("plot")
 
 const plotExample = `  ratesim plot state --user u1 traces/examples/boundary.csv -o boundary.svg
   ratesim plot timeline --every 1m --algos all trace.csv -o timeline.png

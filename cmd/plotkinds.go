@@ -1,11 +1,7 @@
 package cmd
 
 import (
-	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/tables"
-
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,12 +13,9 @@ func newPlotTimelineCmd() *cobra.Command {
 	o := &plotReplayOptions{}
 	var every string
 	c := &cobra.Command{
-		Use:   "timeline --every D [flags] TRACE -o FILE",
-		Short: "Per interval, requests and what each limiter allowed",
-		Long: `Draw, per interval of --every (aligned by floor division), the requests and
-what each limiter allowed, its false rejects marked, and below them each
-limiter's false rejects and false allows against the oracle: the numbers of
-compare --timeline. The trace must be in time order (or give --sort).` + policyHelp,
+		Use:               "timeline --every D [flags] TRACE -o FILE",
+		Short:             "Per interval, requests and what each limiter allowed",
+		Long:              helpText("plot-timeline") + policyHelp,
 		Example:           "  ratesim plot timeline --every 1m traces/examples/bursty.csv -o timeline.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -74,13 +67,9 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 func newPlotBurstCmd() *cobra.Command {
 	o := &plotReplayOptions{}
 	c := &cobra.Command{
-		Use:   "burst [flags] TRACE -o FILE",
-		Short: "Per limiter, the most cost one key got through in any interval, over time",
-		Long: `Draw, for each limiter, the most cost one key got through in any closed
-interval of --interval (default: the window) ending at each moment, against
-the intended limit: where each limiter overshoots. Each limiter's worst
-interval, as burst reports it, is marked. Times are grouped into at most
-2048 columns, each showing its highest value.` + policyHelp,
+		Use:               "burst [flags] TRACE -o FILE",
+		Short:             "Per limiter, the most cost one key got through in any interval, over time",
+		Long:              helpText("plot-burst") + policyHelp,
 		Example:           "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -124,14 +113,9 @@ func newPlotSweepCmd() *cobra.Command {
 	o := &sweepOptions{values: map[string]*string{}}
 	var out plotOutput
 	c := &cobra.Command{
-		Use:   "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
-		Short: "A sweep's false allows and false rejects against the swept parameter",
-		Long: `Run the sweep the same flags give "ratesim sweep" and draw each candidate's
-false allows and false rejects against the first parameter given more than
-one value, a line for each combination of the others; a panel for each
-other column --pick constrains, with the constraint as a dashed line. The
-frontier (with --pick, of the candidates that meet it) is ringed and the best
-candidate that meets --pick squared.`,
+		Use:               "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
+		Short:             "A sweep's false allows and false rejects against the swept parameter",
+		Long:              helpText("plot-sweep"),
 		Example:           "  ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'false_reject_pct<=1,ratio<=2.5' traces/examples/bursty.csv -o sweep.svg",
 		Args:              exactTrace,
 		ValidArgsFunction: completeTraceFiles,
@@ -157,7 +141,7 @@ candidate that meets --pick squared.`,
 				return err
 			}
 			defer res.rp.trace.Close()
-			if err := out.write(sweepFigure(res, o.Frontier), format, s); err != nil {
+			if err := out.write(res.Figure(o.Frontier), format, s); err != nil {
 				return err
 			}
 			return res.rp.trace.finish()
@@ -168,23 +152,4 @@ candidate that meets --pick squared.`,
 	addPlotOutputFlags(c.Flags(), &out)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
-}
-
-// sweepFigure draws a sweep's candidates.
-func sweepFigure(res *sweepResult, frontierOnly bool) *report.Figure {
-	sp := res.rp.spec
-	title := []string{
-		fmt.Sprintf("sweep — %s: %s, %s", res.rp.trace.name, render.Plural(res.rep.Requests, "request"), render.Plural(int64(res.rep.Keys), "key")),
-		fmt.Sprintf("grid: %s: %s", render.Plural(int64(len(res.cands)), "candidate"), res.g.Describe(res.algos)),
-		fmt.Sprintf("intent: limit %d per %s, clock %s", sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock)),
-	}
-	if res.cons != nil {
-		line := fmt.Sprintf("pick: %s: %s of %d meet it", res.cons, render.Plural(int64(len(res.picked)), "candidate"), len(res.cands))
-		if len(res.picked) > 0 {
-			line += "; best " + res.picked[0].Limiter.Name
-		}
-		title = append(title, line)
-	}
-	return report.SweepFigure(report.Sweep{Title: title, Grid: res.g, Candidates: res.cands, Picked: res.picked,
-		Constraints: res.cons, Unit: sp.Unit, FrontierOnly: frontierOnly})
 }

@@ -10,22 +10,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const plotStateLong = `Draw one key's state over time, a panel per limiter: the number that
-stands for what the algorithm keeps (a window's count, the cost in the log,
-the sliding counter's estimate, tokens, the level, the queue, GCRA's debt
-in tokens), the limit or capacity as a dashed line, the window edges of the
-algorithms that count in aligned windows, and the worst burst interval
-shaded.
-
-Each request is a mark (allowed, rejected, or delayed by a queue) at the
-number its decision left: the state after it, what "run --explain" shows
-for most algorithms. The line comes into each request at the number the
-request was judged by and steps to its mark; between requests it follows
-the state exactly as it evolves: a bucket refilling or draining at its
-rate, a window's count falling to zero at the window's edge, a sliding
-log's entries leaving it a window after they came, the sliding counter's
-estimate decaying as the previous window slides out. Only the key's
-requests are kept: the trace is read once and never held.`
+var plotStateLong = helpText("plot-state")
 
 // plotStateOptions are the options of "ratesim plot state".
 type plotStateOptions struct {

@@ -3,7 +3,6 @@ package cmd
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -231,17 +230,8 @@ func (o *policyOptions) flagValue(name string) string {
 	return ""
 }
 
-// takers names the algorithms that take parameter name: "fixed-window,
-// sliding-log".
-func takers(name string) string {
-	var names []string
-	for _, a := range limiters.AllAlgorithms() {
-		if slices.Contains(a.Params(), name) {
-			names = append(names, a.String())
-		}
-	}
-	return strings.Join(names, ", ")
-}
+// takers names the algorithms that take parameter name.
+func takers(name string) string { return spec.Takers(name) }
 
 // maxLanes is the most limiters one replay runs (sim's bound).
 const maxLanes = spec.MaxLanes

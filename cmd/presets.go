@@ -21,17 +21,9 @@ type presetsOptions struct {
 func newPresetsCmd() *cobra.Command {
 	o := &presetsOptions{}
 	c := &cobra.Command{
-		Use:   "presets [NAME...]",
-		Short: "List the presets: real libraries' limiters with their own parameters",
-		Long: `List the presets, or those named: real rate-limiting libraries whose
-behaviour, floats and quirks included, a --limiter reproduces with that
-library's own parameter names. Each says what it reproduces and what not,
-what of the library's configuration it ignores, how it reads a trace's
-times, which algorithm and parameters it becomes, what a user's burst=5
-means in it, and which version of the library it was proven against.
-
-  ratesim compare --limiter nginx:rate=1r/s,burst=5,nodelay \
-                  --limiter redis-rate:rate=1,burst=5 trace.csv`,
+		Use:         "presets [NAME...]",
+		Short:       "List the presets: real libraries' limiters with their own parameters",
+		Long:        helpText("presets"),
 		Example:     "  ratesim presets\n  ratesim presets nginx envoy\n  ratesim presets -o json",
 		Annotations: exitStatus("a bad flag, an unknown preset name"),
 		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {

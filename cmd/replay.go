@@ -144,7 +144,7 @@ func (rp *replay) run(cfg sim.Config, s streams, emit func(*sim.Batch) error) (*
 func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*sim.Batch) error) (*sim.Report, error) {
 	rp.warnUnused(cfg, s.err)
 	if s.merge != nil {
-		rep, err := s.merge.next(rp, cfg, emit)
+		rep, err := s.merge.Report(&cfg, emit)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (rp *replay) runFrom(src sim.Source, cfg sim.Config, s streams, emit func(*
 	if s.part != nil {
 		// The shard's warnings would be about the shard alone: the merge
 		// gives them for the whole.
-		return s.part.run(rp, src, cfg)
+		return partialReplay(s, rp, src, cfg)
 	}
 	if emit == nil {
 		emit = func(*sim.Batch) error { return nil }

@@ -18,55 +18,7 @@ import (
 	"github.com/ratesim/ratesim/limiters/redisstore"
 )
 
-const replayLong = `Replay a trace through limiters kept in Redis, as several instances of a
-service sharing one limit would: --workers clients, each with its own
-connection, send the requests, a pipeline of --pipeline requests per round
-trip, and each limiter's Lua script decides atomically in Redis.
-
---route key sends all of a key's requests to one worker, in trace order: the
-store then decides exactly as the in-memory replay does (--verify lists every
-decision that differs; none should). --route spread deals the requests out
-round-robin, so a key's requests race between workers, as they do behind a
-load balancer: decisions then depend on timing, and only the bounds every
-algorithm promises must hold. The summary checks each limiter's tight bound
-on every key, at the times the store judged the requests: the limit per
-aligned window for a fixed window or a sliding counter (so at most twice it
-across an edge), the limit in any window's worth of sub-windows for sliding
-buckets, the limit in any closed window for the sliding log, and capacity +
-rate x elapsed for the buckets and queues. An atomic store that breaks its
-bound fails the replay (exit status 1).
-
---naive decides the same algorithms the wrong way, GET, decide in ratesim,
-SET, in separate round trips: with --route spread the race lets more through,
-and the summary says how much more than the in-memory replay and which bound
-broke.
-
-The output is a row per request in trace order, as run (one limiter) or
-compare (several) print it, or with --verify the decisions that differ, or
-with --summary the summary alone: per limiter the requests, allowed,
-rejected, what the in-memory replay allowed, and the bound's check; and the
-store's round trips, throughput and the latency of its requests (wall-clock
-time, measured for this report only).
-
-The run's keys live under --prefix (default: a new random one per run). A
-prefix of your own that already holds keys is refused unless --resume, which
-continues from the state found there. At the end the run removes the states
-of the keys it wrote, and only those, unless --keep-state: kept states expire
-on their own an hour after they are fresh again. Before and after the replay
-the server's maxmemory-policy, evicted keys and flushes are read: a server
-that may evict the limiters' keys, or that evicted or flushed keys during the
-replay, is reported, and under --verify fails the replay.
-
-The password is best not in the URL, where other users see it in the process
-list: give it in REDIS_PASSWORD or, the first line of a file, with
---password-file. rediss:// connects over TLS, redis+sentinel:// through
-Sentinels. No message shows a password.
-
-A store that cannot answer (down, out of memory) stops the replay with the
-requests decided so far written, in trace order (with --summary, counted in
-the summary printed), unless --on-failure open or closed decides for it.
-Errors that say the store is misconfigured (WRONGTYPE, NOPERM, READONLY, ...)
-always stop it.`
+var replayLong = helpText("replay")
 
 const replayExample = `  ratesim replay --store redis://127.0.0.1:6379/0 --algos token-bucket --rate 1/1s trace.csv
   ratesim replay --store redis://127.0.0.1:6379/0 --workers 8 --route key --verify --summary trace.csv

@@ -1,9 +1,6 @@
 package cmd
 
 import (
-	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/tables"
-
 	"fmt"
 	"io"
 	"path/filepath"
@@ -22,33 +19,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const reportLong = `Write one self-contained HTML file about a replay: the trace and the
-policy, the summary and agreement tables of compare, the worst bursts, the
-keys each limiter rejected most, the timeline, and for each limiter the
-state of the key with its worst burst.
-
-The file references nothing outside it (no URL, font, script or
-stylesheet): it works offline and from file://, and its charts are inline
-SVG. It reads well on a phone and in print, in light and dark; its tables
-sort by a click on a column's header (the page needs no JavaScript
-otherwise). The same input and flags give the same bytes, and long traces
-are downsampled exactly, so the file stays small.
-
---sweep adds a sweep of the trace (see "ratesim sweep"): its flags in one
-argument, --sweep '--capacity 5..40:5 --rate 20/1m,30/1m --pick
-false_reject_pct<=1,ratio<=2.5', read a second time from the trace; the
-report then shows the candidates, or those that meet --pick, best first,
-or why none does, and the sweep's chart. The sweep scores its candidates
-against the report's own intent (its limit per window and clock, with
---config and --interval) unless its flags say otherwise: --intent, or a
-single --limit, --window or --clock; the section says which intent it
-used and where each part came from.
-
-The timeline needs the trace in time order (or --sort); when it is not,
-the report says so in place of the timeline. The state plots (and a
-sweep) read the trace a second time: a trace that can be read only once,
-standard input, a pipe or a process substitution, is first copied to a
-temporary file (at most 4 GiB), removed when the report is written.`
+var reportLong = helpText("report")
 
 // reportOptions are the options of "ratesim report".
 type reportOptions struct {
@@ -92,11 +63,6 @@ func newReportCmd() *cobra.Command {
 	return c
 }
 
-// htmlTable turns a rendered table into the report's.
-func htmlTable(t *render.Table, class, caption string) report.Table {
-	return report.Table{Caption: caption, Header: t.Header, Right: t.Right, Rows: t.Rows, Class: class}
-}
-
 func runReport(o *reportOptions, s streams) error {
 	if o.Output == "" {
 		return usageErrorf("report needs -o FILE.html")
@@ -131,7 +97,6 @@ func runReport(o *reportOptions, s streams) error {
 	}
 
 	// One pass: the summary, the bursts, the keys and the timeline.
-	n := len(sp.Lanes)
 	cfg := rp.config(false, false)
 	cfg.Top, cfg.MostRejected, cfg.Every = o.Top, o.Top, every
 	rep, err := rp.run(cfg, s, nil)
@@ -142,39 +107,7 @@ func runReport(o *reportOptions, s streams) error {
 	// report is written, with what the read kept.
 	skipped := rp.trace.finish()
 
-	c := &report.Contents{Frame: rp.frame(), Report: rep, Top: o.Top, Every: every}
-	c.Lines = append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
-	if line := tables.BackwardsLine(rep); line != "" {
-		c.Lines = append(c.Lines, line)
-	}
-	summary, _ := render.WriteRecords(nil, render.FormatTable, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), sp.ExtraColumns()...), rep), tables.SummaryRows(rep, sp))
-	c.Summary = htmlTable(summary, "summary", "per limiter")
-	if n > 1 && rep.Agree != nil {
-		c.Agreement = htmlTable(tables.AgreementTable(rep), "agreement", "agreement: % of requests decided alike")
-	}
-	burstTable := func(ivs []sim.Interval) *render.Table {
-		var rows [][]render.Cell
-		for _, iv := range ivs {
-			user, from, to := sp.BurstCells(iv)
-			limit, _, _, _ := sp.LaneCells(sp.Lane(iv.Name))
-			intentLimit, _ := sp.IntentCells()
-			rows = append(rows, []render.Cell{render.Str(iv.Name), limit, intentLimit, render.Dec(sp.Interval, sp.Unit),
-				render.Int(iv.Count), sp.RatioCell(iv.Count), user, from, to})
-		}
-		t, _ := render.WriteRecords(nil, render.FormatTable, tables.BurstColumns[:9], rows)
-		return t
-	}
-	var worst []sim.Interval
-	for _, st := range rep.Algos {
-		worst = append(worst, st.Burst)
-	}
-	c.Bursts = htmlTable(burstTable(worst), "bursts", "per limiter")
-	c.TopBursts = htmlTable(burstTable(rep.Top), "top-bursts", fmt.Sprintf("the %d worst", o.Top))
-	keys, _ := render.WriteRecords(nil, render.FormatTable, tables.ByKeyColumns, tables.ByKeyRows(rep, sp))
-	c.Keys = htmlTable(keys, "keys", "")
-	if rep.IntervalsOutOfOrder > 0 {
-		c.TimelineNote = ErrorText(tables.OutOfOrder(rep.IntervalsOutOfOrder))
-	}
+	c := report.NewContents(rp.frame(), rep, sp, o.Top, every)
 	if c.States, c.StatesNote, err = reportStates(o, rp, algos, specs, rep, s); err != nil {
 		return err
 	}
@@ -318,39 +251,16 @@ func (o *sweepOptions) takeIntent(po *policyOptions, g *sweep.Grid) (string, err
 // reportSweep replays the trace through a sweep's candidates and returns
 // the report's section about it.
 func reportSweep(so *sweepOptions, s streams) (report.Section, error) {
-	sec := report.Section{Heading: "Sweep"}
 	g, algos, cons, err := so.check()
 	if err != nil {
-		return sec, err
+		return report.Section{}, err
 	}
 	res, err := sweepReplay(so, g, algos, cons, s.again("the sweep"))
 	if err != nil {
-		return sec, err
+		return report.Section{}, err
 	}
 	defer res.rp.trace.Close()
-	sp := res.rp.spec
-	sec.Text = []string{
-		fmt.Sprintf("%s%s.", render.Plural(int64(len(res.cands)), "candidate"), ": "+g.Describe(algos)),
-		fmt.Sprintf("Each scored against the intent, a sliding log of limit %d per %s, clock %s (%s): false allows and rejects, and max_in_interval over %s; the frontier (no other candidate%s has at most as many false allows and false rejects, and fewer of one) is marked *.",
-			sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), res.intentFrom, sp.Duration(sp.Interval), tables.FrontierAmong(cons)),
-	}
-	rows := res.cands
-	caption := "every candidate"
-	if cons != nil {
-		if len(res.picked) == 0 {
-			sec.Text = append(sec.Text, tables.Unreachable(res.cands, cons, res.intent, sp)...)
-		} else {
-			rows = res.picked
-			caption = fmt.Sprintf("the %d of %d that meet %s, best first, the best marked *", len(res.picked), len(res.cands), cons.String())
-		}
-	}
-	cols := tables.SweepColumns(res.cands, cons != nil)
-	if cons == nil || len(res.picked) > 0 {
-		t, _ := render.WriteRecords(nil, render.FormatTable, cols, tables.SweepRows(rows, sp, cols, true))
-		sec.Tables = []report.Table{htmlTable(t, "sweep", caption)}
-	}
-	sec.Figures = []*report.Figure{sweepFigure(res, false)}
-	return sec, nil
+	return res.Section(), nil
 }
 
 // reportStates keeps the requests of each limiter's worst key, from a

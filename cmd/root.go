@@ -21,17 +21,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const rootLong = `ratesim replays a trace of requests through rate-limiting algorithms and
-shows what each one decides, request by request, side by side, and where each
-lets bursts through.
-
-A trace is CSV (a header naming user and timestamp, optional cost), YAML or
-JSON Lines, possibly gzipped; "-" reads standard input, and so does naming no
-trace when standard input is not a terminal. Timestamps are numbers in --unit
-or RFC 3339 times. Data goes to standard output, diagnostics to standard
-error.
-
-Start with "ratesim demo" for a tour and "ratesim algos" for the algorithms.`
+var rootLong = helpText("ratesim")
 
 // exitStatusKey is the annotation that holds a command's EXIT STATUS
 // section, with which helpTemplate ends its help.

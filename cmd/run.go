@@ -5,8 +5,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/limiters"
@@ -14,23 +12,7 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-const runLong = `Replay a trace through one algorithm and print its decision on every
-request, in trace order.
-
-Columns: user, timestamp (as the trace wrote it), cost, allowed, remaining
-(whole units left), retry_after (how long until this request would pass if
-nothing else arrived; 0 when allowed), reset_after (how long until the key is
-back to its fresh state) and reason (empty when allowed). leaky-queue adds
-delay, --key adds key, --explain adds state: what the decision was based on.
---headers adds the rate-limit fields a server would send with the decision,
-named as the HTTP fields in lower case: ratelimit-policy and ratelimit
-(draft-ietf-httpapi-ratelimit-headers, Structured Field lists), retry-after
-(whole seconds, rounded up: never earlier than the exact retry) and
-x-ratelimit-limit, x-ratelimit-remaining and x-ratelimit-reset.
-Durations are exact numbers in the trace unit (seconds for RFC 3339 traces).
-
-A table shows the first 1000 rows and a totals footer; -o csv, json or jsonl
-stream every row.`
+var runLong = helpText("run")
 
 const runExample = `  ratesim run --algo token-bucket --capacity 3 --rate 0.2 --explain traces/examples/token-bucket.csv
   ratesim run --algo fixed-window --only rejected -o csv trace.csv
@@ -195,37 +177,11 @@ func runRun(o *runOptions, s streams) error {
 		return err
 	}
 	if rw.Textual() {
-		st := rep.Algos[0]
-		var footer map[string]string
-		if rep.Requests > 0 {
-			// The footer counts the whole trace; when the table lists fewer
-			// rows (--only, or past render.MaxTableRows) it says how many it shows.
-			requests := render.Plural(rep.Requests, "request")
-			if shown := int64(rw.Kept()); shown != rep.Requests {
-				which := ""
-				if o.Only != "" {
-					which = o.Only + " "
-				}
-				requests += ", " + formatInt(shown) + " " + which + "shown"
-			}
-			footer = map[string]string{
-				"user":      "total",
-				"timestamp": requests,
-				"cost":      totalCost.String(),
-				"allowed":   formatInt(st.Allowed) + " allowed",
-				"reason":    formatInt(st.Rejected) + " rejected",
-			}
-		}
 		w := render.NewTextWriter(s.out, format)
-		name := lane.Algorithm.String()
-		if lane.Name != name {
-			name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
+		for _, l := range tables.RunHeading(lane, rp.trace.name, rp.spec, rep) {
+			w.Line(l)
 		}
-		w.Line(fmt.Sprintf("%s on %s: %s", name, rp.trace.name, rp.spec.DescribeLane(rp.spec.Lanes[0], "; ")))
-		w.Line(fmt.Sprintf("%s, %s", render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-		if line := tables.BackwardsLine(rep); line != "" {
-			w.Line(line)
-		}
+		footer := tables.RunFooter(rep, int64(rw.Kept()), o.Only, totalCost)
 		w.Blank()
 		w.Rows(rw, footer)
 		if err := w.Err(); err != nil {

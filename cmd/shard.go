@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/csv"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -45,24 +43,9 @@ func parseShard(s string) (sim.Shard, error) {
 	return sim.Shard{Index: index, Count: count}, nil
 }
 
-// partialRun writes the partial result of a command's replays of a
-// shard: its header once the trace is open, then for each replay its
-// rows and its report.
-type partialRun struct {
-	shard   sim.Shard
-	out     io.Writer
-	header  partial.Header
-	w       *partial.Writer
-	streams int
-}
-
-// mergeRun stands in for a command's replays when ratesim merge runs the
-// command on the partials of its shards.
-type mergeRun struct {
-	m      *partial.Merger
-	header *partial.Header
-}
-
+// mergeKey is the context key of the merger that stands in for a
+// command's replays when ratesim merge runs the command on the partials
+// of its shards.
 type mergeKey struct{}
 
 // shardStreams turns s into the streams of a replay command run on one
@@ -70,9 +53,9 @@ type mergeKey struct{}
 // by ratesim merge on the partials of its shards; otherwise it returns s.
 // output is the command's -o, shard its --shard.
 func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, shard string, s streams) (streams, error) {
-	if mr, ok := s.context().Value(mergeKey{}).(*mergeRun); ok {
-		s.merge, s.progress = mr, false
-		if cfg := mr.header.Config; cfg != nil && po != nil {
+	if m, ok := s.context().Value(mergeKey{}).(*partial.Merger); ok {
+		s.merge, s.progress = m, false
+		if cfg := m.Header().Config; cfg != nil && po != nil {
 			pf, err := spec.ParseFile(cfg.Path, []byte(cfg.Data))
 			if err != nil {
 				return s, err
@@ -93,16 +76,14 @@ func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, sh
 	case split != nil && shard != "":
 		return s, usageErrorf("a split shard takes its shard from the program that split the trace, not --shard")
 	case split != nil:
-		sh = split.shard
+		sh = split.Shard
 	case shard != "":
 		var err error
 		if sh, err = parseShard(shard); err != nil {
 			return s, err
 		}
 	}
-	pr := &partialRun{shard: sh, out: s.out}
-	h := &pr.header
-	h.Ratesim, h.Command, h.Args = c.Root().Version, c.Name(), canonicalArgs(c.Flags(), args)
+	h := partial.Header{Ratesim: c.Root().Version, Command: c.Name(), Args: partial.Args(c.Flags(), args, "shard", "output")}
 	h.Shard, h.Order = partial.Shard{Index: sh.Index, Count: sh.Count}, partial.OrderTrace
 	if po != nil && po.Config != "" {
 		pf, data, err := spec.ReadFileData(po.Config)
@@ -113,37 +94,8 @@ func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, sh
 		h.Config = &partial.ConfigFile{Path: po.Config, Data: string(data)}
 	}
 	h.Fingerprint = partial.Fingerprint(h.Ratesim, h.Command, h.Args, h.Config)
-	s.part, s.out = pr, io.Discard
+	s.part, s.out = partial.NewRun(s.out, sh, h), io.Discard
 	return s, nil
-}
-
-// canonicalArgs are the flags given on the command line, but --shard and
-// -o, in the order of their names, each as --name=value, then "--" and
-// the traces: the arguments that shape the command's output, in one
-// form however they were written.
-func canonicalArgs(fs *pflag.FlagSet, args []string) []string {
-	var out []string
-	fs.Visit(func(f *pflag.Flag) {
-		if f.Name == "shard" || f.Name == "output" {
-			return
-		}
-		sv, ok := f.Value.(pflag.SliceValue)
-		switch {
-		case ok && f.Value.Type() == "stringArray":
-			for _, v := range sv.GetSlice() {
-				out = append(out, "--"+f.Name+"="+v)
-			}
-		case ok:
-			var b strings.Builder
-			w := csv.NewWriter(&b)
-			_ = w.Write(sv.GetSlice())
-			w.Flush()
-			out = append(out, "--"+f.Name+"="+strings.TrimSuffix(b.String(), "\n"))
-		default:
-			out = append(out, "--"+f.Name+"="+f.Value.String())
-		}
-	})
-	return append(append(out, "--"), args...)
 }
 
 // refuseShard returns the usage error of a replay that does not split
@@ -183,22 +135,11 @@ func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
 	return refuseShard(s, "a stack of policies replays in one pass of its own, which does not split into shards yet")
 }
 
-// startPartial writes the partial's header, now that the trace is open.
-func (pr *partialRun) start(rp *replay) error {
-	if pr.w != nil {
-		return nil
-	}
+// partialReplay replays src, the shard's events of rp's trace, as cfg
+// says, into the partial s.part.
+func partialReplay(s streams, rp *replay, src sim.Source, cfg sim.Config) (*sim.Report, error) {
 	t := rp.trace
-	pr.header.Trace = partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.timeWriter(), Sorted: t.sorted()}
-	w, err := partial.NewWriter(pr.out, &pr.header)
-	pr.w = w
-	return err
-}
-
-// run replays src, the shard's events of the trace, as cfg says, and
-// writes the replay's rows and its report to the partial.
-func (pr *partialRun) run(rp *replay, src sim.Source, cfg sim.Config) (*sim.Report, error) {
-	if err := pr.start(rp); err != nil {
+	if err := s.part.Start(partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.timeWriter(), Sorted: t.sorted()}); err != nil {
 		return nil, err
 	}
 	for _, l := range cfg.Lanes {
@@ -206,76 +147,16 @@ func (pr *partialRun) run(rp *replay, src sim.Source, cfg sim.Config) (*sim.Repo
 			return nil, usageErrorf("--shard splits the trace by key, and the keys of %s (%s) share one zone: a key's decisions depend on the other keys' requests, so the shards' results would not merge exactly; replay the whole trace in one process", l.Name, l.Algorithm)
 		}
 	}
-	stream := pr.streams
-	pr.streams++
-	cfg.Shard = pr.shard
-	emit := func(b *sim.Batch) error {
-		for i := range b.Requests {
-			r := b.Row(i)
-			if err := pr.w.Row(stream, sim.SeqPosition(r.Seq), &r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	rep, err := sim.Run(src, cfg, emit)
-	if err != nil {
-		return nil, err
-	}
-	p, err := sim.PartOf(rep, &cfg)
-	if err != nil {
-		return nil, err
-	}
-	if stream > 0 {
-		// A later read may read some users' records only: only the
-		// first is of the whole trace.
-		p.Events, p.Sum = 0, 0
-	}
-	skipped, shown := rp.trace.skips()
-	if err := pr.w.Part(stream, p, skipped, shown); err != nil {
-		return nil, err
-	}
-	return rep, pr.w.Flush()
-}
-
-// next is the report of the command's next replay, merged from the
-// shards' partials, whose rows it hands to emit in trace order.
-func (mr *mergeRun) next(rp *replay, cfg sim.Config, emit func(*sim.Batch) error) (*sim.Report, error) {
-	lanes := len(cfg.Lanes)
-	if emit == nil {
-		emit = func(*sim.Batch) error { return nil }
-	}
-	p, err := mr.m.Next(lanes, len(cfg.With), emit)
-	if err != nil {
-		return nil, err
-	}
-	if err := partial.Bind(p.Report, cfg.Lanes); err != nil {
-		return nil, fmt.Errorf("partial: %w", err)
-	}
-	return p.Report, nil
+	return s.part.Replay(src, cfg, t.skips)
 }
 
 // newMergeCmd is "ratesim merge".
 func newMergeCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
-		Use:   "merge [-o FORMAT] PARTIAL...",
-		Short: "Join the partial results of a trace's shards into the output of the whole",
-		Long: `Join the partial results of the shards of one replay (written by run,
-compare, burst, sweep or report with --shard I/N -o partial) into the output
-the replay of the whole trace gives, byte for byte, in any -o format (for
-report, -o is the HTML file to write).
-
-A shard replays the keys whose FNV-1a 64-bit hash, modulo N, is I: every
-limiter keyed by the replay's key (--key) then decides exactly as in a replay
-of the whole trace, and counts, bursts, lists of keys, per-interval counts and
-waits merge exactly. A partial records the command and flags that shape its
-output and the version that wrote it: partials of different replays, of
-another version of ratesim, of a split into another number of shards, or
-with a shard missing or given twice, are refused.
-
-  for i in 0 1 2 3; do ratesim compare --summary --shard $i/4 -o partial trace.csv > s$i.partial; done
-  ratesim merge -o json s0.partial s1.partial s2.partial s3.partial`,
+		Use:         "merge [-o FORMAT] PARTIAL...",
+		Short:       "Join the partial results of a trace's shards into the output of the whole",
+		Long:        helpText("merge"),
 		Args:        cobra.MinimumNArgs(1),
 		Annotations: map[string]string{exitStatusKey: replayExitStatus},
 		RunE: func(c *cobra.Command, args []string) error {
@@ -330,7 +211,7 @@ func runMerge(c *cobra.Command, output string, paths []string) error {
 	root.SetIn(s.in)
 	root.SetOut(c.OutOrStdout())
 	root.SetErr(c.ErrOrStderr())
-	ctx := context.WithValue(s.context(), mergeKey{}, &mergeRun{m: m, header: h})
+	ctx := context.WithValue(s.context(), mergeKey{}, m)
 	if err := root.ExecuteContext(ctx); err != nil {
 		return err
 	}

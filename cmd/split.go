@@ -2,25 +2,15 @@ package cmd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"slices"
 
+	"github.com/ratesim/ratesim/internal/partial"
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // splitKey is the context key of a shard split by another program.
 type splitKey struct{}
-
-// A splitRun is one shard of a trace that another program split by key:
-// its records and where each stands in the whole trace.
-type splitRun struct {
-	shard sim.Shard
-	name  string
-	lines []int
-}
 
 // ReplaySplit runs a replay command on one shard of a trace that another
 // program split by key, as the Apache Beam pipeline in dist/beam does,
@@ -37,19 +27,19 @@ type splitRun struct {
 // is the exit status, as Main's.
 func ReplaySplit(ctx context.Context, version string, args []string, shard sim.Shard, name string, lines []int, trace io.Reader, stdout, stderr io.Writer) int {
 	shard.Split = true
-	ctx = context.WithValue(ctx, splitKey{}, &splitRun{shard: shard, name: name, lines: lines})
+	ctx = context.WithValue(ctx, splitKey{}, &partial.Split{Shard: shard, Name: name, Lines: lines})
 	return MainContext(ctx, version, append(slices.Clip(args), "-o", partialFormat, "-"), trace, stdout, stderr)
 }
 
 // splitOf returns the split shard the command runs on, nil when none.
-func splitOf(s streams) *splitRun {
-	sp, _ := s.context().Value(splitKey{}).(*splitRun)
+func splitOf(s streams) *partial.Split {
+	sp, _ := s.context().Value(splitKey{}).(*partial.Split)
 	return sp
 }
 
-// open checks that o reads one shard of a split trace as it can, and
-// makes t name the lines of the whole trace.
-func (sp *splitRun) open(o *traceOptions, t *trace) error {
+// openSplit checks that o reads one shard of a split trace as it can,
+// and makes t name the lines of the whole trace.
+func openSplit(sp *partial.Split, o *traceOptions, t *trace) error {
 	switch {
 	case o.Lenient:
 		return usageErrorf("a split shard is replayed without --lenient: a skipped record would be counted by its shard alone")
@@ -58,38 +48,6 @@ func (sp *splitRun) open(o *traceOptions, t *trace) error {
 	case len(o.More) > 0:
 		return usageErrorf("a split shard is of one trace file")
 	}
-	t.split, t.name = sp, sp.name
+	t.split, t.name = sp, sp.Name
 	return nil
-}
-
-// place gives ev, or the error err of the read, the file and line it
-// has in the whole trace.
-func (sp *splitRun) place(ev *traces.Event, err error) (*traces.Event, error) {
-	var pe *traces.ParseError
-	switch {
-	case ev != nil:
-		line, ok := sp.line(ev.Line)
-		if !ok {
-			return nil, fmt.Errorf("%s: record %d of the shard has no line in the whole trace", sp.name, ev.Line-1)
-		}
-		ev.File, ev.Line = sp.name, line
-	case errors.As(err, &pe):
-		pe.File = sp.name
-		if line, ok := sp.line(pe.Line); ok {
-			pe.Line = line
-		}
-	}
-	return ev, err
-}
-
-// line is the line in the whole trace of line n of the shard's text,
-// whose first line is the header.
-func (sp *splitRun) line(n int) (int, bool) {
-	if n == 1 {
-		return 1, true
-	}
-	if k := n - 2; k >= 0 && k < len(sp.lines) {
-		return sp.lines[k], true
-	}
-	return 0, false
 }

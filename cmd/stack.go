@@ -13,33 +13,7 @@ import (
 )
 
 // stackHelp documents stacked policies in help texts.
-const stackHelp = `
-
-STACKED POLICIES
-  In --config, policies: is a list of limits that all apply (per user AND
-  per endpoint AND global, 10/s AND 1000/h), each with a name, an
-  algorithm and its parameters, a key (a list of trace attributes, default
-  the replay's key; [] for one global limit) and shadow: true for a policy
-  that only counts what it would refuse:
-
-    policies:
-      - {name: per-user, algorithm: token-bucket, capacity: 10, rate: 1/1s, key: [user]}
-      - {name: global, algorithm: fixed-window, limit: 1000, window: 1m, key: []}
-      - {name: new-limit, algorithm: sliding-log, limit: 5, window: 1s, shadow: true}
-
-  A request passes when every enforcing policy allows it; its reason names
-  the first that refused it. --stack consume (default) lets the policies
-  that allowed a refused request still count it, as limiters in series do;
-  --stack refund checks them all, then takes the request in all or none.
-  A row is the stack's answer: remaining is the least any enforcing policy
-  has left, reset_after the longest until all are fresh, and retry_after
-  (and Retry-After) the earliest time at which every enforcing policy
-  would let the same request through, given what they took of this one.
-  Under refund a refused request is taken by none, and the row, rate-limit
-  fields included, says what the policies hold untaken. run lists policy
-  and would_reject per request (--only and --with as for one limiter);
-  compare --summary gives per policy how many it refused, and how many it
-  alone refused.`
+var stackHelp = helpText("stack")
 
 // stackOf returns the stack of the --config file, nil when it has no
 // policies: list. A stack replaces --algos and --limiter.

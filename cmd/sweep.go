@@ -5,6 +5,7 @@ import (
 
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
+	"github.com/ratesim/ratesim/report"
 
 	"fmt"
 	"slices"
@@ -18,51 +19,9 @@ import (
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
-	"github.com/ratesim/ratesim/limiters/presets"
-	"github.com/ratesim/ratesim/sim"
 )
 
-var sweepLong = `Replay a trace through every combination of the parameter values given,
-each combination one candidate limiter, all in one pass over the trace, and
-score every candidate against the intent: the exact rolling policy you mean,
---intent LIMIT/WINDOW (default: --limit per --window), as compare scores
-its algorithms against its oracle.
-
-Values: a list (--capacity 5,10,20), a range of whole numbers (--capacity
-5..50, or 5..50:5 with a step), and lists of rates (--rate 1/1s,2/1s,5/1s)
-and windows (--window 10s,1m). --algos names the algorithms (default
-token-bucket) or presets, real libraries' limiters swept by their own
-parameters (--algos nginx --rate 10r/s,20r/s --burst 5..40:5); each takes
-the parameters that apply to it, and its candidates are every combination
-of their values. A bucket given no
-capacity or rate takes the intent's limit, and its limit per window. At
-most ` + strconv.Itoa(maxCandidates) + ` candidates run in one sweep.
-
-Per candidate: limiter (the --limiter text that replays it alone, beside
---intent's limit and window), algo and its parameters, requests, allowed,
-allow %, false allows and rejects against the intent and false_reject_pct
-(false rejects per 100 requests), keys_rejected (keys it rejected at least
-once), max_in_interval (the most cost one key got through in any interval
-of the intent's window) and its ratio to the intent's limit,
-p99_retry_after (the 99th percentile, nearest rank, of the Retry-After told
-to the requests it rejected, in the trace unit; "never" when that is a
-request no wait cures, above every number for --pick; empty when it
-rejected none, which meets p99_retry_after<=x), state_bytes (the most memory one key's state takes
-in ratesim's limiters) and frontier (no other candidate has both fewer or
-as many false allows and false rejects, and fewer of one; with --pick, no
-other candidate that meets it, and only those that meet it are on it).
-
---pick 'false_reject_pct<=1,ratio<=1.2' keeps the candidates that meet every
-constraint (<, <=, >, >= against a number, on any numeric column; a comma is
-AND), compared exactly rather than as rounded for display, best first:
-fewest false allows, then fewest false rejects, then the smallest
-parameters. The best is marked; in CSV and JSON every candidate carries
-meets and best. When none meets them, sweep says so, gives for each
-constraint the best value any candidate reached, and why, where that can be
-shown exactly. --by-key N then lists the best candidate's N most rejected
-keys, from a second pass over the trace. --frontier keeps only the frontier;
-with --pick, the frontier of the candidates that meet it, on which the best
-always is.`
+var sweepLong = helpText("sweep", "max-candidates", strconv.Itoa(maxCandidates))
 
 const sweepExample = `  ratesim sweep --capacity 1..20 --rate 1/1s,2/1s --intent 10/10s trace.csv
   ratesim sweep --algos token-bucket,gcra --capacity 5..50:5 --pick 'false_reject_pct<=1,ratio<=1.2' trace.csv
@@ -127,26 +86,7 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 		v := new(string)
 		o.values[name] = v
 		flag := sweepFlag(name)
-		def, usage := "", ""
-		if prm, ok := limiterParam(name); ok {
-			def, usage = prm.Default, prm.Usage+": values, comma-separated"
-			switch name {
-			case "limit":
-				def = strconv.Itoa(defaultLimit)
-			case "window":
-				def = defaultWindow
-			}
-			if prm.Kind == limiters.ParamCount {
-				usage += ", or a range A..B or A..B:STEP"
-			}
-			usage = takers(name) + ": " + usage
-		}
-		if users := presetsTaking(name); users != "" {
-			if usage != "" {
-				usage += "; "
-			}
-			usage += "presets " + users + ": the library's " + name + ": values, comma-separated, or a range A..B or A..B:STEP"
-		}
+		def, usage := sweep.Usage(name)
 		fs.StringVar(v, flag, def, usage)
 	}
 	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: "+clockChoices())
@@ -164,7 +104,7 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 // b, which shells take for short flags), the preset's name and its:
 // --envoy-unit, --x-time-rate-b.
 func sweepFlag(name string) string {
-	if _, ok := limiterParam(name); ok {
+	if _, ok := spec.Param(name); ok {
 		return name
 	}
 	taken := pflag.NewFlagSet("", pflag.ContinueOnError)
@@ -173,29 +113,7 @@ func sweepFlag(name string) string {
 	if taken.Lookup(name) == nil && len(name) > 1 {
 		return name
 	}
-	return strings.ReplaceAll(presetsTaking(name), ", ", "-") + "-" + name
-}
-
-// limiterParam returns the limiters parameter named name.
-func limiterParam(name string) (limiters.Param, bool) {
-	for _, prm := range limiters.Params() {
-		if prm.Name == name {
-			return prm, true
-		}
-	}
-	return limiters.Param{}, false
-}
-
-// presetsTaking names the presets that take parameter name: "nginx,
-// redis-rate".
-func presetsTaking(name string) string {
-	var names []string
-	for _, p := range presets.All() {
-		if slices.Contains(p.ParamNames(), name) {
-			names = append(names, p.Name)
-		}
-	}
-	return strings.Join(names, ", ")
+	return strings.ReplaceAll(spec.PresetsTaking(name), ", ", "-") + "-" + name
 }
 
 // parseGrid parses the value flags given on the command line. A limit or
@@ -224,18 +142,9 @@ const intentLane = "intent"
 
 // sweepResult is what a sweep's replay found.
 type sweepResult struct {
-	rp     *replay // its trace is open until the caller closes it
-	po     *policyOptions
-	g      *sweep.Grid
-	algos  []sweep.Algo
-	rep    *sim.Report
-	cands  []*sweep.Candidate
-	cons   sweep.Constraints
-	picked []*sweep.Candidate // the candidates that meet cons, best first
-	intent *sim.AlgoStats     // the intent's own sliding log
-	// intentFrom says where the intent came from: "--intent", or per
-	// parameter for an inherited one.
-	intentFrom string
+	report.SweepRun
+	rp *replay // its trace is open until the caller closes it
+	po *policyOptions
 }
 
 // check checks the flags of a sweep that do not depend on the
@@ -326,8 +235,8 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		c.Score(sp.Lanes[i], &rep.Algos[i], sp.Intent, sp.Unit)
 	}
 	picked := sweep.Pick(cands, cons)
-	return &sweepResult{rp: rp, po: po, g: g, algos: algos, rep: rep, cands: cands, cons: cons,
-		picked: picked, intent: &rep.Algos[len(cands)], intentFrom: intentFrom}, nil
+	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
+		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intentFrom}}, nil
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
@@ -383,7 +292,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	rp, po, rep, cands, picked, intent := res.rp, res.po, res.rep, res.cands, res.picked, res.intent
+	rp, po, rep, cands, picked, intent := res.rp, res.po, res.Report, res.Candidates, res.Picked, res.Intent
 	defer rp.trace.Close()
 	sp := rp.spec
 

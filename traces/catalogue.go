@@ -41,6 +41,10 @@ type FormatInfo struct {
 	Example string
 	// Log: the format is a server's log (its times are absolute).
 	Log bool
+	// Extensions are the file extensions that imply the format, without
+	// the dot (each also with .gz after it); none: the extension says
+	// nothing, and the content is sniffed.
+	Extensions []string
 }
 
 // A FieldInfo is one field of a format.
@@ -67,12 +71,12 @@ var catalogue = []formatEntry{
 		Sniffed: "the fallback: content that is no other format", Time: "timestamp", Fields: []FieldInfo{
 			{"user", "user", "the key the request is limited by"}, {"timestamp", "timestamp", "a number in --unit, or an RFC 3339 time"},
 			{"cost", "cost", "units the request takes (default 1)"}, {"any other column", "its name", "an attribute"}},
-		User: "user", Example: "boundary.csv"},
+		User: "user", Example: "boundary.csv", Extensions: []string{"csv"}},
 		open: func(c *common, lr *lineReader, _ Options) (parser, error) { return &csvParser{c: c, lr: lr}, nil }},
 	{FormatInfo: FormatInfo{Format: YAML, Name: "yaml", Aliases: []string{"yml"}, Description: "a sequence of {user, timestamp, cost} maps, or a map whose requests: holds one",
 		Sniffed: "a first line that is a sequence entry, a document marker, a comment or a key:", Time: "timestamp",
 		Fields: []FieldInfo{{"user", "user", "the key"}, {"timestamp", "timestamp", "a number in --unit, or an RFC 3339 time"}, {"cost", "cost", "units the request takes"}},
-		User:   "user", Example: "boundary.yaml"},
+		User:   "user", Example: "boundary.yaml", Extensions: []string{"yaml", "yml"}},
 		open: func(c *common, lr *lineReader, opts Options) (parser, error) {
 			p, err := newYAMLParser(c, lr, opts.MaxYAMLBytes)
 			if err != nil {
@@ -83,7 +87,7 @@ var catalogue = []formatEntry{
 	{FormatInfo: FormatInfo{Format: JSONL, Name: "jsonl", Aliases: []string{"ndjson"}, Description: "JSON Lines: one object per line; --user-field and --time-field take dotted paths",
 		Sniffed: "a first line that is a JSON object of no log format", Time: "timestamp",
 		Fields: []FieldInfo{{"user", "user", "the key"}, {"timestamp", "timestamp", "a number in --unit, or an RFC 3339 time"}, {"cost", "cost", "units the request takes"}, {"any other key", "its dotted path", "an attribute"}},
-		User:   "user", Example: "boundary.jsonl"},
+		User:   "user", Example: "boundary.jsonl", Extensions: []string{"jsonl", "ndjson"}},
 		open: func(c *common, lr *lineReader, _ Options) (parser, error) { return newJSONLParser(c, lr), nil }},
 	nginxEntry(Combined, "combined", "nginx's and Apache's combined access log; text after its last field is read as extra fields (extra1, extra2, ...)",
 		"a first line that reads as it", "access.log"),

@@ -60,19 +60,17 @@ func ParseFormat(s string) (Format, error) {
 	return FormatAuto, fmt.Errorf("traces: unknown format %q (valid: %s)", s, ReadFormats)
 }
 
-// FormatOf returns the format a file name's extension implies (.csv, .yaml,
-// .yml, .jsonl, .ndjson, each also with .gz after it), or FormatAuto when
-// the extension says nothing.
+// FormatOf returns the format a file name's extension implies (a
+// format's Extensions: .csv, .yaml, .yml, .jsonl, .ndjson, each also
+// with .gz after it), or FormatAuto when the extension says nothing.
 func FormatOf(name string) Format {
 	name = strings.ToLower(name)
 	name = strings.TrimSuffix(name, ".gz")
-	switch path.Ext(name) {
-	case ".csv":
-		return CSV
-	case ".yaml", ".yml":
-		return YAML
-	case ".jsonl", ".ndjson":
-		return JSONL
+	ext := strings.TrimPrefix(path.Ext(name), ".")
+	for _, e := range catalogue {
+		if ext != "" && slices.Contains(e.Extensions, ext) {
+			return e.Format
+		}
 	}
 	return FormatAuto
 }

@@ -207,3 +207,24 @@ func (l *Limiter) policy(p Params, unit time.Duration) (limiters.Policy, error) 
 	}
 	return pol, nil
 }
+
+// LimiterKeys are the keys a --limiter of algo (an algorithm or a
+// preset) takes after its ':', as they are typed: "capacity=", or a
+// preset's flag bare ("nodelay").
+func LimiterKeys(algo string) []string {
+	var keys []string
+	if p, ok := presets.Lookup(algo); ok {
+		for _, prm := range p.Params {
+			if prm.Flag {
+				keys = append(keys, prm.Name) // given bare
+			} else {
+				keys = append(keys, prm.Name+"=")
+			}
+		}
+		return keys
+	}
+	for _, k := range ParamNames() {
+		keys = append(keys, k+"=")
+	}
+	return keys
+}

@@ -277,3 +277,47 @@ func (e *Error) Error() string { return e.msg }
 func (e *Error) Usage() bool { return true }
 
 func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+
+// RunHeading are the lines above run's table of one lane: the limiter
+// and its policy on the trace, the requests and keys, and the requests
+// that went back in time.
+func RunHeading(lane sim.Lane, trace string, sp *Policy, rep *sim.Report) []string {
+	name := lane.Algorithm.String()
+	if lane.Name != name {
+		name = fmt.Sprintf("%s (%s)", lane.Name, lane.Algorithm)
+	}
+	lines := []string{
+		fmt.Sprintf("%s on %s: %s", name, trace, sp.DescribeLane(lane, "; ")),
+		fmt.Sprintf("%s, %s", render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")),
+	}
+	if line := BackwardsLine(rep); line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// RunFooter is the footer of run's table: the whole trace's requests,
+// cost, allowed and rejected, and, when the table shows fewer rows than
+// there are requests (shown of them, only those --only names), how many
+// it shows; nil for a trace with no request.
+func RunFooter(rep *sim.Report, shown int64, only string, cost CostSum) map[string]string {
+	if rep.Requests == 0 {
+		return nil
+	}
+	st := rep.Algos[0]
+	requests := render.Plural(rep.Requests, "request")
+	if shown != rep.Requests {
+		which := ""
+		if only != "" {
+			which = only + " "
+		}
+		requests += ", " + strconv.FormatInt(shown, 10) + " " + which + "shown"
+	}
+	return map[string]string{
+		"user":      "total",
+		"timestamp": requests,
+		"cost":      cost.String(),
+		"allowed":   strconv.FormatInt(st.Allowed, 10) + " allowed",
+		"reason":    strconv.FormatInt(st.Rejected, 10) + " rejected",
+	}
+}

@@ -141,3 +141,37 @@ var ClientColumns = []render.Column{
 	{Name: "original_line", Right: true},
 	{Name: "gave_up"},
 }
+
+// ClientLine states the client model, and when latency ends for lanes.
+func ClientLine(c sim.Clients, lanes []sim.Lane) string {
+	var how string
+	switch c.Model {
+	case sim.ClientsHonour:
+		how = "retry at the Retry-After told, in whole seconds rounded up"
+		if c.RetryAfterExact {
+			how = "retry at the exact retry_after told"
+		}
+	case sim.ClientsImmediate:
+		how = "retry after " + c.RetryDelay.String()
+	case sim.ClientsBackoff:
+		how = fmt.Sprintf("retry after an exponential backoff from %s to %s", c.Base, c.Max)
+		if c.Jitter {
+			how += fmt.Sprintf(", full jitter (seed %d)", c.Seed)
+		}
+	}
+	retries := fmt.Sprintf("%d retries", c.MaxRetries)
+	if c.MaxRetries == 1 {
+		retries = "1 retry"
+	}
+	end := "the attempt allowed"
+	var queues []string
+	for _, l := range lanes {
+		if l.Algorithm.Delays() {
+			queues = append(queues, l.Name)
+		}
+	}
+	if len(queues) > 0 {
+		end += ", and for " + strings.Join(queues, ", ") + " to its release from the queue"
+	}
+	return fmt.Sprintf("clients: %s, at most %s; latency is from a request's own time to %s", how, retries, end)
+}
