@@ -2,10 +2,12 @@ package cmd
 
 import (
 	"errors"
+	"os"
 
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/report"
+	"github.com/ratesim/ratesim/sim"
 
 	"fmt"
 	"slices"
@@ -212,23 +214,43 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		specs = append(specs, c.Limiter)
 	}
 	specs = append(specs, limiterSpec{Name: intentLane, Algorithm: limiters.SlidingLog})
-	rp, err := prepare(&o.trace, po, nil, specs, "", s)
+	// The p99 of the waits needs only the longest of them (sim's
+	// WaitsTail), unless it falls among the others: then the trace is
+	// read again, keeping every wait. A shard's partial keeps them all.
+	tail := s.part == nil && rereadable(&o.trace)
+	replay := func(s streams, first bool) (*replay, *sim.Report, error) {
+		rp, err := prepare(&o.trace, po, nil, specs, "", s)
+		if err != nil {
+			return nil, nil, err
+		}
+		rp.given = o.set // for the warnings about flags with no effect
+		if o.inherit != nil && o.inherit.interval > 0 {
+			rp.spec.Interval = o.inherit.interval
+		}
+		for _, name := range g.Unused(algos) {
+			if first {
+				warnf(s.err, "--%s has no effect: no swept algorithm or preset takes it", name)
+			}
+		}
+		cfg := rp.config(false, false)
+		cfg.Rejections, cfg.WaitsTail = true, tail
+		rep, err := rp.run(cfg, s, nil)
+		if err != nil {
+			rp.trace.Close()
+			return nil, nil, err
+		}
+		return rp, rep, nil
+	}
+	rp, rep, err := replay(s, true)
 	if err != nil {
 		return nil, err
 	}
-	rp.given = o.set // for the warnings about flags with no effect
-	if o.inherit != nil && o.inherit.interval > 0 {
-		rp.spec.Interval = o.inherit.interval
-	}
-	for _, name := range g.Unused(algos) {
-		warnf(s.err, "--%s has no effect: no swept algorithm or preset takes it", name)
-	}
-	cfg := rp.config(false, false)
-	cfg.Rejections = true
-	rep, err := rp.run(cfg, s, nil)
-	if err != nil {
+	if !rep.WaitsKnown(99, 100) {
 		rp.trace.Close()
-		return nil, err
+		tail = false
+		if rp, rep, err = replay(s.again("second read: every refusal's wait"), false); err != nil {
+			return nil, err
+		}
 	}
 	sp := rp.spec
 	for i, c := range cands {
@@ -237,6 +259,20 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 	picked := sweep.Pick(cands, cons)
 	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
 		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intentFrom}}, nil
+}
+
+// rereadable reports whether the traces of o can be opened again: files,
+// or what a spool keeps (see traceOptions.readTwice).
+func rereadable(o *traceOptions) bool {
+	if o.spool != nil || o.fsys != nil {
+		return true
+	}
+	for _, p := range append([]string{o.Path}, o.More...) {
+		if fi, err := os.Stat(p); p == "-" || err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // parseIntent parses --intent LIMIT/WINDOW into the limit and the window's

@@ -609,6 +609,7 @@ func (e *engine) report(requests int64) *Report {
 		}
 	}
 	bestSeq := make([]int64, n)
+	floors := make([]time.Duration, n) // per lane, the highest floor of the workers' waits
 	for a := range bestSeq {
 		bestSeq[a] = -1
 	}
@@ -672,7 +673,7 @@ func (e *engine) report(requests int64) *Report {
 			}
 			if wk.rej != nil {
 				s.KeysRejected += wk.rej.keys[a]
-				s.Waits = mergeWaits(s.Waits, &wk.rej.waits[a])
+				s.Waits, s.WaitsBelow, floors[a] = mergeTail(s.Waits, s.WaitsBelow, floors[a], &wk.rej.waits[a])
 			}
 			if wk.burst == nil {
 				continue

@@ -30,8 +30,15 @@ type rejections struct {
 	waits  []waitCounts        // per lane, the RetryAfter of its rejections
 }
 
-func newRejections(lanes, words int) *rejections {
-	return &rejections{words: words, byHash: map[uint64]uint32{}, keys: make([]int64, lanes), waits: make([]waitCounts, lanes)}
+// newRejections gathers the rejections of lanes lanes in words mask
+// words; with tailFrom positive, the lanes' waits keep only their tail
+// once tailFrom are counted (see Config.WaitsTail).
+func newRejections(lanes, words int, tailFrom int64) *rejections {
+	rj := &rejections{words: words, byHash: map[uint64]uint32{}, keys: make([]int64, lanes), waits: make([]waitCounts, lanes)}
+	for l := range rj.waits {
+		rj.waits[l].next = tailFrom
+	}
+	return rj
 }
 
 // entry returns the mask words of the lanes that rejected key id (hash h).
@@ -77,10 +84,22 @@ func (rj *rejections) note(id uint32, h uint64, word, base int, mask uint64, wai
 // lane's rejections are told few different waits, and the same one many
 // times in a row. A slot holds the value beside its count, so that a
 // probe is one cache miss, not two.
+//
+// With next positive it keeps only a tail: values below floor are
+// counted in below alone, and each time the values counted reach next
+// (which then doubles) floor rises to the largest value that leaves at
+// least a sixteenth of them at or above it, and the table drops what is
+// below it. Every value below counts is then shorter than every value
+// the table holds.
 type waitCounts struct {
 	slots []waitSlot
 	n     int
 	last  int // the slot of the latest value, a fast path for runs
+
+	floor time.Duration
+	below int64 // values below floor
+	kept  int64 // values in the table
+	next  int64 // values counted at which to raise floor; 0: never
 }
 
 // waitSlot is one value and how many times it was counted; a count of 0
@@ -91,6 +110,18 @@ type waitSlot struct {
 }
 
 func (wc *waitCounts) add(v time.Duration) {
+	if v < wc.floor {
+		wc.below++
+		return
+	}
+	if wc.next > 0 && wc.kept+wc.below >= wc.next {
+		wc.raise()
+		if v < wc.floor {
+			wc.below++
+			return
+		}
+	}
+	wc.kept++
 	if wc.n > 0 {
 		if s := &wc.slots[wc.last]; s.c != 0 && s.v == v {
 			s.c++
@@ -138,6 +169,68 @@ func (wc *waitCounts) grow() {
 	wc.last = 0
 }
 
+// raise raises floor as far as it goes keeping a sixteenth of the values
+// counted at or above it, drops from the table the values below it, and
+// doubles next.
+func (wc *waitCounts) raise() {
+	total := wc.kept + wc.below
+	wc.next = 2 * total
+	vals := make([]waitSlot, 0, wc.n)
+	for _, s := range wc.slots {
+		if s.c != 0 {
+			vals = append(vals, s)
+		}
+	}
+	slices.SortFunc(vals, func(a, b waitSlot) int { return cmp.Compare(b.v, a.v) }) // longest first
+	need, seen := (total+15)/16, int64(0)
+	i := 0
+	for ; i < len(vals); i++ {
+		if seen += vals[i].c; seen >= need {
+			break
+		}
+	}
+	if i == len(vals) || vals[i].v <= wc.floor {
+		return // the table holds too few to cut it
+	}
+	wc.floor = vals[i].v
+	kept := vals[:i+1]
+	for _, s := range vals[i+1:] {
+		wc.below += s.c
+		wc.kept -= s.c
+	}
+	wc.slots, wc.n, wc.last = nil, 0, 0
+	size := 64
+	for 2*len(kept) > size {
+		size *= 2
+	}
+	wc.slots = make([]waitSlot, size)
+	mask := size - 1
+	for _, s := range kept {
+		j := waitHome(s.v, mask)
+		for wc.slots[j].c != 0 {
+			j = (j + 1) & mask
+		}
+		wc.slots[j] = s
+		wc.n++
+	}
+}
+
+// mergeTail merges the waits of the workers' wc into a lane's sorted list
+// into, of which below more, shorter than floor, are left out: it returns
+// the list of the values at or above the highest floor and how many are
+// below it.
+func mergeTail(into []DurationCount, below int64, floor time.Duration, wc *waitCounts) ([]DurationCount, int64, time.Duration) {
+	into = mergeWaits(into, wc)
+	below += wc.below
+	floor = max(floor, wc.floor)
+	cut := 0
+	for cut < len(into) && into[cut].Wait < floor {
+		below += into[cut].Count
+		cut++
+	}
+	return into[cut:], below, floor
+}
+
 // mergeWaits adds the counts of wc to the sorted list into, returning the
 // sorted result.
 func mergeWaits(into []DurationCount, wc *waitCounts) []DurationCount {
@@ -158,6 +251,47 @@ func mergeWaits(into []DurationCount, wc *waitCounts) []DurationCount {
 	return out
 }
 
+// tailQuantile is Quantile of the waits of tail and below more, each
+// shorter than every wait of tail, not listed; known is false when the
+// quantile is among those not listed.
+func tailQuantile(tail []DurationCount, below, num, den int64) (w time.Duration, ok, known bool) {
+	if below == 0 {
+		w, ok = Quantile(tail, num, den)
+		return w, ok, true
+	}
+	total := below
+	for _, d := range tail {
+		total += d.Count
+	}
+	if den <= 0 || num < 0 || num > den {
+		return 0, false, true
+	}
+	rank := rankOf(total, num, den)
+	seen := uint64(below)
+	if seen >= rank {
+		return 0, false, false
+	}
+	for _, d := range tail {
+		seen += uint64(d.Count)
+		if seen >= rank {
+			return d.Wait, true, true
+		}
+	}
+	return tail[len(tail)-1].Wait, true, true
+}
+
+// rankOf is the nearest rank of the fraction num/den (0 <= num <= den,
+// den > 0) of total counts: ceil(total*num/den), at least 1.
+func rankOf(total, num, den int64) uint64 {
+	// In 128 bits; as num <= den the quotient fits, so hi < den.
+	hi, lo := bits.Mul64(uint64(total), uint64(num))
+	rank, r := bits.Div64(hi, lo, uint64(den))
+	if r != 0 {
+		rank++
+	}
+	return max(rank, 1)
+}
+
 // Quantile returns the smallest wait w such that at least the fraction
 // num/den (between 0 and 1) of the counted rejections waited w or less:
 // the nearest-rank quantile, exact. ok is false when nothing was counted
@@ -170,14 +304,7 @@ func Quantile(waits []DurationCount, num, den int64) (w time.Duration, ok bool) 
 	if total == 0 || den <= 0 || num < 0 || num > den {
 		return 0, false
 	}
-	// rank = ceil(total*num/den), at least 1, in 128 bits; as num <= den
-	// the quotient fits, so hi < den.
-	hi, lo := bits.Mul64(uint64(total), uint64(num))
-	rank, r := bits.Div64(hi, lo, uint64(den))
-	if r != 0 {
-		rank++
-	}
-	rank = max(rank, 1)
+	rank := rankOf(total, num, den)
 	var seen uint64
 	for _, d := range waits {
 		seen += uint64(d.Count)

@@ -105,3 +105,82 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("p99 of 1, 1, 2 = %v, want 2", got)
 	}
 }
+
+// TestWaitsTail checks that a replay keeping only the tail of each lane's
+// waits (Config.WaitsTail) gives the high quantiles of the replay that
+// keeps them all, and that it reports a quantile that fell among the
+// waits it counted alone instead of giving a wrong one.
+func TestWaitsTail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	var lanes []Lane
+	for i := range 12 {
+		a := limiters.AllAlgorithms()[i%len(limiters.AllAlgorithms())]
+		p := seedPolicy
+		p.Limit, p.Window = int64(1+i%3), time.Duration(2+i%5)*time.Second
+		p.Capacity, p.Rate = int64(1+i%4), limiters.Rate{N: 1, Per: time.Duration(1+i%3) * time.Second}
+		lanes = append(lanes, Lane{Name: fmt.Sprintf("%v-%d", a, i), Algorithm: a, Policy: p})
+	}
+	for trial := range 4 {
+		events := churnTrace(rng, 20000, false)
+		for i := range events {
+			events[i].user = events[i].user[:min(len(events[i].user), 2)] // few keys: many refusals
+		}
+		cfg := Config{Lanes: lanes, Policy: seedPolicy, Workers: 1 + trial%2, Rejections: true}
+		full, err := Run(&sliceSource{events: events}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.WaitsTail, cfg.tailFrom = true, 64
+		tail, err := Run(&sliceSource{events: events}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := false // some lane's p99 known with waits counted alone
+		for a := range lanes {
+			ft, tt := &full.Algos[a], &tail.Algos[a]
+			if ft.WaitsBelow != 0 {
+				t.Fatalf("trial %d, %s: WaitsBelow %d without WaitsTail", trial, lanes[a].Name, ft.WaitsBelow)
+			}
+			var total int64
+			for _, d := range ft.Waits {
+				total += d.Count
+			}
+			for _, q := range [][2]int64{{99, 100}, {95, 100}, {999, 1000}, {1, 1}} {
+				want, wantOK := Quantile(ft.Waits, q[0], q[1])
+				got, ok, known := tt.WaitQuantile(q[0], q[1])
+				switch {
+				case !known && (total == 0 || uint64(tt.WaitsBelow) < rankOf(total, q[0], q[1])):
+					t.Errorf("trial %d, %s: quantile %d/%d unknown with the tail, though its rank is above the %d waits counted alone", trial, lanes[a].Name, q[0], q[1], tt.WaitsBelow)
+				case known && (got != want || ok != wantOK):
+					t.Errorf("trial %d, %s: quantile %d/%d with the tail = %v, %v; want %v, %v", trial, lanes[a].Name, q[0], q[1], got, ok, want, wantOK)
+				case known && q[0] == 99 && tt.WaitsBelow > 0:
+					cut = true
+				}
+			}
+		}
+		if !cut {
+			t.Errorf("trial %d: no lane's p99 was known with waits counted alone: the test does not test the tail", trial)
+		}
+	}
+
+	// Long waits first, then many more short ones: the p99 falls among the
+	// waits counted alone, which must be reported, not guessed.
+	var wc waitCounts
+	wc.next = 64
+	for i := range 1000 {
+		wc.add(time.Duration(1000 + i%50))
+	}
+	for range 100000 {
+		wc.add(1)
+	}
+	tailList, below, _ := mergeTail(nil, 0, 0, &wc)
+	if below == 0 {
+		t.Fatal("nothing counted alone")
+	}
+	if _, _, known := tailQuantile(tailList, below, 99, 100); known {
+		t.Error("a p99 among the waits counted alone is known")
+	}
+	if w, ok, known := tailQuantile(tailList, below, 1, 1); !ok || !known || w != 1049 {
+		t.Errorf("the longest wait = %v, %v, %v; want 1049ns", w, ok, known)
+	}
+}

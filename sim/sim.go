@@ -61,6 +61,16 @@ type Config struct {
 	// told to wait (AlgoStats.Waits), exactly. It costs every decision's
 	// full arithmetic, as Detail does, and memory for each key rejected.
 	Rejections bool
+	// WaitsTail, with Rejections, keeps of each lane's waits only the
+	// longest exactly (at least a sixteenth of them, checked each time
+	// the lane's refusals double from 65536 on) and counts the shorter
+	// ones alone (AlgoStats.WaitsBelow): far less work per refusal, and
+	// enough for the high quantiles a sweep reports, which WaitQuantile
+	// gives exactly when they fall among the waits kept, and reports when
+	// one does not (a trace whose refusals' waits shrink late), so that
+	// the caller can replay again without it. A partial result to merge
+	// needs every wait: leave it off then.
+	WaitsTail bool
 	// MostRejected, when positive, lists per lane the keys it rejected
 	// most (AlgoStats.MostRejected), at most MostRejected of them,
 	// exactly: the workers count every key's requests and rejections, so
@@ -106,6 +116,10 @@ type Config struct {
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int
+	// tailFrom, when positive, is the number of a lane's refusals at which
+	// WaitsTail first looks at which it may count alone, in place of
+	// 65536: tests set it low.
+	tailFrom int64
 	// Label, when not nil, labels every request, 0 to Labels-1, from its
 	// event and its limiter key (legitimate or abusive; what production
 	// did with it): the report then counts per lane the requests of each
@@ -245,6 +259,29 @@ type AlgoStats struct {
 	// this algorithm rejected, by value, shortest first; see Quantile.
 	// A request no wait cures counts as limiters.InfDuration.
 	Waits []DurationCount
+	// WaitsBelow are, with Config.WaitsTail, how many waits Waits leaves
+	// out, each shorter than every wait it lists.
+	WaitsBelow int64
+}
+
+// WaitQuantile is Quantile of the lane's waits (Waits and the WaitsBelow
+// shorter ones it leaves out): ok is false when nothing was counted or
+// the fraction is not between 0 and 1, and known is false when the
+// quantile falls among the waits left out, whose values were not kept.
+func (s *AlgoStats) WaitQuantile(num, den int64) (w time.Duration, ok, known bool) {
+	return tailQuantile(s.Waits, s.WaitsBelow, num, den)
+}
+
+// WaitsKnown reports whether every lane's quantile num/den of its waits
+// is known (see AlgoStats.WaitQuantile): always without
+// Config.WaitsTail.
+func (r *Report) WaitsKnown(num, den int64) bool {
+	for i := range r.Algos {
+		if _, _, known := r.Algos[i].WaitQuantile(num, den); !known {
+			return false
+		}
+	}
+	return true
 }
 
 // Rejection identifies one rejected request.

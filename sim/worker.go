@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -131,7 +132,11 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 	}
 	wk.all = slices.Clone(wk.unrejected)
 	if cfg.Rejections {
-		wk.rej = newRejections(n, words)
+		var tailFrom int64
+		if cfg.WaitsTail {
+			tailFrom = cmp.Or(cfg.tailFrom, 1<<16)
+		}
+		wk.rej = newRejections(n, words, tailFrom)
 		wk.waits, wk.spans = make([]time.Duration, n), make([]limiters.Span, limiters.MaxGroup)
 	}
 	if cfg.MostRejected > 0 {

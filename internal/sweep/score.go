@@ -46,7 +46,8 @@ type score struct {
 
 // Score sets c's lane and stats and computes its numeric columns against
 // the intent, a sliding log of intent.Limit per intent.Window, with
-// durations and rates per unit.
+// durations and rates per unit. The p99 of its waits must be known (see
+// sim.Report.WaitsKnown); one that is not is left out.
 func (c *Candidate) Score(lane sim.Lane, st *sim.AlgoStats, intent limiters.Policy, unit time.Duration) {
 	c.Lane, c.Stats = lane, st
 	num := map[string]*big.Rat{}
@@ -84,7 +85,7 @@ func (c *Candidate) Score(lane sim.Lane, st *sim.AlgoStats, intent limiters.Poli
 	num["keys_rejected"] = new(big.Rat).SetInt64(st.KeysRejected)
 	num["max_in_interval"] = new(big.Rat).SetInt64(st.Burst.Count)
 	frac("ratio", st.Burst.Count, intent.Limit, 1)
-	if w, ok := sim.Quantile(st.Waits, 99, 100); ok {
+	if w, ok, known := st.WaitQuantile(99, 100); ok && known {
 		if w == limiters.InfDuration {
 			c.Never = true
 		} else {
@@ -164,7 +165,7 @@ func (k Constraint) Met(c *Candidate) bool {
 		if c.Never {
 			return k.Op == ">" || k.Op == ">="
 		}
-		return c.Stats != nil && len(c.Stats.Waits) == 0 && (k.Op == "<" || k.Op == "<=")
+		return c.Stats != nil && len(c.Stats.Waits) == 0 && c.Stats.WaitsBelow == 0 && (k.Op == "<" || k.Op == "<=")
 	}
 	r := v.Cmp(k.Value)
 	switch k.Op {

@@ -109,8 +109,8 @@ func SweepRows(cands []*sweep.Candidate, sp *Policy, cols []render.Column, table
 			case "ratio":
 				v = sp.RatioCell(st.Burst.Count)
 			case "p99_retry_after":
-				switch w, ok := sim.Quantile(st.Waits, 99, 100); {
-				case !ok:
+				switch w, ok, known := st.WaitQuantile(99, 100); {
+				case !ok || !known:
 					v = render.Null()
 				case c.Never:
 					v = render.Str("never")
