@@ -183,9 +183,7 @@ func addPlotReplayFlags(fs *pflag.FlagSet, o *plotReplayOptions) {
 }
 
 // prepare checks the flags, then opens the trace, as compare does.
-func (o *plotReplayOptions) prepare(c *cobra.Command, args []string, s streams) (*replay, string, error) {
-	o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-	o.policy.markSet(c.Flags())
+func (o *plotReplayOptions) prepare(c *cobra.Command, s streams) (*replay, string, error) {
 	format, err := o.out.format(commandName(c))
 	if err != nil {
 		return nil, "", err

@@ -12,34 +12,29 @@ import (
 func newPlotTimelineCmd() *cobra.Command {
 	o := &plotReplayOptions{}
 	var every string
-	c := &cobra.Command{
-		Use:               "timeline --every D [flags] TRACE -o FILE",
-		Short:             "Per interval, requests and what each limiter allowed",
-		Long:              helpText("plot-timeline") + policyHelp,
-		Example:           "  ratesim plot timeline --every 1m traces/examples/bursty.csv -o timeline.svg",
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			s := streamsOf(c)
-			if every == "" {
-				return usageErrorf("plot timeline needs --every, the length of its intervals")
-			}
-			rp, format, err := o.prepare(c, args, s)
-			if err != nil {
-				return err
-			}
-			defer rp.trace.Close()
-			f, err := timelineFigure(rp, every, s)
-			if err != nil {
-				return err
-			}
-			if err := o.out.write(f, format, s); err != nil {
-				return err
-			}
-			return rp.trace.finish()
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "timeline --every D [flags] TRACE -o FILE",
+		Short:   "Per interval, requests and what each limiter allowed",
+		Long:    helpText("plot-timeline") + policyHelp,
+		Example: "  ratesim plot timeline --every 1m traces/examples/bursty.csv -o timeline.svg",
+	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
+		if every == "" {
+			return usageErrorf("plot timeline needs --every, the length of its intervals")
+		}
+		rp, format, err := o.prepare(c, s)
+		if err != nil {
+			return err
+		}
+		defer rp.trace.Close()
+		f, err := timelineFigure(rp, every, s)
+		if err != nil {
+			return err
+		}
+		if err := o.out.write(f, format, s); err != nil {
+			return err
+		}
+		return rp.trace.finish()
+	})
 	c.Flags().StringVar(&every, "every", "", "the length of the intervals: a number in the trace unit or a Go duration (1m)")
 	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
@@ -66,31 +61,26 @@ func timelineFigure(rp *replay, everyText string, s streams) (*report.Figure, er
 
 func newPlotBurstCmd() *cobra.Command {
 	o := &plotReplayOptions{}
-	c := &cobra.Command{
-		Use:               "burst [flags] TRACE -o FILE",
-		Short:             "Per limiter, the most cost one key got through in any interval, over time",
-		Long:              helpText("plot-burst") + policyHelp,
-		Example:           "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			s := streamsOf(c)
-			rp, format, err := o.prepare(c, args, s)
-			if err != nil {
-				return err
-			}
-			defer rp.trace.Close()
-			f, err := burstFigure(rp, s)
-			if err != nil {
-				return err
-			}
-			if err := o.out.write(f, format, s); err != nil {
-				return err
-			}
-			return rp.trace.finish()
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "burst [flags] TRACE -o FILE",
+		Short:   "Per limiter, the most cost one key got through in any interval, over time",
+		Long:    helpText("plot-burst") + policyHelp,
+		Example: "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
+	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
+		rp, format, err := o.prepare(c, s)
+		if err != nil {
+			return err
+		}
+		defer rp.trace.Close()
+		f, err := burstFigure(rp, s)
+		if err != nil {
+			return err
+		}
+		if err := o.out.write(f, format, s); err != nil {
+			return err
+		}
+		return rp.trace.finish()
+	})
 	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
@@ -112,41 +102,35 @@ func burstFigure(rp *replay, s streams) (*report.Figure, error) {
 func newPlotSweepCmd() *cobra.Command {
 	o := &sweepOptions{values: map[string]*string{}}
 	var out plotOutput
-	c := &cobra.Command{
-		Use:               "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
-		Short:             "A sweep's false allows and false rejects against the swept parameter",
-		Long:              helpText("plot-sweep"),
-		Example:           "  ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'false_reject_pct<=1,ratio<=2.5' traces/examples/bursty.csv -o sweep.svg",
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			s := streamsOf(c)
-			o.trace.Path, o.trace.More = traceArg(args), moreTraces(args)
-			o.set = map[string]bool{}
-			c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
-			if o.ByKey != 0 {
-				return usageErrorf("plot sweep draws no keys: --by-key is for the sweep command")
-			}
-			format, err := out.format(commandName(c))
-			if err != nil {
-				return err
-			}
-			g, algos, cons, err := o.check()
-			if err != nil {
-				return err
-			}
-			res, err := sweepReplay(o, g, algos, cons, s)
-			if err != nil {
-				return err
-			}
-			defer res.rp.trace.Close()
-			if err := out.write(res.Figure(o.Frontier), format, s); err != nil {
-				return err
-			}
-			return res.rp.trace.finish()
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
+		Short:   "A sweep's false allows and false rejects against the swept parameter",
+		Long:    helpText("plot-sweep"),
+		Example: "  ratesim plot sweep --capacity 5..40:5 --rate 20/1m,30/1m --intent 20/1m --pick 'false_reject_pct<=1,ratio<=2.5' traces/examples/bursty.csv -o sweep.svg",
+	}, &o.trace, nil, nil, func(c *cobra.Command, s streams) error {
+		o.set = map[string]bool{}
+		c.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+		if o.ByKey != 0 {
+			return usageErrorf("plot sweep draws no keys: --by-key is for the sweep command")
+		}
+		format, err := out.format(commandName(c))
+		if err != nil {
+			return err
+		}
+		g, algos, cons, err := o.check()
+		if err != nil {
+			return err
+		}
+		res, err := sweepReplay(o, g, algos, cons, s)
+		if err != nil {
+			return err
+		}
+		defer res.rp.trace.Close()
+		if err := out.write(res.Figure(o.Frontier), format, s); err != nil {
+			return err
+		}
+		return res.rp.trace.finish()
+	})
 	addSweepFlags(c.Flags(), o)
 	addTraceFlags(c.Flags(), &o.trace)
 	addPlotOutputFlags(c.Flags(), &out)

@@ -20,34 +20,29 @@ type plotStateOptions struct {
 
 func newPlotStateCmd() *cobra.Command {
 	o := &plotStateOptions{}
-	c := &cobra.Command{
-		Use:               "state --user U [flags] TRACE -o FILE",
-		Short:             "One key's state over time, a panel per limiter",
-		Long:              plotStateLong + policyHelp,
-		Example:           "  ratesim plot state --user u1 traces/examples/boundary.csv -o boundary.svg\n  ratesim plot state --user u1 --algos all --term traces/examples/boundary.csv",
-		Args:              exactTrace,
-		ValidArgsFunction: completeTraceFiles,
-		Annotations:       map[string]string{exitStatusKey: replayExitStatus},
-		RunE: func(c *cobra.Command, args []string) error {
-			s := streamsOf(c)
-			if o.User == "" {
-				return usageErrorf("plot state needs --user, the key to draw")
-			}
-			rp, format, err := o.prepare(c, args, s)
-			if err != nil {
-				return err
-			}
-			defer rp.trace.Close()
-			f, err := stateFigure(rp, o.User, s)
-			if err != nil {
-				return err
-			}
-			if err := o.out.write(f, format, s); err != nil {
-				return err
-			}
-			return rp.trace.finish()
-		},
-	}
+	c := replayCmd(&cobra.Command{
+		Use:     "state --user U [flags] TRACE -o FILE",
+		Short:   "One key's state over time, a panel per limiter",
+		Long:    plotStateLong + policyHelp,
+		Example: "  ratesim plot state --user u1 traces/examples/boundary.csv -o boundary.svg\n  ratesim plot state --user u1 --algos all --term traces/examples/boundary.csv",
+	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
+		if o.User == "" {
+			return usageErrorf("plot state needs --user, the key to draw")
+		}
+		rp, format, err := o.prepare(c, s)
+		if err != nil {
+			return err
+		}
+		defer rp.trace.Close()
+		f, err := stateFigure(rp, o.User, s)
+		if err != nil {
+			return err
+		}
+		if err := o.out.write(f, format, s); err != nil {
+			return err
+		}
+		return rp.trace.finish()
+	})
 	fs := c.Flags()
 	fs.StringVar(&o.User, "user", "", "the key whose state to draw (its user, or with --key the composite key)")
 	addPlotReplayFlags(fs, &o.plotReplayOptions)
