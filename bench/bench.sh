@@ -21,8 +21,25 @@
 # between half and full trace length; report -o FILE.html <= 2x compare, and
 # plot state of one key (u1) <= 1.2x compare, without holding the trace
 # (short keys).
+#
+# Scale (opt-in, alone, as it takes long and much memory):
+#
+#   bench/bench.sh --scale [RUNS]        (RUNS defaults to 3)
+#   BENCH_SCALE_FULL=1 bench/bench.sh --scale [RUNS]
+#
+# 20M rows over 1M UUID keys generated on the fly (ratesim gen | ratesim
+# compare --summary -o json -), and with BENCH_SCALE_FULL=1 100M rows over
+# 10M keys; on the 5M-row UUID trace: 4 shards run one after another
+# (compare --summary --shard I/4 -o partial) and merge -o json against one
+# run, the 64-candidate sweep against compare, and --sort's peak memory
+# against --sort-mem 64MiB. Each line gives wall and CPU seconds (user +
+# system) and peak RSS of the median run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--scale" ]; then
+	exec bash bench/scale.sh "${2:-3}"
+fi
 
 requests=${1:-5000000}
 users=${2:-100000}
