@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"os"
+	"sync"
 
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
@@ -109,14 +110,21 @@ func sweepFlag(name string) string {
 	if _, ok := spec.Param(name); ok {
 		return name
 	}
-	taken := pflag.NewFlagSet("", pflag.ContinueOnError)
-	addTraceFlags(taken, &traceOptions{})
-	addOutputFlag(taken, new(string))
-	if taken.Lookup(name) == nil && len(name) > 1 {
+	if takenFlags().Lookup(name) == nil && len(name) > 1 {
 		return name
 	}
 	return strings.ReplaceAll(spec.PresetsTaking(name), ", ", "-") + "-" + name
 }
+
+// takenFlags is sweep's trace and output flags, whose names a parameter
+// cannot take. It is built once and only read: every command's
+// construction asks it of every sweep parameter.
+var takenFlags = sync.OnceValue(func() *pflag.FlagSet {
+	taken := pflag.NewFlagSet("", pflag.ContinueOnError)
+	addTraceFlags(taken, &traceOptions{})
+	addOutputFlag(taken, new(string))
+	return taken
+})
 
 // parseGrid parses the value flags given on the command line. A limit or
 // window flag not given is one value, its default, which only matters as
