@@ -227,9 +227,9 @@ func TestReplayAtomicBoundsUnderClampAndSpread(t *testing.T) {
 	}
 }
 
-// TestReplayAllAlgos: "all" means all: every kind of the table, on a
-// server and on a cluster, as the README's first example runs it, with
-// no decision unlike the in-memory replay's.
+// TestReplayAllAlgos: "all" means every kind of the table the store
+// keeps, on a server and on a cluster, as the README's first example runs
+// it, with no decision unlike the in-memory replay's.
 func TestReplayAllAlgos(t *testing.T) {
 	for _, env := range []string{"RATESIM_REDIS_ADDR", "RATESIM_REDIS_CLUSTER"} {
 		t.Run(env, func(t *testing.T) {
