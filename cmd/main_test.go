@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -98,6 +99,9 @@ func TestScripts(t *testing.T) {
 			// ALGOS is every algorithm's name in the kinds table's order,
 			// as "(valid: ...)" lists give them.
 			env.Setenv("ALGOS", strings.Join(algorithmNamesOf(limiters.AllAlgorithms()), ", "))
+			// OUTPUTS is every output format's name, as -o's "(valid: ...)"
+			// list gives them.
+			env.Setenv("OUTPUTS", strings.Join(render.FormatNames(), ", "))
 			// A race-enabled binary sleeps a second at exit by default;
 			// every exec in the scripts would pay it.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
