@@ -84,6 +84,12 @@ func (s *BlockingCounterState) blockedAt(r *Rule, now int64) bool {
 }
 
 func (s *BlockingCounterState) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if s.blocked && now < s.from {
+		// Before the refusal that blocked the key: back, as boundary
+		// says, for the caller to judge (decided directly, the request
+		// was refused as blocked whatever the clock rule).
+		return false, true
+	}
 	if s.blockedAt(r, now) {
 		if out == nil {
 			return false, false
