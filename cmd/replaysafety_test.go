@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/redisstore"
 )
 
@@ -227,8 +228,8 @@ func TestReplayAtomicBoundsUnderClampAndSpread(t *testing.T) {
 	}
 }
 
-// TestReplayAllAlgos: "all" means every kind of the table the store
-// keeps, on a server and on a cluster, as the README's first example runs
+// TestReplayAllAlgos: "all" means every kind of the table, each kept in
+// Redis, on a server and on a cluster, as the README's first example runs
 // it, with no decision unlike the in-memory replay's.
 func TestReplayAllAlgos(t *testing.T) {
 	for _, env := range []string{"RATESIM_REDIS_ADDR", "RATESIM_REDIS_CLUSTER"} {
@@ -236,8 +237,8 @@ func TestReplayAllAlgos(t *testing.T) {
 			store := storeURL(t, env)
 			trace := genTrace(t, "--pattern", "bursty", "--users", "200", "--requests", "5000", "--seed", "12")
 			rows := replaySummary(t, "--store", store, "--algos", "all", "--workers", "8", "--verify", trace)
-			if len(rows) != len(strings.Split(storeAlgos(), ",")) {
-				t.Errorf("%d rows for --algos all, want one per kind: %s", len(rows), storeAlgos())
+			if len(rows) != len(limiters.AllAlgorithms()) {
+				t.Errorf("%d rows for --algos all, want one per kind: %v", len(rows), limiters.AllAlgorithms())
 			}
 			for _, row := range rows {
 				if row["differ"] != 0.0 || row["holds"] != true {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/storereplay"
 	"github.com/ratesim/ratesim/internal/tables"
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/redisstore"
 )
 
@@ -157,25 +155,6 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	algos, specs, err := o.policy.lanesGiven(o.Algos)
 	if err != nil {
 		return err
-	}
-	if slices.Contains(o.Algos, "all") {
-		// All the store keeps: a kind it has no script for is named, and
-		// refused when asked for by name.
-		var left []string
-		algos = slices.DeleteFunc(algos, func(a limiters.Algorithm) bool {
-			if !redisstore.Supports(a) {
-				left = append(left, a.String())
-				return true
-			}
-			return false
-		})
-		if len(left) > 0 {
-			verb := "is"
-			if len(left) > 1 {
-				verb = "are"
-			}
-			warnf(s.err, "--algos all replays every algorithm the store keeps: %s %s not kept in Redis, and left out", render.JoinList(left, "and"), verb)
-		}
 	}
 	rp, err := prepare(&o.trace, &o.policy, algos, specs, "", s)
 	if err != nil {

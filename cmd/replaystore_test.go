@@ -84,7 +84,7 @@ func storeAlgos() string {
 
 // storePolicy is a policy under which a generated trace in ms meets its
 // limits often.
-var storePolicy = []string{"--unit", "ms", "--limit", "4", "--window", "1s", "--capacity", "4", "--rate", "3/1s"}
+var storePolicy = []string{"--unit", "ms", "--limit", "4", "--window", "1s", "--capacity", "4", "--rate", "3/1s", "--block", "1500ms"}
 
 // TestReplayEqualsCompare: with --route key, replay's rows are byte for
 // byte compare's (several limiters) and run's (one), on one server and on

@@ -11,6 +11,9 @@ import (
 // policyFor returns a policy for a under which a key sending a request
 // every few tens of ms is limited some of the time.
 func policyFor(a limiters.Algorithm) limiters.Policy {
+	if a == limiters.BlockingCounter {
+		return limiters.Policy{Limit: 8, Window: time.Second, Block: 1500 * time.Millisecond}
+	}
 	if a.Windowed() {
 		return limiters.Policy{Limit: 8, Window: time.Second}
 	}
@@ -54,10 +57,10 @@ func TestEqualsKeyedPolicies(t *testing.T) {
 		return r
 	}
 	policies := []limiters.Policy{
-		{Limit: 3, Window: 700 * time.Millisecond, Buckets: 7, Capacity: 3, Rate: rate("0.7/300ms")},
-		{Limit: 40, Window: 2500 * time.Millisecond, Buckets: 5, Capacity: 40, Rate: rate("13/7s")},
-		{Limit: 5, Window: time.Second / 3, Buckets: 1, Capacity: 5, Rate: rate("1/3ms"), Clock: limiters.ClockClamp},
-		{Limit: 12, Window: 1234567891, Buckets: 11, Capacity: 12, Rate: rate("2.5"), Clock: limiters.ClockClamp},
+		{Limit: 3, Window: 700 * time.Millisecond, Buckets: 7, Capacity: 3, Rate: rate("0.7/300ms"), Block: 2 * time.Second},
+		{Limit: 40, Window: 2500 * time.Millisecond, Buckets: 5, Capacity: 40, Rate: rate("13/7s"), Block: 1},
+		{Limit: 5, Window: time.Second / 3, Buckets: 1, Capacity: 5, Rate: rate("1/3ms"), Clock: limiters.ClockClamp, Block: 999_999_999},
+		{Limit: 12, Window: 1234567891, Buckets: 11, Capacity: 12, Rate: rate("2.5"), Clock: limiters.ClockClamp, Block: 1234567891},
 		{Limit: 2, Window: 10 * time.Millisecond, Buckets: 2, Capacity: 2, Rate: rate("1/5ms"), Tick: 3 * time.Millisecond, Parts: 7, Delay: 1},
 	}
 	const base = -987_654_321_987
@@ -102,12 +105,12 @@ func TestEqualsKeyedLongWindows(t *testing.T) {
 		base  int64
 		algos []limiters.Algorithm
 	}{
-		{"month", limiters.Policy{Limit: 50, Window: 30 * day, Capacity: 50, Rate: slow}, 1_700_000_000e9, nil},
+		{"month", limiters.Policy{Limit: 50, Window: 30 * day, Capacity: 50, Rate: slow, Block: 45 * day}, 1_700_000_000e9, nil},
 		{"year", limiters.Policy{Limit: 40, Window: 365 * day, Capacity: 40, Rate: slow, Buckets: 12, Tick: time.Second}, -3e17, nil},
 		{"100/day", limiters.Policy{Limit: 100, Window: day}, 1e18, []limiters.Algorithm{limiters.SlidingCounter, limiters.FixedWindow}},
 		{"10000/hour", limiters.Policy{Limit: 10000, Window: time.Hour}, 5e17, []limiters.Algorithm{limiters.SlidingCounter, limiters.SlidingLog}},
-		{"near MinInt64", limiters.Policy{Limit: 6, Window: 50 * day, Capacity: 6, Rate: slow, Buckets: 5, Tick: time.Second}, math.MinInt64 + int64(time.Hour), nil},
-		{"near MaxInt64", limiters.Policy{Limit: 6, Window: 50 * day, Capacity: 6, Rate: slow, Buckets: 5, Tick: time.Second}, math.MaxInt64 - int64(4*365*day), nil},
+		{"near MinInt64", limiters.Policy{Limit: 6, Window: 50 * day, Capacity: 6, Rate: slow, Buckets: 5, Tick: time.Second, Block: 20 * day}, math.MinInt64 + int64(time.Hour), nil},
+		{"near MaxInt64", limiters.Policy{Limit: 6, Window: 50 * day, Capacity: 6, Rate: slow, Buckets: 5, Tick: time.Second, Block: math.MaxInt64}, math.MaxInt64 - int64(4*365*day), nil},
 	}
 	for _, tt := range tests {
 		algos := tt.algos

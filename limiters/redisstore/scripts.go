@@ -30,11 +30,23 @@ const (
 // A kind is how the store keeps one algorithm: its script, the length of
 // the aligned spans it cuts time into (a window, a sub-window, a tick;
 // 0 for none), and the script's parameters for a rule, checked against
-// the bounds of exact arithmetic.
+// the bounds of exact arithmetic. A kind built on another's script has
+// its own part, wrap, put before the other's (which hands it its
+// algorithm).
 type kind struct {
 	file   string
 	span   func(r *limiters.Rule) int64
 	params func(r *limiters.Rule) ([]any, error)
+	wrap   string
+}
+
+// script is the name of the kind's script: its files, as loadScripts
+// puts them together after the prelude.
+func (k kind) script() string {
+	if k.wrap == "" {
+		return k.file
+	}
+	return k.wrap + "+" + k.file
 }
 
 // kinds is the table of algorithms: every algorithm of package limiters
@@ -42,24 +54,26 @@ type kind struct {
 // Token and leaky bucket share a script as they share a state in package
 // limiters, and so do GCRA and the queue, and the fixed windows.
 var kinds = map[limiters.Algorithm]kind{
-	limiters.FixedWindow:     {"fixed_window.lua", windowSpan, fixedParams(0)},
-	limiters.FixedWindowHits: {"fixed_window.lua", windowSpan, fixedParams(1)},
-	limiters.SlidingLog:      {"sliding_log.lua", nil, logParams},
-	limiters.SlidingCounter:  {"sliding_counter.lua", windowSpan, counterParams},
-	limiters.SlidingBuckets:  {"sliding_buckets.lua", subSpan, bucketsParams},
-	limiters.TokenBucket:     {"bucket.lua", nil, meterParams},
-	limiters.LeakyBucket:     {"bucket.lua", nil, meterParams},
-	limiters.GCRA:            {"gcra.lua", nil, debtParams},
-	limiters.LeakyQueue:      {"gcra.lua", nil, debtParams},
-	limiters.TickQueue:       {"tick_queue.lua", tickSpan, tickParams},
+	limiters.FixedWindow:     {"fixed_window.lua", windowSpan, fixedParams(0), ""},
+	limiters.FixedWindowHits: {"fixed_window.lua", windowSpan, fixedParams(1), ""},
+	limiters.SlidingLog:      {"sliding_log.lua", nil, logParams, ""},
+	limiters.SlidingCounter:  {"sliding_counter.lua", windowSpan, counterParams, ""},
+	limiters.SlidingBuckets:  {"sliding_buckets.lua", subSpan, bucketsParams, ""},
+	limiters.TokenBucket:     {"bucket.lua", nil, meterParams, ""},
+	limiters.LeakyBucket:     {"bucket.lua", nil, meterParams, ""},
+	limiters.GCRA:            {"gcra.lua", nil, debtParams, ""},
+	limiters.LeakyQueue:      {"gcra.lua", nil, debtParams, ""},
+	limiters.TickQueue:       {"tick_queue.lua", tickSpan, tickParams, ""},
+	limiters.BlockingCounter: {"sliding_counter.lua", windowSpan, blockingParams, "blocking_counter.lua"},
 }
 
 // notKept are the algorithms of package limiters the store has no script
-// for yet: New refuses them, naming them.
-var notKept = []limiters.Algorithm{limiters.BlockingCounter}
+// for yet: New refuses them, naming them. There are none: a new
+// algorithm goes here until it has one.
+var notKept []limiters.Algorithm
 
 // Supports reports whether a store keeps limiters of algorithm a. It
-// keeps every algorithm of package limiters but BlockingCounter.
+// keeps every algorithm of package limiters.
 func Supports(a limiters.Algorithm) bool {
 	_, ok := kinds[a]
 	return ok
@@ -79,15 +93,21 @@ func loadScripts() map[string]*source {
 	}
 	m := map[string]*source{}
 	for _, k := range kinds {
-		if m[k.file] != nil {
+		if m[k.script()] != nil {
 			continue
 		}
-		body, err := scriptFiles.ReadFile("scripts/" + k.file)
-		if err != nil {
-			panic("redisstore: " + err.Error())
+		text := string(prelude)
+		for _, f := range []string{k.wrap, k.file} {
+			if f == "" {
+				continue
+			}
+			body, err := scriptFiles.ReadFile("scripts/" + f)
+			if err != nil {
+				panic("redisstore: " + err.Error())
+			}
+			text += "\n" + string(body)
 		}
-		text := string(prelude) + "\n" + string(body)
-		m[k.file] = &source{text: text, sha: redis.NewScript(text).Hash()}
+		m[k.script()] = &source{text: text, sha: redis.NewScript(text).Hash()}
 	}
 	return m
 }
@@ -185,6 +205,16 @@ func counterParams(r *limiters.Rule) ([]any, error) {
 		return nil, paramErr("limit", "%d is above %d, the most a sliding counter over %v keeps exactly (its estimate multiplies counts by the window in ns)", p.Limit, most, p.Window)
 	}
 	return []any{p.Limit, s, n, most}, nil
+}
+
+// blockingParams: the sliding counter's, then the block (s, n).
+func blockingParams(r *limiters.Rule) ([]any, error) {
+	params, err := counterParams(r)
+	if err != nil {
+		return nil, err
+	}
+	s, n := pair(int64(r.Policy().Block))
+	return append(params, s, n), nil
 }
 
 // bucketsParams: limit, sub-window (s, n), buckets, window (s, n).

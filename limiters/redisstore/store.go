@@ -214,7 +214,7 @@ func newLimiter(l Limiter) (limiter, error) {
 		name:    l.Name,
 		alg:     l.Algorithm,
 		pol:     l.Policy,
-		script:  scripts[k.file],
+		script:  scripts[k.script()],
 		suffix:  ":" + l.Name + ":" + l.Algorithm.String(),
 		params:  params,
 		refusal: l.Algorithm.Refusal(),
@@ -874,6 +874,8 @@ func (l *limiter) result(v []any) (Result, error) {
 		dec.RetryAfter = limiters.InfDuration
 	case 3:
 		dec.Reason = limiters.ReasonClock
+	case 4:
+		dec.Reason = limiters.ReasonBlocked
 	default:
 		return Result{}, storeErrorf("script for %s replied reason %d", l.name, code)
 	}

@@ -23,7 +23,8 @@
 -- clock (0 0 under the caller's), then for each
 -- request {allowed, reason, remaining, retry, reset, delay, off,
 -- granted}: reason 0 none, 1 the algorithm's refusal, 2 cost above the
--- limit (retry -1: never), 3 clock went backwards. retry, reset and delay
+-- limit (retry -1: never), 3 clock went backwards, 4 blocked (a blocking
+-- counter's key, refused until its block ends). retry, reset and delay
 -- count from the time the request was judged at, off from the request's
 -- own time to that time (nonzero only when the clock went backwards for
 -- the key); each is an integer, or a decimal string past 2^52. Every
@@ -215,10 +216,13 @@ end
 
 -- judge decides one request (limiters' applyExact): the cost and clock
 -- rules around the algorithm's decide. alg.boundary(t) returns whether t
--- is earlier than the state accepts, and the earliest time it does.
--- alg.decide(cost, commit) judges a request at the time align last set
--- (Js) and returns allowed, remaining, retry, reset and delay (each a
--- pair), keeping the new state only when commit is true. judge appends
+-- is earlier than the state accepts, and the earliest time it does (and,
+-- when that time need not start a span, the start of its span).
+-- alg.decide(cost, commit, would) judges a request at the time align
+-- last set (Js) and returns allowed, remaining, retry, reset and delay
+-- (each a pair), and a refusal's reason when it is not 1, keeping the new
+-- state only when commit is true; would asks, without commit, for what
+-- the request would get if it were taken (a blocking counter's block). judge appends
 -- the request's eight fields of the reply to out, and returns whether the
 -- state changed and, when it did, how long after the request's own time
 -- it is fresh again; nil when the time cannot be aligned.
@@ -231,13 +235,18 @@ local function put(out, allowed, code, rem, retry, reset, delay, off, granted)
 end
 
 local function judge(alg, out, op, cost, ts, tn, as, an)
-  local back, bs, bn = alg.boundary(ts, tn)
+  local back, bs, bn, ss, sn = alg.boundary(ts, tn)
   local offs, offn = 0, 0
   Js, Jn = ts, tn
   if back then
     Js, Jn = bs, bn
     offs, offn = psub(bs, bn, ts, tn)
-    as, an = bs, bn -- a boundary starts a span
+    -- A boundary starts a span, unless alg.boundary also gives the
+    -- start of the boundary's span.
+    as, an = bs, bn
+    if ss ~= nil then
+      as, an = ss, sn
+    end
   end
   if Ls ~= nil and not align(Js, Jn, as, an) then
     return nil
@@ -253,8 +262,10 @@ local function judge(alg, out, op, cost, ts, tn, as, an)
       return alg.saves(ok), padd(ys, yn, offs, offn)
     end
     if op == 'p' or back and clamp == 0 then
-      local ok, _, rs, rn, _, _, ds, dn = alg.decide(1, false)
-      local code = 1
+      -- A peek is what the request would get: would, unless it is
+      -- refused for its clock, as the counter alone judges it.
+      local ok, _, rs, rn, _, _, ds, dn, rc = alg.decide(1, false, not (back and clamp == 0))
+      local code = rc or 1
       if back and clamp == 0 then
         code = 3
         if ok then
@@ -285,11 +296,11 @@ local function judge(alg, out, op, cost, ts, tn, as, an)
     put(out, 0, 3, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
     return false
   end
-  local ok, rem, rs, rn, xs, xn, ds, dn = alg.decide(cost, true)
+  local ok, rem, rs, rn, xs, xn, ds, dn, rc = alg.decide(cost, true)
   if ok then
     put(out, 1, 0, rem, 0, rep(xs, xn), rep(ds, dn), off, cost)
   else
-    put(out, 0, 1, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
+    put(out, 0, rc or 1, rem, rep(rs, rn), rep(xs, xn), 0, off, 0)
   end
   return alg.saves(ok), padd(xs, xn, offs, offn)
 end
@@ -299,6 +310,11 @@ end
 -- expires when it is fresh again, a margin later (the latest time any
 -- request's decision says). With aligned, each request carries an
 -- anchor.
+-- wrap, when a script sets it, builds its algorithm on another's: the
+-- other script's part hands its algorithm to wrap, and runs what it
+-- returns (blocking_counter.lua on sliding_counter.lua).
+local wrap = nil
+
 local function run(alg, np, aligned)
   local base = 4 + np
   local count = arg(base, 'requests', 1, 1000000)

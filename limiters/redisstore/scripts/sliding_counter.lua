@@ -136,4 +136,12 @@ function alg.save()
   redis.call('HSET', KEYS[1], 'a', ss, 'b', sn, 'p', sp, 'c', sc)
 end
 
+if wrap then
+  -- blocking_counter.lua's algorithm on this one, or its error reply.
+  local b, np, aligned = wrap(alg)
+  if b == nil then
+    return np
+  end
+  return run(b, np, aligned)
+end
 return run(alg, 4, true)
