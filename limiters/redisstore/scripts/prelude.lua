@@ -222,10 +222,11 @@ end
 -- last set (Js) and returns allowed, remaining, retry, reset and delay
 -- (each a pair), and a refusal's reason when it is not 1, keeping the new
 -- state only when commit is true; would asks, without commit, for what
--- the request would get if it were taken (a blocking counter's block). judge appends
--- the request's eight fields of the reply to out, and returns whether the
--- state changed and, when it did, how long after the request's own time
--- it is fresh again; nil when the time cannot be aligned.
+-- the request would get if it were taken (a blocking counter's block).
+-- judge appends the request's eight fields of the reply to out, and
+-- returns whether the state changed and, when it did, how long after the
+-- request's own time it is fresh again; nil when the time cannot be
+-- aligned.
 local Js, Jn = 0, 0 -- the judged time
 
 local function put(out, allowed, code, rem, retry, reset, delay, off, granted)
@@ -305,16 +306,16 @@ local function judge(alg, out, op, cost, ts, tn, as, an)
   return alg.saves(ok), padd(xs, xn, offs, offn)
 end
 
--- run reads the requests after the algorithm's np parameters, judges
--- them, and writes the state once: alg.save() writes it, and the key
--- expires when it is fresh again, a margin later (the latest time any
--- request's decision says). With aligned, each request carries an
--- anchor.
 -- wrap, when a script sets it, builds its algorithm on another's: the
 -- other script's part hands its algorithm to wrap, and runs what it
 -- returns (blocking_counter.lua on sliding_counter.lua).
 local wrap = nil
 
+-- run reads the requests after the algorithm's np parameters, judges
+-- them, and writes the state once: alg.save() writes it, and the key
+-- expires when it is fresh again, a margin later (the latest time any
+-- request's decision says). With aligned, each request carries an
+-- anchor.
 local function run(alg, np, aligned)
   local base = 4 + np
   local count = arg(base, 'requests', 1, 1000000)
