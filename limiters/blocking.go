@@ -85,9 +85,9 @@ func (s *BlockingCounterState) blockedAt(r *Rule, now int64) bool {
 
 func (s *BlockingCounterState) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
 	if s.blocked && now < s.from {
-		// Before the refusal that blocked the key: back, as boundary
-		// says, for the caller to judge (decided directly, the request
-		// was refused as blocked whatever the clock rule).
+		// Before the refusal that blocked the key: the clock went
+		// back, as boundary says, and the caller judges the request by
+		// the clock rule.
 		return false, true
 	}
 	if s.blockedAt(r, now) {

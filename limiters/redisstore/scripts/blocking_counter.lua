@@ -3,15 +3,16 @@
 -- hands its algorithm to wrap, and a block. ARGV[8], ARGV[9] the block B
 -- (s, n); the hash's f and g the time (s, n) of the refusal that blocked
 -- the key, h and i the start of its window (where a request before it is
--- judged from), all absent when it is not blocked. The block ends at that time
--- plus B, exclusive, or at the latest int64 time when that is later.
--- While it lasts every request is refused (reason 4, blocked; at the
--- instant of the refusal that blocked it, as that one was, reason 1) and
--- none is counted: the retry is the later of the block's end and when
--- the counter would let the request through, the reset the later of the
--- block's end and the counter's own. A refusal by the counter blocks the
--- key when it is taken; what it would get (remaining 0, retry and reset
--- at least B) is also what a peek says.
+-- judged from), all absent when it is not blocked. The block ends at that
+-- time plus B, exclusive, or at the latest int64 time when that is
+-- later. While it lasts every request is refused (reason 4, blocked; at
+-- the instant of the refusal that blocked it, as that one was, reason 1)
+-- and none is counted: the retry is the later of the block's end and
+-- when the counter would let the request through, the reset the later
+-- of the block's end and the counter's own. A refusal by the counter
+-- blocks the key when it is taken; what it would get (remaining 0, retry
+-- and reset at least B) is also what a peek says.
+local LASTS, LASTN = 9223372036, 854775807 -- the latest int64 time
 wrap = function(alg)
   local Bs, Bn = arg(8, 'block', 0, MAXS), arg(9, 'block', 0, E9 - 1)
   local st = redis.call('HMGET', KEYS[1], 'f', 'g', 'h', 'i')
@@ -26,8 +27,8 @@ wrap = function(alg)
   end
   local function untilEnd()
     local us, un = padd(fs, fn, Bs, Bn)
-    if plt(9223372036, 854775807, us, un) then
-      return 9223372036, 854775807
+    if plt(LASTS, LASTN, us, un) then
+      return LASTS, LASTN
     end
     return us, un
   end
@@ -86,10 +87,7 @@ wrap = function(alg)
     return false, 0, rs, rn, xs, xn, 0, 0
   end
 
-  function b.saves()
-    return true
-  end
-
+  b.saves = alg.saves -- the counter's: its windows move on a refusal too
   function b.save()
     counterSave()
     if blocked then

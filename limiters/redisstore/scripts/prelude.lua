@@ -263,8 +263,9 @@ local function judge(alg, out, op, cost, ts, tn, as, an)
       return alg.saves(ok), padd(ys, yn, offs, offn)
     end
     if op == 'p' or back and clamp == 0 then
-      -- A peek is what the request would get: would, unless it is
-      -- refused for its clock, as the counter alone judges it.
+      -- A peek says what the request would get if taken (would); a
+      -- refusal for the clock is judged without taking, as
+      -- limiters' refusal for the clock is.
       local ok, _, rs, rn, _, _, ds, dn, rc = alg.decide(1, false, not (back and clamp == 0))
       local code = rc or 1
       if back and clamp == 0 then
