@@ -48,4 +48,11 @@ func TestRefusedWaitsAllocatesNothing(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%v allocations per request", n)
 	}
+	n = testing.AllocsPerRun(1000, func() {
+		ts++
+		g.AdmitWaits(0, ts, 1, all, waits)
+	})
+	if n != 0 {
+		t.Errorf("AdmitWaits: %v allocations per request", n)
+	}
 }

@@ -137,6 +137,16 @@ func (g *Group) RefusedWaits(id uint32, now, cost int64, mask uint64, waits []Sp
 	return g.s.waits(id, now, cost, mask, waits)
 }
 
+// AdmitWaits is Admit that also writes, for each rule i in want that
+// refuses the request, its decision's RetryAfter in full to waits[i], as
+// RefusedWaits just after Admit would, in one pass over the key's states.
+// It returns the allowed mask, as Admit does, and the rules of want whose
+// wait, judged again, would have allowed the request (0 unless there is a
+// bug). waits holds one Span per rule.
+func (g *Group) AdmitWaits(id uint32, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
+	return g.s.admitWaits(id, now, cost, want, waits)
+}
+
 // AllowExplain is Allow that also appends each rule's state text (as
 // Table.AllowExplain writes it) to dst, in order, and sets ends[i] to the
 // length of dst after rule i's text. When exact is not nil it holds one

@@ -24,6 +24,9 @@ type form struct {
 	ops  kindOps
 	fast fastDecide
 	wait fastWait // nil: a refusal's wait takes a full decision
+	// admitWait is admit and, for a refusal, wait in one call (see
+	// fastAdmitWait); nil: admit, then wait.
+	admitWait fastAdmitWait
 }
 
 // formOf returns the form r's states are kept in: the narrow one the
@@ -34,14 +37,14 @@ func formOf(r *Rule) form {
 			return *f
 		}
 	}
-	return form{r.k.ops, r.k.fast, r.k.wait}
+	return form{ops: r.k.ops, fast: r.k.fast, wait: r.k.wait}
 }
 
 // wide returns a copy of r that keeps its states in the kind's own state
 // type, for tests that hold narrow and wide states side by side.
 func (r *Rule) wide() *Rule {
 	w := *r
-	w.form = form{r.k.ops, r.k.fast, r.k.wait}
+	w.form = form{ops: r.k.ops, fast: r.k.fast, wait: r.k.wait}
 	return &w
 }
 
@@ -195,7 +198,12 @@ type bucketWords struct {
 	level uint64
 }
 
-var bucketNarrow = form{ops[bucketWords, *bucketWords]{}, fastOf((*bucketWords).decide), waitOf((*bucketWords).wait)}
+var bucketNarrow = form{
+	ops:       ops[bucketWords, *bucketWords]{},
+	fast:      fastOf((*bucketWords).decide),
+	wait:      waitOf((*bucketWords).wait),
+	admitWait: admitWaitOf((*bucketWords).admitWait),
+}
 
 // seenBit marks a bucketWords that has seen a request.
 const seenBit = 1 << 63
@@ -259,6 +267,32 @@ func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
 	}
 	s.last, s.level = now, level|seenBit
 	return allowed, false
+}
+
+// admitWait is admit that also returns a refusal's wait, as wait would
+// give it just after: the level admit drained is the one wait drains to,
+// and the refused cost's overflow over the capacity is already at hand.
+func (s *bucketWords) admitWait(r *Rule, now, cost int64) (allowed, back bool, wait Span) {
+	level := s.level &^ seenBit
+	if s.level&seenBit != 0 {
+		if now < s.last {
+			return false, true, Span{}
+		}
+		if level != 0 {
+			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
+				level -= dl
+			} else {
+				level = 0
+			}
+		}
+	}
+	n, c := level+uint64(cost)*r.per, uint64(r.limit)*r.per
+	if n <= c {
+		s.last, s.level = now, n|seenBit
+		return true, false, Span{}
+	}
+	s.last, s.level = now, level|seenBit
+	return false, false, overflowWait(r, 0, n, 0, c)
 }
 
 // wait is bucket.wait in 64 bits, as admit is decide.

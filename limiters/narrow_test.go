@@ -298,3 +298,71 @@ func TestRefusedWaits(t *testing.T) {
 		t.Fatal("nothing was refused")
 	}
 }
+
+// TestAdmitWaits checks, for every algorithm under random policies and
+// traces (narrow states and wide, each rule given twice so that members
+// share states, costs past the limit, the clock going back), that
+// AdmitWaits allows what Admit allows and gives each refusal of the rules
+// it is asked about the RetryAfter RefusedWaits gives it just after Admit,
+// on a twin of the group fed the same requests.
+func TestAdmitWaits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	algs := AllAlgorithms()
+	refusals := 0
+	for trial := range 200 {
+		tick := ticks[trial%len(ticks)]
+		p := randomPolicy(rng, tick)
+		var rules []*Rule
+		for range 2 {
+			for _, a := range algs {
+				r, err := NewRule(a, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if trial%2 == 1 {
+					r = r.wide()
+				}
+				rules = append(rules, r)
+			}
+		}
+		ref, err := NewGroupOf(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewGroupOf(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, got := make([]Span, len(rules)), make([]Span, len(rules))
+		all := uint64(1)<<len(rules) - 1
+		for i, rq := range randomTrace(rng, 60, tick, 4, true) {
+			cost := rq.cost
+			if i%17 == 0 {
+				cost = 0
+			}
+			asked := rng.Uint64() & all
+			if i%3 == 0 {
+				asked = all
+			}
+			allowed := ref.Admit(0, rq.t, cost)
+			if w := ref.RefusedWaits(0, rq.t, cost, all&^allowed, want); w != 0 {
+				t.Fatalf("trial %d request %d: RefusedWaits says %b would allow", trial, i, w)
+			}
+			clear(got)
+			a, w := g.AdmitWaits(0, rq.t, cost, asked, got)
+			if a != allowed || w != 0 {
+				t.Fatalf("trial %d request %d (t=%d cost %d) %+v: AdmitWaits allowed %b (wrong %b), Admit %b", trial, i, rq.t, cost, p, a, w, allowed)
+			}
+			for m := asked &^ allowed; m != 0; m &= m - 1 {
+				k := bits.TrailingZeros64(m)
+				refusals++
+				if got[k] != want[k] {
+					t.Fatalf("trial %d request %d (t=%d cost %d) %v %+v: wait %v, RefusedWaits' %v", trial, i, rq.t, cost, rules[k].alg, p, got[k], want[k])
+				}
+			}
+		}
+	}
+	if refusals == 0 {
+		t.Fatal("nothing was refused")
+	}
+}

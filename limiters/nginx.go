@@ -236,12 +236,16 @@ func (z *nginxZone) node(s *store, m *member, id uint32) *NginxState {
 	return (*NginxState)(unsafe.Add(s.blocks.At(id), m.off))
 }
 
-// enter readies key id for a request at now, as the lookup does: a key
-// with a node moves to the head of the queue; for one without, the zone
-// first deletes what ngx_http_limit_req_expire deletes (up to two idle
-// nodes, and with the zone full the least recently used one before
-// them), then the key gets a node at the head.
-func (z *nginxZone) enter(s *store, m *member, id uint32, now int64) {
+// enter readies key id for a request of cost at now, as the lookup does
+// (a cost that can never pass touches nothing): a key with a node moves
+// to the head of the queue; for one without, the zone first deletes what
+// ngx_http_limit_req_expire deletes (up to two idle nodes, and with the
+// zone full the least recently used one before them), then the key gets
+// a node at the head.
+func (z *nginxZone) enter(s *store, m *member, id uint32, now, cost int64) {
+	if !validCost(&m.rule, cost) {
+		return
+	}
 	st := z.node(s, m, id)
 	if st.linked {
 		z.unlink(s, m, st)

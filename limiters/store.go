@@ -17,9 +17,11 @@ type member struct {
 	ops  kindOps
 	fast fastDecide
 	wait fastWait // nil: waits take full decisions
-	d    Decision // scratch for decide, on the heap with the store
-	x    Exact    // scratch for waits' full decisions
-	off  uintptr  // the state's offset in the block
+	// admitWait, when not nil, is fast and wait in one call.
+	admitWait fastAdmitWait
+	d         Decision // scratch for decide, on the heap with the store
+	x         Exact    // scratch for waits' full decisions
+	off       uintptr  // the state's offset in the block
 	// lead is the index of the earlier member whose state this one
 	// shares, or -1. Sharing members make the same decision but for the
 	// name of a plain refusal: an identical rule given twice, or the two
@@ -53,7 +55,7 @@ func newStore(rules []*Rule) store {
 	var fields []reflect.StructField
 	var owner []int // the member of each field
 	for i, r := range rules {
-		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, wait: r.form.wait, lead: -1}
+		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, wait: r.form.wait, admitWait: r.form.admitWait, lead: -1}
 		for j := range s.members {
 			o := &s.members[j]
 			if o.lead < 0 && shareable(r, &o.rule) {
@@ -162,8 +164,9 @@ func (s *store) allow(id uint32, now, cost int64, out []Decision, exact []Exact)
 // cost at now for key id: before the request is decided, as the library
 // does it. A cost that can never pass touches nothing.
 func (s *store) enter(m *member, id uint32, now, cost int64) {
-	if m.zone != nil && validCost(&m.rule, cost) {
-		m.zone.enter(s, m, id, now)
+	// Small enough to be inlined, as most kinds keep no zone.
+	if z := m.zone; z != nil {
+		z.enter(s, m, id, now, cost)
 	}
 }
 
@@ -215,26 +218,7 @@ func (s *store) waits(id uint32, now, cost int64, mask uint64, waits []Span) uin
 	base := s.blocks.At(id) // a key never seen: its fresh state
 	var wrong uint64
 	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		src := &s.members[i]
-		if src.lead >= 0 {
-			src = &s.members[src.lead]
-		}
-		if src.wait != nil && validCost(&src.rule, cost) {
-			w, refused, back := src.wait(unsafe.Add(base, src.off), &src.rule, now, cost)
-			if !back {
-				if !refused {
-					wrong |= 1 << i
-				}
-				waits[i] = w
-				continue
-			}
-		}
-		if _, ok := s.refusal(i, base, now, cost, &src.x); !ok {
-			wrong |= 1 << i
-			continue
-		}
-		waits[i] = src.x.RetryAfter
+		wrong |= s.wait(bits.TrailingZeros64(m), base, now, cost, waits)
 	}
 	return wrong
 }
@@ -300,6 +284,83 @@ func (s *store) admit(id uint32, now, cost int64) uint64 {
 		mask |= (mask >> s.members[i].lead & 1) << i
 	}
 	return mask
+}
+
+// admitWaits is Group.AdmitWaits.
+func (s *store) admitWaits(id uint32, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
+	base := s.blocks.At(id)
+	for _, i := range s.owners {
+		m := &s.members[i]
+		r := &m.rule
+		p := unsafe.Add(base, m.off)
+		var ok bool
+		if validCost(r, cost) {
+			s.enter(m, id, now, cost)
+			if m.admitWait != nil && want&(1<<i) != 0 {
+				var back bool
+				var w Span
+				if ok, back, w = m.admitWait(p, r, now, cost); !back {
+					if ok {
+						allowed |= 1 << i
+					} else {
+						waits[i] = w
+					}
+					continue
+				}
+				ok = m.ops.admit(r, p, now, cost, &m.d)
+			} else {
+				var back bool
+				if ok, back = m.fast(p, r, now, cost, true, nil, nil); back {
+					ok = m.ops.admit(r, p, now, cost, &m.d)
+				}
+			}
+		}
+		if ok {
+			allowed |= 1 << i
+		} else if want&(1<<i) != 0 {
+			wrong |= s.wait(i, base, now, cost, waits)
+		}
+	}
+	for _, i := range s.faces {
+		lead := s.members[i].lead
+		allowed |= (allowed >> lead & 1) << i
+		if want&(1<<i) == 0 || allowed&(1<<i) != 0 {
+			continue
+		}
+		if want&(1<<lead) != 0 {
+			waits[i] = waits[lead]
+		} else {
+			wrong |= s.wait(i, base, now, cost, waits)
+		}
+	}
+	return allowed, wrong
+}
+
+// wait writes the RetryAfter of member i, which has just refused a request
+// of cost at now for the key whose block is base, to waits[i]: from its
+// state's wait where it has one, else from the full decision. It returns
+// bit i when the member would allow the request, which would be a bug,
+// else 0.
+func (s *store) wait(i int, base unsafe.Pointer, now, cost int64, waits []Span) uint64 {
+	src := &s.members[i]
+	if src.lead >= 0 {
+		src = &s.members[src.lead]
+	}
+	if src.wait != nil && validCost(&src.rule, cost) {
+		w, refused, back := src.wait(unsafe.Add(base, src.off), &src.rule, now, cost)
+		if !back {
+			waits[i] = w
+			if !refused {
+				return 1 << i
+			}
+			return 0
+		}
+	}
+	if _, ok := s.refusal(i, base, now, cost, &src.x); !ok {
+		return 1 << i
+	}
+	waits[i] = src.x.RetryAfter
+	return 0
 }
 
 // explain is allow that also appends each member's state text to dst and

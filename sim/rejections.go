@@ -109,11 +109,18 @@ type waitSlot struct {
 	c int64
 }
 
+// add counts v. Most of a long replay's values fall below the floor:
+// that case is small enough to be inlined.
 func (wc *waitCounts) add(v time.Duration) {
 	if v < wc.floor {
 		wc.below++
 		return
 	}
+	wc.addKept(v)
+}
+
+// addKept is add for v at or above the floor.
+func (wc *waitCounts) addKept(v time.Duration) {
 	if wc.next > 0 && wc.kept+wc.below >= wc.next {
 		wc.raise()
 		if v < wc.floor {

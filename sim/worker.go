@@ -376,19 +376,24 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 		} else if detail {
 			all = wk.lanes.allow(id, r.time, r.cost, wk.scratch, wk.exact)
+		} else if wk.rej != nil {
+			// The waits of the refusals only, each as its lane refuses:
+			// the allowed lanes need no arithmetic beyond admit's.
+			var ok bool
+			if all, ok = wk.lanes.admitWaits(id, r.time, r.cost, wk.all, wk.moreMasks, wk.spans, wk.waits); !ok {
+				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
+			}
 		} else {
 			all = wk.lanes.admit(id, r.time, r.cost)
 		}
 		if len(wk.moreMasks) > 0 {
 			if detail {
 				wk.lanes.allowMore(id, r.time, r.cost, wk.scratch, wk.exact, wk.moreMasks)
-			} else {
+			} else if explain || wk.rej == nil {
 				wk.lanes.admitMore(id, r.time, r.cost, wk.moreMasks)
 			}
 		}
-		if wk.rej != nil && !detail {
-			// The waits of the refusals only: the allowed lanes need no
-			// arithmetic beyond admit's.
+		if wk.rej != nil && !detail && explain {
 			if !wk.lanes.refusedWaits(id, r.time, r.cost, wk.all[0]&^all, wk.moreMasks, wk.spans, wk.waits) {
 				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
 			}
