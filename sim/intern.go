@@ -3,7 +3,6 @@ package sim
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"unsafe"
 
@@ -18,30 +17,27 @@ import (
 // already computed. A slot is eight bytes, the high half of the key's hash
 // and its id, so that the table costs little per key however long the
 // keys: with millions of keys live at once, bytes per key are what limit
-// a replay. A key's bytes are stored once, in a chunked arena, each
-// preceded by its length; refs says, per id, where. Looking a key up is
-// then three dependent loads (its slot, its ref, its bytes), each a cache
-// miss when the keys outnumber the cache: the caller prefetches each well
-// before it needs the next (see worker.step), so that the misses of a
-// batch overlap instead of following one another as in a Go map.
+// a replay. refs holds, per id, a key of up to seven bytes itself, and
+// says for a longer one where in a chunked arena its bytes are, stored
+// once after their length. Looking a key up is then two dependent loads
+// (its slot, its ref), and for a long key a third (its bytes), each a
+// cache miss when the keys outnumber the cache: the caller prefetches
+// each well before it needs the next (see worker.step), so that the
+// misses of a batch overlap instead of following one another as in a Go
+// map.
 //
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
 type interner struct {
-	slots []internSlot // at most 3/4 full
-	n     int          // keys held
-	// refs says per id where its key is, 0 for a free id: in four bytes
-	// while every ref fits them (an arena of up to 4 GiB), in wide, of
-	// eight, from the first that does not.
-	refs   chunk.Array[uint32]
-	wide   chunk.Array[keyRef]
-	isWide bool
-	nids   int      // one past the largest id given out
-	free   []uint32 // ids to reuse
-	arena  [][]byte // chunks of keys, each a uvarint length and the bytes
-	spare  [][]byte // empty chunks for the arena, from tables grown out of
-	bytes  int      // bytes in the arena
-	dead   int      // of which, bytes of removed keys
+	slots []internSlot        // at most 3/4 full
+	n     int                 // keys held
+	refs  chunk.Array[keyRef] // per id, its key (see keyRef); 0 for a free id
+	nids  int                 // one past the largest id given out
+	free  []uint32            // ids to reuse
+	arena [][]byte            // chunks of long keys, each a uvarint length and the bytes
+	spare [][]byte            // empty chunks for the arena, from tables grown out of
+	bytes int                 // bytes in the arena
+	dead  int                 // of which, bytes of removed keys
 }
 
 // internSlot is one table entry: the high half of the key's hash and its
@@ -51,12 +47,31 @@ type internSlot struct {
 	id1 uint32
 }
 
-// keyRef locates a key in the arena: chunk<<20 | offset, plus one, so
-// that 0 is no key. An offset is below keyChunk: a chunk is keyChunk
-// bytes, or holds one longer key at offset 0.
+// keyRef is a key, 0 for none. A key of up to inlineKey bytes is the ref
+// itself: its bytes in the ref's eight bytes in little-endian order, and
+// in the last, inlined plus its length. A longer key's ref locates it in
+// the arena: chunk<<20 | offset, plus one, below 2^63. An offset is below
+// keyChunk: a chunk is keyChunk bytes, or holds one longer key at offset
+// 0.
 type keyRef uint64
 
+// inlineKey is the longest key a keyRef holds itself.
+const inlineKey = 7
+
+// inlined marks a keyRef that holds its key; the bits below it in the
+// top byte are the key's length.
+const inlined = 1 << 63
+
 func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<refOffBits|uint64(off)) + 1 }
+
+// inlineRef returns the keyRef that holds key, of at most inlineKey bytes.
+func inlineRef(key []byte) keyRef {
+	v := uint64(inlined) | uint64(len(key))<<56
+	for i, c := range key {
+		v |= uint64(c) << (8 * i)
+	}
+	return keyRef(v)
+}
 
 func (r keyRef) place() (chunk, off int) {
 	return int((r - 1) >> refOffBits), int((r - 1) & (keyChunk - 1))
@@ -64,46 +79,19 @@ func (r keyRef) place() (chunk, off int) {
 
 const refOffBits = 20 // log2 of keyChunk
 
-// narrowRefs is the largest ref refs keeps in four bytes (a variable so
-// that tests can widen a small arena's refs).
-var narrowRefs keyRef = math.MaxUint32
+// ref returns id's keyRef, 0 for a free id.
+func (in *interner) ref(id uint32) keyRef { return *in.refs.At(uint64(id)) }
 
-// ref returns where id's key is, 0 for a free id.
-func (in *interner) ref(id uint32) keyRef {
-	if in.isWide {
-		return *in.wide.At(uint64(id))
-	}
-	return keyRef(*in.refs.At(uint64(id)))
-}
-
-// setRef records that id's key is at r, widening the refs when r does not
-// fit four bytes.
-func (in *interner) setRef(id uint32, r keyRef) {
-	if !in.isWide && r > narrowRefs {
-		for i := range uint64(in.nids) {
-			*in.wide.At(i) = keyRef(*in.refs.At(i))
-		}
-		in.refs.Drop(func(*uint32) {})
-		in.isWide = true
-	}
-	if in.isWide {
-		*in.wide.At(uint64(id)) = r
-	} else {
-		*in.refs.At(uint64(id)) = uint32(r)
-	}
-}
+// setRef sets id's keyRef.
+func (in *interner) setRef(id uint32, r keyRef) { *in.refs.At(uint64(id)) = r }
 
 // getRef is ref for an id that may be past every id given out (a stale
 // hint): it reports false then, and grows nothing.
-func (in *interner) getRef(id uint32) (keyRef, unsafe.Pointer, bool) {
-	if in.isWide {
-		if r := in.wide.Get(uint64(id)); r != nil {
-			return *r, unsafe.Pointer(r), true
-		}
-	} else if r := in.refs.Get(uint64(id)); r != nil {
-		return keyRef(*r), unsafe.Pointer(r), true
+func (in *interner) getRef(id uint32) (keyRef, bool) {
+	if r := in.refs.Get(uint64(id)); r != nil {
+		return *r, true
 	}
-	return 0, nil, false
+	return 0, false
 }
 
 const keyChunk = 1 << refOffBits // bytes per arena chunk
@@ -116,8 +104,26 @@ func newInterner() *interner {
 // Len returns the number of keys held.
 func (in *interner) Len() int { return in.n }
 
-// key returns id's key bytes.
-func (in *interner) key(id uint32) []byte { return in.at(in.ref(id)) }
+// key returns id's key bytes. A short key's are those of its ref, so they
+// change when id's key does: a caller that keeps them past a removal or
+// an insert copies them.
+func (in *interner) key(id uint32) []byte {
+	p := in.refs.At(uint64(id))
+	r := *p
+	if r&inlined == 0 {
+		return in.at(r)
+	}
+	n := int(r>>56) & 7
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
+	}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(r))
+	return b[:n:n]
+}
+
+// littleEndian says a keyRef's bytes in memory are in little-endian
+// order, so that a short key's bytes can be read in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // The table works on the high half of a key's hash, its tag: the tag
 // picks the home slot and is kept in the slot, so growing needs no rehash.
@@ -167,20 +173,22 @@ func (in *interner) candidate(h uint64) *internSlot {
 	}
 }
 
-// prefetchRef starts loading where the key of id is.
+// prefetchRef starts loading where the key of id is. It finds the ref's
+// address without reading the ref, which would wait for the very miss
+// the prefetch is to overlap.
 func (in *interner) prefetchRef(id uint32) {
-	if _, p, ok := in.getRef(id); ok {
-		prefetch.Range(p, unsafe.Sizeof(keyRef(0)))
+	if p := in.refs.Get(uint64(id)); p != nil {
+		prefetch.Range(unsafe.Pointer(p), unsafe.Sizeof(keyRef(0)))
 	}
 }
 
-// prefetchKey starts loading the first bytes of id's key (its ref
-// prefetched a while before). The id may be out of date, its key removed
-// or compacted away: it is only a hint, so it checks only that the
-// memory is the arena's.
+// prefetchKey starts loading the first bytes of id's key, if long (its
+// ref prefetched a while before). The id may be out of date, its key
+// removed or compacted away: it is only a hint, so it checks only that
+// the memory is the arena's.
 func (in *interner) prefetchKey(id uint32) {
-	r, _, ok := in.getRef(id)
-	if !ok || r == 0 {
+	r, ok := in.getRef(id)
+	if !ok || r == 0 || r&inlined != 0 {
 		return
 	}
 	c, off := r.place()
@@ -198,7 +206,11 @@ func (in *interner) owns(s *internSlot) bool {
 
 // holds reports whether slot s, which is not empty, holds key.
 func (in *interner) holds(s *internSlot, key []byte) bool {
-	return bytes.Equal(in.key(s.id1-1), key)
+	r := in.ref(s.id1 - 1)
+	if r&inlined != 0 {
+		return len(key) <= inlineKey && r == inlineRef(key)
+	}
+	return bytes.Equal(in.at(r), key)
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
@@ -248,7 +260,9 @@ func (in *interner) remove(id uint32) {
 			p = q
 		}
 	}
-	in.dead += recordLen(len(key))
+	if len(key) > inlineKey {
+		in.dead += recordLen(len(key))
+	}
 	in.setRef(id, 0)
 	in.free = append(in.free, id)
 	in.n--
@@ -262,16 +276,16 @@ func (in *interner) compact() {
 	old := in.arena
 	in.arena, in.bytes, in.dead = nil, 0, 0
 	for id := range uint32(in.nids) {
-		if r := in.ref(id); r != 0 {
+		if r := in.ref(id); r != 0 && r&inlined == 0 {
 			in.setRef(id, in.store(atIn(old, r)))
 		}
 	}
 }
 
-// at returns the key bytes at r.
+// at returns the key bytes at r, a long key's.
 func (in *interner) at(r keyRef) []byte { return atIn(in.arena, r) }
 
-// atIn returns the key bytes at r in arena.
+// atIn returns the key bytes at r, a long key's, in arena.
 func atIn(arena [][]byte, r keyRef) []byte {
 	c, off := r.place()
 	b := arena[c][off:]
@@ -303,9 +317,13 @@ func (in *interner) insert(p uint64, tag uint32, key []byte) uint32 {
 	return id
 }
 
-// store copies key, after its length, into the arena. A key never
-// straddles two chunks; one longer than a chunk gets a chunk of its own.
+// store returns the keyRef of key: a short key's holds it; a longer one
+// is copied, after its length, into the arena. A key never straddles two
+// chunks; one longer than a chunk gets a chunk of its own.
 func (in *interner) store(key []byte) keyRef {
+	if len(key) <= inlineKey {
+		return inlineRef(key)
+	}
 	need := recordLen(len(key))
 	last := len(in.arena) - 1
 	if last < 0 || len(in.arena[last])+need > cap(in.arena[last]) {

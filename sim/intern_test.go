@@ -114,13 +114,11 @@ func TestHashKeyTails(t *testing.T) {
 	}
 }
 
-// TestInternerRecyclesAndWidens: a table grown out of becomes arena
-// chunks, refs widen to eight bytes once one does not fit four, and every
-// key keeps its id and bytes through both, through removals and the
-// compaction they bring, and through ids reused.
-func TestInternerRecyclesAndWidens(t *testing.T) {
-	defer func(n keyRef) { narrowRefs = n }(narrowRefs)
-	narrowRefs = refOf(2, 0) // refs past the third chunk's start widen
+// TestInternerRecycles: a table grown out of becomes arena chunks, and
+// every key, short (held in its ref) or long, keeps its id and bytes
+// through it, through removals and the compaction they bring, and
+// through ids reused.
+func TestInternerRecycles(t *testing.T) {
 	in := newInterner()
 	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%d-%s", i, bytes.Repeat([]byte{'x'}, i%23))) }
 	const n = 200000 // past 99645 and 149467 keys, where tables of over 1 MiB are grown out of
@@ -136,9 +134,6 @@ func TestInternerRecyclesAndWidens(t *testing.T) {
 	}
 	if !spared || len(in.spare) != 0 {
 		t.Errorf("the grown-out table was not taken into the arena (spare seen %v, left %d)", spared, len(in.spare))
-	}
-	if !in.isWide {
-		t.Error("refs past narrowRefs did not widen")
 	}
 	check := func(what string, live func(int) bool) {
 		t.Helper()
@@ -184,5 +179,72 @@ func TestInternerRecyclesAndWidens(t *testing.T) {
 	check("after reuse", func(i int) bool { return i%3 == 0 })
 	if in.Len() != n {
 		t.Errorf("Len = %d, want %d", in.Len(), n)
+	}
+}
+
+// TestInternerShortKeys: keys of up to seven bytes, held in their refs,
+// are told apart from one another (a key and the same key with a zero
+// byte more, every byte value) and from longer keys, keep their bytes,
+// and take no arena bytes; removing and reusing their ids works as for
+// long keys.
+func TestInternerShortKeys(t *testing.T) {
+	in := newInterner()
+	var keys [][]byte
+	for n := 0; n <= inlineKey+1; n++ {
+		for _, c := range []byte{0, 1, 'a', 0x7f, 0x80, 0xff} {
+			keys = append(keys, bytes.Repeat([]byte{c}, n))
+			if n > 0 {
+				k := bytes.Repeat([]byte{'z'}, n)
+				k[n-1] = c
+				keys = append(keys, k)
+			}
+		}
+	}
+	seen := map[string]uint32{}
+	intern := func(k []byte) (uint32, bool) {
+		h := hashKey(k)
+		return in.lookup(k, h, in.candidate(h))
+	}
+	for _, k := range keys {
+		id, added := intern(k)
+		if want, ok := seen[string(k)]; ok {
+			if added || id != want {
+				t.Fatalf("%q again: id %d, added %v, want %d", k, id, added, want)
+			}
+			continue
+		}
+		if !added {
+			t.Fatalf("%q: taken for a key met before (id %d, %q)", k, id, in.key(id))
+		}
+		seen[string(k)] = id
+	}
+	long := 0
+	for k, id := range seen {
+		if got := in.key(id); string(got) != k || len(got) != len(k) {
+			t.Errorf("key %d: bytes %q, want %q", id, got, k)
+		}
+		if len(k) > inlineKey {
+			long++
+		}
+	}
+	if want := long * recordLen(inlineKey+1); in.bytes != want {
+		t.Errorf("arena holds %d bytes, want %d (the long keys only)", in.bytes, want)
+	}
+	for k, id := range seen {
+		if len(k)%2 == 0 {
+			in.remove(id)
+			delete(seen, k)
+		}
+	}
+	for k, id := range seen {
+		if got, added := intern([]byte(k)); added || got != id || string(in.key(id)) != k {
+			t.Fatalf("%q after removals: id %d, added %v, bytes %q", k, got, added, in.key(got))
+		}
+	}
+	for _, k := range [][]byte{[]byte("\x00\x00"), []byte("ab"), []byte("abcdefgh")} {
+		id, added := intern(k)
+		if !added || string(in.key(id)) != string(k) {
+			t.Fatalf("%q after removals: id %d, added %v, bytes %q", k, id, added, in.key(id))
+		}
 	}
 }
