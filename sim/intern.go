@@ -80,7 +80,10 @@ func (r keyRef) place() (chunk, off int) {
 const refOffBits = 20 // log2 of keyChunk
 
 // ref returns id's keyRef, 0 for a free id.
-func (in *interner) ref(id uint32) keyRef { return *in.refs.At(uint64(id)) }
+func (in *interner) ref(id uint32) keyRef {
+	r, _ := in.getRef(id)
+	return r
+}
 
 // setRef sets id's keyRef.
 func (in *interner) setRef(id uint32, r keyRef) { *in.refs.At(uint64(id)) = r }
@@ -204,13 +207,19 @@ func (in *interner) owns(s *internSlot) bool {
 	return off < uintptr(len(in.slots))*unsafe.Sizeof(internSlot{})
 }
 
-// holds reports whether slot s, which is not empty, holds key.
-func (in *interner) holds(s *internSlot, key []byte) bool {
-	r := in.ref(s.id1 - 1)
-	if r&inlined != 0 {
-		return len(key) <= inlineKey && r == inlineRef(key)
+// holds reports whether slot s, which is not empty, holds key, whose ref
+// is short if key is short, else 0.
+func (in *interner) holds(s *internSlot, key []byte, short keyRef) bool {
+	if short != 0 {
+		return in.ref(s.id1-1) == short
 	}
-	return bytes.Equal(in.at(r), key)
+	return in.holdsLong(s.id1-1, key)
+}
+
+// holdsLong is holds for a long key.
+func (in *interner) holdsLong(id uint32, key []byte) bool {
+	r := in.ref(id)
+	return r&inlined == 0 && bytes.Equal(in.at(r), key)
 }
 
 // lookup returns key's id, adding it when new (added reports that). start
@@ -220,7 +229,11 @@ func (in *interner) holds(s *internSlot, key []byte) bool {
 // is checked.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
 	tag := tagOf(h)
-	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag && in.holds(start, key) {
+	var short keyRef
+	if len(key) <= inlineKey {
+		short = inlineRef(key)
+	}
+	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag && in.holds(start, key, short) {
 		return start.id1 - 1, false
 	}
 	p := in.home(tag)
@@ -229,7 +242,7 @@ func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, 
 		if s.id1 == 0 {
 			return in.insert(p, tag, key), true
 		}
-		if s.tag == tag && in.holds(s, key) {
+		if s.tag == tag && in.holds(s, key, short) {
 			return s.id1 - 1, false
 		}
 		p = in.next(p)
