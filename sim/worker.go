@@ -721,11 +721,10 @@ func outcome(mask uint64, oracle bool) int {
 	return o
 }
 
-// firstRejections records request i of b as the first rejection of the
 // waitsOf returns the per-lane waits holding those of the lanes in mask
 // (bit j lane base+j), which refused the request just decided: wk.waits,
-// which refusedWaits filled, or into which it copies them from the full
-// decisions in scratch when detail.
+// which admitWaits or refusedWaits filled, or into which it copies them
+// from the full decisions in scratch when detail.
 func (wk *worker) waitsOf(detail bool, base int, mask uint64) []time.Duration {
 	if detail {
 		for m := mask; m != 0; m &= m - 1 {
@@ -736,6 +735,7 @@ func (wk *worker) waitsOf(detail bool, base int, mask uint64) []time.Duration {
 	return wk.waits
 }
 
+// firstRejections records request i of b as the first rejection of the
 // algorithms in set, which had none before.
 func (wk *worker) firstRejections(b *batch, i int, set uint64, word, base int) {
 	r := b.request(i)
