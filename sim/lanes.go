@@ -96,23 +96,15 @@ func (ls *laneSet) admitMore(id uint32, now, cost int64, masks []uint64) {
 // admitWaits is admit and admitMore that also write, as refusedWaits
 // would just after, the RetryAfter of each lane of want that refused the
 // request: want[0] holds the first Group's lanes (bit l lane l), want[k+1]
-// Group k's past it (bit j lane n0+63k+j). spans is scratch of
-// limiters.MaxGroup. It returns admit's mask, and false when a lane's wait
-// would allow the request, which would be a bug.
-func (ls *laneSet) admitWaits(id uint32, now, cost int64, want, masks []uint64, spans []limiters.Span, waits []time.Duration) (uint64, bool) {
-	all, wrong := ls.group.AdmitWaits(id, now, cost, want[0], spans)
-	for m := want[0] &^ all; m != 0; m &= m - 1 {
-		l := bits.TrailingZeros64(m)
-		waits[l] = spans[l].Duration()
-	}
+// Group k's past it (bit j lane n0+63k+j), and the waits of mask word w go
+// to spans[w*limiters.MaxGroup:], bit j's at j. It returns admit's mask,
+// and false when a lane's wait would allow the request, which would be a
+// bug.
+func (ls *laneSet) admitWaits(id uint32, now, cost int64, want, masks []uint64, spans []limiters.Span) (uint64, bool) {
+	all, wrong := ls.group.AdmitWaits(id, now, cost, want[0], spans[:limiters.MaxGroup])
 	for k, g := range ls.more {
-		off := ls.n0 + k*wordLanes
-		mk, wk := g.AdmitWaits(id, now, cost, want[k+1], spans)
+		mk, wk := g.AdmitWaits(id, now, cost, want[k+1], spans[(k+1)*limiters.MaxGroup:(k+2)*limiters.MaxGroup])
 		masks[k], wrong = mk, wrong|wk
-		for m := want[k+1] &^ mk; m != 0; m &= m - 1 {
-			l := bits.TrailingZeros64(m)
-			waits[off+l] = spans[l].Duration()
-		}
 	}
 	return all, wrong == 0
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratesim/ratesim/internal/chunk"
+	"github.com/ratesim/ratesim/limiters"
 )
 
 // DurationCount is how many rejections were told to wait Wait.
@@ -69,15 +70,31 @@ func (rj *rejections) forget(id uint32) {
 // lanes in mask, bit j of mask word word being lane base+j, each told to
 // wait waits[l] (lane l = base+j).
 func (rj *rejections) note(id uint32, h uint64, word, base int, mask uint64, waits []time.Duration) {
+	rj.mark(id, h, word, base, mask)
+	for m := mask; m != 0; m &= m - 1 {
+		l := base + bits.TrailingZeros64(m)
+		rj.waits[l].add(waits[l])
+	}
+}
+
+// noteSpans is note with the waits as limiters.Group.AdmitWaits wrote
+// them: lane base+j's in spans[j].
+func (rj *rejections) noteSpans(id uint32, h uint64, word, base int, mask uint64, spans []limiters.Span) {
+	rj.mark(id, h, word, base, mask)
+	for m := mask; m != 0; m &= m - 1 {
+		j := bits.TrailingZeros64(m)
+		rj.waits[base+j].add(spans[j].Duration())
+	}
+}
+
+// mark counts key id (hash h) as rejected by the lanes in mask, bit j of
+// mask word word being lane base+j, that had not rejected it before.
+func (rj *rejections) mark(id uint32, h uint64, word, base int, mask uint64) {
 	e := rj.entry(id, h)
 	for fresh := mask &^ e[word]; fresh != 0; fresh &= fresh - 1 {
 		rj.keys[base+bits.TrailingZeros64(fresh)]++
 	}
 	e[word] |= mask
-	for m := mask; m != 0; m &= m - 1 {
-		l := base + bits.TrailingZeros64(m)
-		rj.waits[l].add(waits[l])
-	}
 }
 
 // waitCounts counts durations by value: an open-addressing table, as a

@@ -18,7 +18,7 @@ import (
 func TestRejections(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	// With a queue lane every decision is made in full; without, the
-	// refusals' waits are worked out again by Group.RefusedWaits.
+	// refusals' waits come with the decisions, from Group.AdmitWaits.
 	noQueue := slices.DeleteFunc(limiters.AllAlgorithms(), limiters.Algorithm.Delays)
 	for _, c := range []struct {
 		nlanes int

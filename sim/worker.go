@@ -32,7 +32,7 @@ type worker struct {
 	burst   *burstTracker
 	scratch []limiters.Decision // per lane, then the oracle
 	// waits and spans are, with Config.Rejections, per lane the RetryAfter
-	// of a refusal, and scratch for the Groups' waits.
+	// of a refusal, and the Groups' waits, limiters.MaxGroup a mask word.
 	waits  []time.Duration
 	spans  []limiters.Span
 	exact  []limiters.Exact
@@ -137,7 +137,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 			tailFrom = cmp.Or(cfg.tailFrom, 1<<16)
 		}
 		wk.rej = newRejections(n, words, tailFrom)
-		wk.waits, wk.spans = make([]time.Duration, n), make([]limiters.Span, limiters.MaxGroup)
+		wk.waits, wk.spans = make([]time.Duration, n), make([]limiters.Span, words*limiters.MaxGroup)
 	}
 	if cfg.MostRejected > 0 {
 		wk.kc = newKeyCounts(n)
@@ -369,6 +369,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		var all uint64 // the first Group's lanes that allowed r, and the oracle as bit n0
 		detail := wk.cfg.Detail || wk.delays
+		spans := false // the refusals' waits are in wk.spans, by mask word
 		if explain {
 			text, all = wk.lanes.allowExplain(id, r.time, r.cost, wk.cfg.Unit, wk.scratch, wk.exact, text, wk.starts, wk.ends)
 			for a := 0; a < n; a++ {
@@ -379,8 +380,9 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		} else if wk.rej != nil {
 			// The waits of the refusals only, each as its lane refuses:
 			// the allowed lanes need no arithmetic beyond admit's.
+			spans = true
 			var ok bool
-			if all, ok = wk.lanes.admitWaits(id, r.time, r.cost, wk.all, wk.moreMasks, wk.spans, wk.waits); !ok {
+			if all, ok = wk.lanes.admitWaits(id, r.time, r.cost, wk.all, wk.moreMasks, wk.spans); !ok {
 				wk.fail(b, int(i), "a limiter judged this request again and allowed it: an internal error")
 			}
 		} else {
@@ -432,7 +434,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		}
 		if wk.rej != nil {
 			if m := wk.all[0] &^ mask; m != 0 {
-				wk.rej.note(id, r.hash, 0, 0, m, wk.waitsOf(detail, 0, m))
+				if spans {
+					wk.rej.noteSpans(id, r.hash, 0, 0, m, wk.spans)
+				} else {
+					wk.rej.note(id, r.hash, 0, 0, m, wk.waitsOf(detail, 0, m))
+				}
 			}
 		}
 		var counts []int64 // r's key's, with Config.MostRejected
@@ -457,7 +463,11 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 			}
 			if wk.rej != nil {
 				if rm := wk.all[k+1] &^ m; rm != 0 {
-					wk.rej.note(id, r.hash, k+1, base, rm, wk.waitsOf(detail, base, rm))
+					if spans {
+						wk.rej.noteSpans(id, r.hash, k+1, base, rm, wk.spans[(k+1)*limiters.MaxGroup:])
+					} else {
+						wk.rej.note(id, r.hash, k+1, base, rm, wk.waitsOf(detail, base, rm))
+					}
 				}
 			}
 			if wk.kc != nil {
