@@ -14,22 +14,10 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-var compareLong = `Replay a trace through several algorithms at once and show their decisions
-side by side: one row per request, one column per algorithm (true when it
-allowed the request). In a table, rows where the algorithms disagree are
-marked with * in the diff column, and the matrix is followed by a summary per
-algorithm and a pairwise agreement matrix.
-
-The summary counts requests, allowed, rejected, the most cost allowed for one
-key in any closed interval of --interval (default: the window) and its ratio
-to the limit, the false allows and false rejects against the oracle (a
-sliding log with the same limit and window: the exact rolling policy) and the
-time of the first rejection.
-
-` + render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
+var compareLong = helpText("compare", "DEFAULTS", render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
 	"); --algos all adds "+render.JoinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
 	return slices.Contains(limiters.ClassicAlgorithms(), a)
-})), "and")+".", "", 78)
+})), "and")+".", "", 78))
 
 const compareExample = `  ratesim compare traces/examples/boundary.csv
   ratesim compare --algos fixed-window,sliding-log --diff trace.csv

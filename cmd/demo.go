@@ -13,11 +13,7 @@ import (
 
 var demoIntro = helpText("demo")
 
-var demoOutro = `Next:
-  ratesim algos                       how each algorithm works and when to choose it
-  ratesim compare --algos all TRACE   all ` + countWord(len(limiters.AllAlgorithms())) + ` side by side on your own trace
-  ratesim gen --pattern bursty --users 50 --requests 5000 --seed 1 > t.csv
-  ratesim run --help                  policy flags, output formats, --key, --config`
+var demoOutro = helpText("demo-next", "COUNT", countWord(len(limiters.AllAlgorithms())))
 
 // exampleArgs are the arguments of the command that replays a's example
 // trace (Doc.Example) with the parameters its walk-through assumes: 3 per

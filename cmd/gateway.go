@@ -148,17 +148,9 @@ type lintOptions struct {
 func newLintCmd() *cobra.Command {
 	o := &lintOptions{}
 	c := &cobra.Command{
-		Use:   "lint CONFIG [TRACE]",
-		Short: "Say what a gateway's rate-limit config will do that its author may not mean",
-		Long: `Read a gateway's config (the formats of --policy-from) and print its
-warnings, each with its line: nginx r/m rates that are not whole
-thousandths per second, burst without nodelay (and the latency it adds),
-Envoy descriptors that can never match, Kong limits a shorter one makes
-idle, Traefik bursts below 1. With a TRACE, also what the config does to
-that traffic: a key that is the same for every request (every client
-shares one limit), an nginx zone too small for the trace's keys.
-
-A config ratesim cannot read is an error naming the file and line (exit 2).`,
+		Use:         "lint CONFIG [TRACE]",
+		Short:       "Say what a gateway's rate-limit config will do that its author may not mean",
+		Long:        helpText("lint"),
 		Example:     "  ratesim lint nginx.conf\n  ratesim lint nginx.conf access.log\n  ratesim lint --descriptor remote_address=ip ratelimit.yaml access.log",
 		Args:        cobra.RangeArgs(1, 2),
 		Annotations: exitStatus("a bad flag, a config that cannot be read (its file and line named)"),
@@ -221,17 +213,9 @@ type exportOptions struct {
 func newExportCmd() *cobra.Command {
 	o := &exportOptions{}
 	c := &cobra.Command{
-		Use:   "export --to TARGET --limiter SPEC [TRACE]",
-		Short: "Write a limiter as a gateway's config, saying what it approximates",
-		Long: `Write the limiter of --limiter (an algorithm with its parameters, or a
-preset) as the config of a gateway or library: ` + gateway.Targets.String() + `.
-Where the target cannot express the limiter exactly (nginx keeps rates in
-thousandths of a request per second; Envoy has only fixed windows), the
-nearest config is written and standard error says what differs. With a
-TRACE, both are replayed and standard error says on how many requests
-they decide differently, the config keyed on --key-field.
-
-The config goes to standard output; read it back with --policy-from.`,
+		Use:         "export --to TARGET --limiter SPEC [TRACE]",
+		Short:       "Write a limiter as a gateway's config, saying what it approximates",
+		Long:        helpText("export", "TARGETS", gateway.Targets.String()),
 		Example:     "  ratesim export --to nginx --limiter nginx:rate=10r/s,burst=20,nodelay\n  ratesim export --to envoy --limiter fixed-window:limit=100,window=1m access.log",
 		Args:        cobra.MaximumNArgs(1),
 		Annotations: exitStatus("a bad flag, an unknown target, a bad --limiter"),

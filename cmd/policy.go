@@ -13,39 +13,7 @@ import (
 
 // policyHelp ends the long help of the commands that replay a trace. Its
 // lists of names come from the tables that hold them.
-var policyHelp = `
-
-POLICY
-  Window algorithms use --limit and --window (default 3 per 10); bucket
-  algorithms use --capacity (default: the limit) and --rate (default: the
-  limit per window). Every report states the parameters in effect. --config
-  reads them from a YAML file, shared or per algorithm; flags given on the
-  command line override the file:
-
-    limit: 3
-    window: 10s
-    algorithms:
-      token-bucket: {capacity: 5, rate: 1/2}
-
-  Each algorithm runs with its own parameters. The file may also give
-  algos (a list), key, unit, interval, intent and clock.
-
-  The intent is the policy meant: an exact rolling limit (a sliding log,
-  the oracle) against which false allows, false rejects and burst ratios
-  are counted. --intent LIMIT/WINDOW (or intent: in the file) gives it;
-  otherwise it is the shared limit and window. When every limiter has
-  parameters of its own and none of --intent, --limit or --window is
-  given, there is no intent, and those columns are empty.
-
-` + limiterGrammar() + `
-
-TRACES
-  Several traces are merged by time (each must be in time order, or give
-  --sort, which sorts them in bounded memory). --user-field, --time-field
-  and --cost-field name the columns or keys to read (a.b reaches into
-  nested JSON); --time-format and --tz say how times are written. Access
-  logs in the nginx and Apache combined and common formats are read as
-  they are, the user being the client ip.`
+var policyHelp = helpText("policy", "LIMITERS", limiterGrammar())
 
 // Policy defaults, as in the seed: three requests per ten units.
 const (
