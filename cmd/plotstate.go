@@ -29,7 +29,7 @@ func newPlotStateCmd() *cobra.Command {
 		if o.User == "" {
 			return usageErrorf("plot state needs --user, the key to draw")
 		}
-		rp, format, err := o.prepare(c, s)
+		rp, err := o.prepare(c, s)
 		if err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func newPlotStateCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if err := o.out.write(f, format, s); err != nil {
+		if err := o.out.Write(f, s.out); err != nil {
 			return err
 		}
 		return rp.trace.finish()

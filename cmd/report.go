@@ -3,8 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,9 +33,6 @@ type reportOptions struct {
 	Shard string
 }
 
-// htmlExtensions are the extensions report writes to.
-var htmlExtensions = []string{".html", ".htm"}
-
 func newReportCmd() *cobra.Command {
 	o := &reportOptions{}
 	c := replayCmd(&cobra.Command{
@@ -64,11 +59,8 @@ func newReportCmd() *cobra.Command {
 }
 
 func runReport(o *reportOptions, s streams) error {
-	if o.Output == "" {
-		return usageErrorf("report needs -o FILE.html")
-	}
-	if ext := strings.ToLower(filepath.Ext(o.Output)); !slices.Contains(htmlExtensions, ext) {
-		return usageErrorf("-o %s: unsupported extension %q (valid: %s)", o.Output, filepath.Ext(o.Output), strings.Join(htmlExtensions, ", "))
+	if err := report.CheckHTMLFile(o.Output); err != nil {
+		return err
 	}
 	if o.Top <= 0 {
 		return usageErrorf("--top must be positive, got %d", o.Top)
@@ -122,7 +114,7 @@ func runReport(o *reportOptions, s streams) error {
 	if s.part != nil {
 		return skipped // the partial is the output
 	}
-	if err := writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) }); err != nil {
+	if err := report.WriteFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) }); err != nil {
 		return err
 	}
 	return skipped
