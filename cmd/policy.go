@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
@@ -32,7 +33,7 @@ type policyOptions struct {
 	Limiters []string // --limiter, one spec each
 	Stack    string   // --stack: consume or refund
 	Intent   string   // --intent: LIMIT/WINDOW
-	gateway  gatewayOptions
+	gateway  gateway.Flags
 	// single: the replay is of the one limiter given on the command line;
 	// the config file's limiters and algos do not join it.
 	single bool
@@ -72,7 +73,7 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions) {
 	fs.StringVar(&o.Config, "config", "", "policy file (YAML); flags given explicitly override it")
 	fs.StringVar(&o.Stack, "stack", "consume", "with a policies: list in --config, whether policies that allowed a refused request still count it (consume) or not (refund)")
 	fs.StringArrayVar(&o.Limiters, "limiter", nil, "a limiter with parameters of its own: [NAME=]ALGORITHM[:KEY=VALUE,...]; repeatable (see LIMITERS)")
-	addGatewayFlags(fs, &o.gateway)
+	o.gateway.AddFlags(fs)
 	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit false allows, false rejects and burst ratios are counted against (default: --limit per --window)")
 }
 
@@ -97,7 +98,10 @@ func (o *policyOptions) lanesGiven(algoList []string) ([]limiters.Algorithm, []l
 // however often it is asked for.
 func (o *policyOptions) policyFile() (*spec.File, error) {
 	if o.file == nil && o.gateway.From != "" {
-		pf, err := o.gateway.read(o.Config)
+		if o.Config != "" {
+			return nil, usageErrorf("--config and --policy-from both give the policy: give one")
+		}
+		pf, err := o.gateway.Read()
 		if err != nil {
 			return nil, err
 		}

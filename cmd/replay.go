@@ -42,7 +42,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		if err != nil {
 			return nil, err
 		}
-		po.gateway.warn(s.err)
+		po.warnGateway(s.err)
 		if !po.single && len(pf.Policies) > 0 {
 			if pf, err = po.stackAsLane(to, s.err); err != nil {
 				return nil, err

@@ -49,7 +49,7 @@ type sweepOptions struct {
 	Shard              string
 	// gateway is --policy-from: the deployed config, replayed beside the
 	// grid as its last row (sweepDeployed).
-	gateway gatewayOptions
+	gateway gateway.Flags
 	set     map[string]bool
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
@@ -70,7 +70,7 @@ func newSweepCmd() *cobra.Command {
 		return runSweep(o, s)
 	})
 	addSweepFlags(c.Flags(), o)
-	addGatewayFlags(c.Flags(), &o.gateway)
+	o.gateway.AddFlags(c.Flags())
 	c.Flags().Lookup("policy-from").Usage = "a gateway's config of one policy, the limit deployed today, replayed beside the grid as its last row"
 	addOutputFlag(c.Flags(), &o.Output)
 	addShardFlag(c.Flags(), &o.Shard)
