@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 	"github.com/ratesim/ratesim/traces/examples"
 )
 
@@ -46,7 +47,7 @@ func runDemo(s streams) error {
 	w := render.NewTextWriter(s.out, render.FormatTable)
 	w.Line(demoIntro)
 	example := func(name string) traceOptions {
-		return traceOptions{Path: name, Unit: "s", fsys: examples.FS, display: "traces/examples/" + name}
+		return traceOptions{ReadFlags: traces.ReadFlags{Unit: "s"}, Path: name, fsys: examples.FS, display: "traces/examples/" + name}
 	}
 	steps := limiters.ClassicAlgorithms()
 	for i, algo := range steps {

@@ -13,6 +13,7 @@ import (
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // warnGateway writes the warnings of the --policy-from config to w,
@@ -154,7 +155,7 @@ func runExport(o *exportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	unit, err := parseUnit(o.trace.Unit)
+	unit, err := traces.UnitFlag(o.trace.Unit)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func runGen(o *genOptions, s streams) error {
 	if o.Requests <= 0 {
 		return usageErrorf("--requests must be positive, got %d", o.Requests)
 	}
-	unit, err := parseUnit(o.Unit)
+	unit, err := traces.UnitFlag(o.Unit)
 	if err != nil {
 		return err
 	}

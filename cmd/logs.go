@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,69 +13,15 @@ import (
 	"github.com/ratesim/ratesim/traces"
 )
 
-// logOptions resolves --format, --log-format, --envoy-format and
-// --time-is: a line format implies the format that takes it.
-func (o *traceOptions) logOptions() (traces.Format, string, traces.TimeIs, error) {
-	format, err := parseTraceFormat(o.Format)
-	if err != nil {
-		return 0, "", 0, err
-	}
-	timeIs, err := traces.ParseTimeIs(o.TimeIs)
-	if err != nil {
-		return 0, "", 0, usageErrorf("invalid --time-is %q (valid: %s)", o.TimeIs, traces.TimeIsChoices)
-	}
-	switch {
-	case o.LogFormat != "" && o.EnvoyFormat != "":
-		return 0, "", 0, usageErrorf("--log-format (nginx) and --envoy-format exclude each other")
-	case o.LogFormat != "":
-		if format == traces.FormatAuto {
-			format = traces.Nginx
-		}
-		if format != traces.Nginx {
-			return 0, "", 0, usageErrorf("--log-format is an nginx log_format: it goes with --format nginx, not %s", format)
-		}
-		return format, o.LogFormat, timeIs, nil
-	case o.EnvoyFormat != "":
-		if format == traces.FormatAuto {
-			format = traces.Envoy
-		}
-		if format != traces.Envoy {
-			return 0, "", 0, usageErrorf("--envoy-format goes with --format envoy, not %s", format)
-		}
-		return format, o.EnvoyFormat, timeIs, nil
-	}
-	return format, "", timeIs, nil
-}
-
-// labelOptions are --legit, --abusive and --labels: who sent a request.
-type labelOptions struct {
-	Legit, Abusive, Column string
-}
-
 // addLabelFlags adds the flags that say who is legitimate to a command
 // that counts it.
 func addLabelFlags(fs *pflag.FlagSet, o *traceOptions) {
-	o.labels = &labelOptions{}
-	fs.StringVar(&o.labels.Legit, "legit", "", "the legitimate requests: a condition on their fields, such as 'status<400 and not user_agent~bot' (alone: the others are abusive)")
-	fs.StringVar(&o.labels.Abusive, "abusive", "", "the abusive requests: a condition such as 'ip in file:blocklist.txt' or 'user_agent~(?i)scraper' (alone: the others are legitimate)")
-	fs.StringVar(&o.labels.Column, "labels", "", "a field that says legit or abusive (anything else: unlabelled), instead of --legit and --abusive")
+	o.labels = &traces.LabelFlags{}
+	o.labels.AddFlags(fs)
 }
 
 // labelled reports whether --legit, --abusive or --labels is given.
-func (o *traceOptions) labelled() bool { return o.labels != nil && *o.labels != (labelOptions{}) }
-
-// labeler returns the labeler of the flags; nil when none is given (or
-// the command has none).
-func (o *labelOptions) labeler() (*traces.Labeler, error) {
-	if o == nil {
-		return nil, nil
-	}
-	l, err := traces.NewLabeler(o.Legit, o.Abusive, o.Column, os.ReadFile)
-	if err != nil {
-		return nil, usageErrorf("%s", ErrorText(err))
-	}
-	return l, nil
-}
+func (o *traceOptions) labelled() bool { return o.labels.Given() }
 
 // labelConfig has cfg label its requests with l, when there is one.
 func labelConfig(cfg *sim.Config, l *traces.Labeler) {

@@ -58,14 +58,14 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err := checkKeys(to.Key); err != nil {
 		return nil, err
 	}
-	unit, err := parseUnit(to.Unit)
+	unit, err := traces.UnitFlag(to.Unit)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, _, err := to.logOptions(); err != nil {
+	if _, _, _, err := to.LogOptions(); err != nil {
 		return nil, err
 	}
-	labeler, err := to.labels.labeler()
+	labeler, err := to.labels.Labeler()
 	if err != nil {
 		return nil, err
 	}

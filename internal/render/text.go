@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/internal/choice"
 )
 
 // Enc returns the encoder a row's values are appended with, between Begin
@@ -103,10 +105,5 @@ func WrapLines(text, first, rest string, width int) string {
 }
 
 // JoinList joins names as a sentence does, with conj ("and", "or"): "a,
-// b or c".
-func JoinList(names []string, conj string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
-}
+// b or c" (choice.Join).
+func JoinList(names []string, conj string) string { return choice.Join(names, conj) }

@@ -1,0 +1,45 @@
+package traces
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// TestReadFlags: the flags' defaults give OpenSet's defaults, a line
+// format implies its format, and a bad value is a *FlagError naming its
+// flag.
+func TestReadFlags(t *testing.T) {
+	var f ReadFlags
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	f.AddFlags(fs)
+	if err := fs.Parse([]string{"--unit", "ms", "--log-format", "combined", "--sort"}); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := f.SetOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Unit != time.Millisecond || opts.Format != Nginx || opts.LogFormat != "combined" || !opts.Sort || opts.Sorting.MaxMemory != 256<<20 || opts.Location != time.UTC {
+		t.Errorf("SetOptions = %+v", opts)
+	}
+	for _, tc := range []struct {
+		flags ReadFlags
+		want  string
+	}{
+		{ReadFlags{Unit: "h"}, `invalid --unit "h" (valid: s, ms, us, ns)`},
+		{ReadFlags{Unit: "s", Format: "xml"}, `invalid --format "xml" (valid: ` + ReadFormats.String() + `)`},
+		{ReadFlags{Unit: "s", LogFormat: "combined", EnvoyFormat: "x"}, "--log-format (nginx) and --envoy-format exclude each other"},
+		{ReadFlags{Unit: "s", Format: "csv", EnvoyFormat: "x"}, "--envoy-format goes with --format envoy, not csv"},
+		{ReadFlags{Unit: "s", TZ: "Nowhere/Else"}, `invalid --tz "Nowhere/Else": want an IANA zone name such as Europe/Berlin, UTC or Local`},
+		{ReadFlags{Unit: "s", MaxErrors: -1}, "invalid --max-errors -1: want 0 or more"},
+		{ReadFlags{Unit: "s", SortMem: "lots"}, `invalid --sort-mem "lots": want a positive size such as 64MiB, 512KiB or 2GiB`},
+	} {
+		_, err := tc.flags.SetOptions()
+		fe, ok := err.(*FlagError)
+		if !ok || err.Error() != tc.want || !fe.Usage() {
+			t.Errorf("%+v: SetOptions = %v, want the *FlagError %q", tc.flags, err, tc.want)
+		}
+	}
+}
