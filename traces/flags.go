@@ -204,3 +204,24 @@ func (f *LabelFlags) Labeler() (*Labeler, error) {
 	}
 	return l, nil
 }
+
+// FlagRemedy says which of the flags of ReadFlags would read a trace
+// that e says is missing a field or has epoch times in a finer unit, to
+// follow the message; "" for other errors.
+func (e *ParseError) FlagRemedy() string {
+	switch e.Missing {
+	case FieldUser:
+		return "; --user-field names the field to read the user from"
+	case FieldTime:
+		return "; --time-field names the field to read the timestamp from (and --time-format says how it is written)"
+	case FieldUser | FieldTime:
+		return "; --user-field and --time-field name the fields to read them from (and --time-format says how times are written)"
+	}
+	unit := UnitName(e.EpochUnit)
+	if f, i := UnixTimeFormat(e.EpochUnit), Units.Index(unit); f != "" && i >= 0 {
+		// Not --unit: that would turn --window 10 into 10 ms as well.
+		return fmt.Sprintf(": read it with --time-format %s, which keeps --window and the other durations in --unit (--unit %s would make them %s too)",
+			f, unit, Units[i].Description)
+	}
+	return ""
+}

@@ -43,3 +43,21 @@ func TestReadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagRemedy: a trace error that a flag would read names the flag,
+// and one about epoch times in a finer unit the time format that reads
+// them.
+func TestFlagRemedy(t *testing.T) {
+	for _, tc := range []struct {
+		err  ParseError
+		want string
+	}{
+		{ParseError{Missing: FieldUser}, "; --user-field names the field to read the user from"},
+		{ParseError{EpochUnit: time.Microsecond}, ": read it with --time-format unix-us, which keeps --window and the other durations in --unit (--unit us would make them microseconds too)"},
+		{ParseError{Msg: "bad cost"}, ""},
+	} {
+		if got := tc.err.FlagRemedy(); got != tc.want {
+			t.Errorf("%+v: FlagRemedy = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
