@@ -11,6 +11,7 @@ import (
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/storereplay"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
@@ -125,8 +126,8 @@ func flagChoices(cmd string) map[string]choice.List {
 		"clock":       spec.Clocks,
 		"stack":       sim.StackModes,
 		"only":        onlyChoices,
-		"route":       routeChoices,
-		"on-failure":  failureChoices,
+		"route":       storereplay.Routes,
+		"on-failure":  storereplay.Failures,
 		// A gateway's config to read, and a config to write.
 		"policy-format": gateway.Formats,
 		"to":            gateway.Targets,
