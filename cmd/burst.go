@@ -54,7 +54,7 @@ func newBurstCmd() *cobra.Command {
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func newCompareCmd() *cobra.Command {
 // runCompare replays o.trace through several algorithms and writes the
 // decision matrix, the summaries and the agreement matrix.
 func runCompare(o *compareOptions, s streams) error {
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 	"github.com/ratesim/ratesim/traces/examples"
@@ -51,7 +52,7 @@ func runDemo(s streams) error {
 	}
 	steps := limiters.ClassicAlgorithms()
 	for i, algo := range steps {
-		policy := policyOptions{Limit: 3, Window: "10", Clock: "reject", set: map[string]bool{}}
+		policy := policyOptions{Flags: spec.Flags{Limit: 3, Window: "10", Clock: "reject"}, set: map[string]bool{}}
 		if !algo.Windowed() {
 			policy.Capacity, policy.Rate = 3, "0.2"
 			policy.set["capacity"], policy.set["rate"] = true, true
@@ -103,5 +104,5 @@ func runDemo(s streams) error {
 }
 
 func defaultPolicy() policyOptions {
-	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
+	return policyOptions{Flags: spec.Flags{Limit: defaultLimit, Window: defaultWindow, Clock: "reject"}, set: map[string]bool{}}
 }

@@ -79,7 +79,7 @@ func (o *plotReplayOptions) prepare(c *cobra.Command, s streams) (*replay, error
 	if err := o.out.Check(commandName(c)); err != nil {
 		return nil, err
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return nil, err
 	}

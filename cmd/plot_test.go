@@ -28,7 +28,7 @@ func plotReplay(t *testing.T, trace string, algos []string) *replay {
 	ro.Algos = algos
 	ro.trace.Path = trace
 	ro.policy.set = map[string]bool{}
-	a, specs, err := ro.policy.lanesGiven(ro.Algos)
+	a, specs, err := ro.policy.Lanes(ro.Algos)
 	if err != nil {
 		t.Fatal(err)
 	}

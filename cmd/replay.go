@@ -250,7 +250,7 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 		}
 	}
 	for _, prm := range limiters.Params() {
-		if slices.Contains(coreParams, prm.Name) || !rp.given[prm.Name] {
+		if slices.Contains(spec.CoreParams, prm.Name) || !rp.given[prm.Name] {
 			continue
 		}
 		if !slices.ContainsFunc(rp.spec.Algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {

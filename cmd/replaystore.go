@@ -77,7 +77,7 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}

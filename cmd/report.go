@@ -65,7 +65,7 @@ func runReport(o *reportOptions, s streams) error {
 	if o.Top <= 0 {
 		return usageErrorf("--top must be positive, got %d", o.Top)
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func newRunCmd() *cobra.Command {
 
 // runRun replays o.trace through one algorithm and writes a row per request.
 func runRun(o *runOptions, s streams) error {
-	specs, err := o.policy.specs()
+	specs, err := o.policy.ParseLimiters()
 	if err != nil {
 		return err
 	}

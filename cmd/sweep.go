@@ -92,7 +92,7 @@ func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
 		def, usage := sweep.Usage(name)
 		fs.StringVar(v, flag, def, usage)
 	}
-	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: "+clockChoices())
+	fs.StringVar(&o.Clock, "clock", "reject", spec.ClockUsage)
 	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit candidates are scored against (default: --limit per --window)")
 	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
 	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects (with --pick, of those that meet it)")
@@ -182,7 +182,7 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 // them. The caller closes res.rp.trace.
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
 	var err error
-	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
+	po := &policyOptions{Flags: spec.Flags{Clock: o.Clock}, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
 	intentFrom := "--intent"
 	switch {
 	case o.inherit != nil:

@@ -1,0 +1,35 @@
+package spec
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// TestFlagsParams: only the flags given become parameters, each from its
+// flag unless another source is named, and --limiter and --algos parse
+// into lanes.
+func TestFlagsParams(t *testing.T) {
+	var f Flags
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	f.AddFlags(fs)
+	if err := fs.Parse([]string{"--limit", "5", "--rate", "1/2", "--limiter", "tb=token-bucket:capacity=3"}); err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
+	p := f.Params(set, map[string]Source{"limit": "--intent"})
+	if len(p) != 2 || p["limit"] != (Setting{Value: "5", At: "--intent"}) || p["rate"] != (Setting{Value: "1/2", At: "--rate"}) {
+		t.Errorf("Params = %v", p)
+	}
+	algos, lims, err := f.Lanes([]string{"gcra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(algos) != 1 || algos[0].String() != "gcra" || len(lims) != 1 || lims[0].Name != "tb" {
+		t.Errorf("Lanes = %v, %v", algos, lims)
+	}
+	if algos, _, _ := f.Lanes(nil); algos != nil {
+		t.Errorf("Lanes(nil) = %v, want nil: the default depends on the limiters", algos)
+	}
+}
