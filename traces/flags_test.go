@@ -61,3 +61,30 @@ func TestFlagRemedy(t *testing.T) {
 		}
 	}
 }
+
+// TestGenFlags: the defaults give a trace, a zero given where zero means
+// the default is refused, and a flag given that the pattern does not use
+// is warned of.
+func TestGenFlags(t *testing.T) {
+	var f GenFlags
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	f.AddFlags(fs)
+	if err := fs.Parse([]string{"--burst", "3", "--window", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	opts, warnings, err := f.Options(fs.Changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Users != 10 || opts.Requests != 1000 || opts.Window != 5*time.Second || opts.Format != CSV {
+		t.Errorf("Options = %+v", opts)
+	}
+	want := "--burst and --window have no effect on the steady pattern: only bursty and boundary use them"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings = %q, want %q", warnings, want)
+	}
+	f.Burst = 0
+	if _, _, err := f.Options(fs.Changed); err == nil || err.Error() != "--burst must be positive, got 0" {
+		t.Errorf("--burst 0: %v", err)
+	}
+}
