@@ -36,7 +36,7 @@ type compareOptions struct {
 	Timeline string
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
 	ByKey   int
-	clients clientOptions
+	clients sim.ClientFlags
 	Shard   string
 	// With names the extra columns of the requests: file, line, or
 	// attributes.
@@ -64,7 +64,7 @@ func newCompareCmd() *cobra.Command {
 	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
-	addClientFlags(fs, &o.clients)
+	o.clients.AddFlags(fs)
 	addLabelFlags(fs, &o.trace)
 	fs.StringSliceVar(&o.With, "with", nil, "extra columns of the requests, comma-separated: file and line (where the request is in the traces) or any field of the trace")
 	registerCompletions(c)
@@ -103,7 +103,7 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.trace.labelled() && (o.Timeline != "" || o.ByKey > 0) {
 		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped in the summary: --timeline and --by-key do not show it")
 	}
-	clients, err := o.clients.parse(o.policy.set)
+	clients, err := o.clients.Clients(o.policy.set)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ type runOptions struct {
 	With []string
 	// Headers names the style of the rate-limit fields to add.
 	Headers string
-	clients clientOptions
+	clients sim.ClientFlags
 	Shard   string
 }
 
@@ -54,7 +54,7 @@ func newRunCmd() *cobra.Command {
 	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
-	addClientFlags(fs, &o.clients)
+	o.clients.AddFlags(fs)
 	registerCompletions(c)
 	return c
 }
@@ -103,7 +103,7 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 	}
-	clients, err := o.clients.parse(o.policy.set)
+	clients, err := o.clients.Clients(o.policy.set)
 	if err != nil {
 		return err
 	}
