@@ -97,8 +97,5 @@ func (o *policyOptions) plan(algos []limiters.Algorithm, specs []limiterSpec, in
 	return spec.Resolve(in)
 }
 
-// takers names the algorithms that take parameter name.
-func takers(name string) string { return spec.Takers(name) }
-
 // maxLanes is the most limiters one replay runs (sim's bound).
 const maxLanes = spec.MaxLanes

@@ -7,8 +7,6 @@ import (
 
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/spec"
@@ -208,54 +206,11 @@ func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
-// the replay cfg describes: bucket flags when only window algorithms run,
-// window flags that no algorithm uses (not even as a bucket's default)
-// when there are no oracle or burst figures either, and --unit on an
-// RFC 3339 trace.
+// the replay cfg describes: the policy's (spec.Spec.UnusedFlags),
+// --sort-mem without --sort, and --unit on an RFC 3339 trace.
 func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
-	var windowed, buckets []string
-	for _, a := range rp.spec.Algos() {
-		list := &buckets
-		if a.Windowed() {
-			list = &windowed
-		}
-		if !slices.Contains(*list, a.String()) {
-			*list = append(*list, a.String())
-		}
-	}
-	if len(buckets) == 0 {
-		if flags := rp.givenFlags("capacity", "rate"); flags != nil {
-			warnf(w, "%s: only window algorithms run (%s), and they use --limit and --window",
-				noEffect(flags), strings.Join(windowed, ", "))
-		}
-	}
-	if cfg.DecisionsOnly && len(windowed) == 0 {
-		var flags []string
-		if !rp.spec.LimitUsed {
-			flags = append(flags, rp.givenFlags("limit")...)
-		}
-		if !rp.spec.WindowUsed {
-			flags = append(flags, rp.givenFlags("window")...)
-		}
-		given := "rate"
-		if !rp.spec.LimitUsed {
-			given = "capacity and rate"
-		}
-		its := "has its"
-		if len(buckets) > 1 {
-			its = "have their"
-		}
-		if flags != nil {
-			warnf(w, "%s: %s %s %s given", noEffect(flags), strings.Join(buckets, ", "), its, given)
-		}
-	}
-	for _, prm := range limiters.Params() {
-		if slices.Contains(spec.CoreParams, prm.Name) || !rp.given[prm.Name] {
-			continue
-		}
-		if !slices.ContainsFunc(rp.spec.Algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
-			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
-		}
+	for _, msg := range rp.spec.UnusedFlags(rp.given, cfg.DecisionsOnly) {
+		warnf(w, "%s", msg)
 	}
 	if rp.given["sort-mem"] && !rp.trace.sorted() {
 		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
@@ -263,26 +218,6 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	if rp.trace.RFC3339() && rp.given["unit"] {
 		warnf(w, "--unit has no effect: the trace's times are RFC 3339, and its durations are in seconds")
 	}
-}
-
-// givenFlags returns those of names given on the command line, as flags.
-func (rp *replay) givenFlags(names ...string) []string {
-	var flags []string
-	for _, n := range names {
-		if rp.given[n] {
-			flags = append(flags, "--"+n)
-		}
-	}
-	return flags
-}
-
-// noEffect says that flags have no effect: "--limit and --window have no
-// effect".
-func noEffect(flags []string) string {
-	if len(flags) == 1 {
-		return flags[0] + " has no effect"
-	}
-	return strings.Join(flags[:len(flags)-1], ", ") + " and " + flags[len(flags)-1] + " have no effect"
 }
 
 // warnf writes a warning line to w: the command goes on, and its exit
