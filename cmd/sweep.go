@@ -54,7 +54,7 @@ type sweepOptions struct {
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
 	// otherwise.
-	inherit *inheritedIntent
+	inherit *spec.Inherited
 }
 
 func newSweepCmd() *cobra.Command {
@@ -181,31 +181,13 @@ func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, er
 // sweepReplay replays the trace through the sweep's candidates and scores
 // them. The caller closes res.rp.trace.
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
-	var err error
-	po := &policyOptions{Flags: spec.Flags{Clock: o.Clock}, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	intentFrom := "--intent"
-	switch {
-	case o.inherit != nil:
-		if intentFrom, err = o.takeIntent(po, g); err != nil {
-			return nil, err
-		}
-	case o.Intent != "":
-		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
-			return nil, err
-		}
-		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
-	default:
-		intentFrom = "--limit and --window"
-		for _, name := range []string{"limit", "window"} {
-			if len(g.Values(name)) > 1 {
-				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.Values(name)))
-			}
-		}
-		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
-			return nil, usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
-		}
-		po.Window = strings.TrimSpace(*o.values["window"])
+	intent, err := spec.SweepIntent(o.inherit, spec.SweepFlags{Intent: o.Intent, Given: o.set,
+		Limit: *o.values["limit"], Window: *o.values["window"], Limits: g.Values("limit"), Windows: g.Values("window")})
+	if err != nil {
+		return nil, err
 	}
+	po := &policyOptions{Flags: spec.Flags{Clock: o.Clock, Limit: intent.Limit, Window: intent.Window, Config: intent.Config},
+		single: true, set: intent.Set, at: intent.At, inherit: intent.Inherit, file: intent.File}
 	cands, err := g.Candidates(algos)
 	if err != nil {
 		return nil, err
@@ -232,8 +214,8 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 			return nil, nil, err
 		}
 		rp.given = o.set // for the warnings about flags with no effect
-		if o.inherit != nil && o.inherit.interval > 0 {
-			rp.spec.Interval = o.inherit.interval
+		if o.inherit != nil && o.inherit.Interval > 0 {
+			rp.spec.Interval = o.inherit.Interval
 		}
 		for _, name := range g.Unused(algos) {
 			if first {
@@ -266,7 +248,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 	}
 	picked := sweep.Pick(cands, cons)
 	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
-		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intentFrom}}, nil
+		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intent.From}}, nil
 }
 
 // rereadable reports whether the traces of o can be opened again: files,
@@ -281,22 +263,6 @@ func rereadable(o *traceOptions) bool {
 		}
 	}
 	return true
-}
-
-// parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
-// text.
-func parseIntent(s string) (limit int64, window string, err error) {
-	l, w, ok := strings.Cut(s, "/")
-	n, perr := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
-	switch {
-	case !ok || strings.TrimSpace(w) == "":
-		return 0, "", usageErrorf("--intent %q: want LIMIT/WINDOW, such as 100/1m", s)
-	case perr != nil:
-		return 0, "", usageErrorf("--intent %q: the limit %q is not a whole number", s, l)
-	case n <= 0:
-		return 0, "", usageErrorf("--intent %q: the limit must be positive", s)
-	}
-	return n, strings.TrimSpace(w), nil
 }
 
 func runSweep(o *sweepOptions, s streams) error {
