@@ -67,7 +67,7 @@ func registerCompletions(c *cobra.Command) {
 	}
 	for _, name := range sweep.ParamNames() {
 		// A sweep's values, or a parameter's: never a file.
-		if flag := sweepFlag(name); c.Flags().Lookup(flag) != nil {
+		if flag := sweep.FlagName(name, takenName); c.Flags().Lookup(flag) != nil {
 			if _, ok := c.GetFlagCompletionFunc(flag); !ok {
 				_ = c.RegisterFlagCompletionFunc(flag, cobra.NoFileCompletions)
 			}

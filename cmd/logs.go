@@ -3,7 +3,6 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -54,18 +53,4 @@ func (rp *replay) warnResolution(w io.Writer) {
 	}
 	warnf(w, "the times of %s are whole multiples of %v, coarser than the time between two requests a limiter lets through at its rate (its emission interval), %s: the requests of one step arrive at once, and it refuses more of them than it would at their own times; log times with milliseconds (nginx's $msec) to replay them as they came",
 		name, res, render.JoinList(coarse, "and"))
-}
-
-// checkLabelPick refuses --pick constraints on the label columns when
-// the requests are not labelled.
-func checkLabelPick(cons sweep.Constraints, labelled bool) error {
-	if labelled {
-		return nil
-	}
-	for _, c := range cons {
-		if strings.HasPrefix(c.Column, "legit_") || strings.HasPrefix(c.Column, "abusive_") {
-			return usageErrorf("--pick %s needs the requests labelled: give --legit, --abusive or --labels", c.Text)
-		}
-	}
-	return nil
 }

@@ -100,7 +100,7 @@ func burstFigure(rp *replay, s streams) (*report.Figure, error) {
 }
 
 func newPlotSweepCmd() *cobra.Command {
-	o := &sweepOptions{values: map[string]*string{}}
+	o := &sweepOptions{}
 	var out report.Output
 	c := replayCmd(&cobra.Command{
 		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",

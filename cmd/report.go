@@ -123,7 +123,7 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	if o.Sweep == "" {
 		return nil, nil
 	}
-	so := &sweepOptions{values: map[string]*string{}, trace: o.trace, set: map[string]bool{}}
+	so := &sweepOptions{trace: o.trace, set: map[string]bool{}}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addSweepFlags(fs, so)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -35,14 +34,10 @@ const maxCandidates = sweep.MaxCandidates
 
 // sweepOptions are the options of "ratesim sweep".
 type sweepOptions struct {
-	trace    traceOptions
-	Algos    []string
-	values   map[string]*string // per parameter, its --flag text
-	Clock    string
-	Intent   string
-	Pick     string
-	Frontier bool
-	ByKey    int
+	// Flags are the sweep's grid, intent and pick.
+	sweep.Flags
+	trace traceOptions
+	ByKey int
 	// Export and ExportFile write the best candidate as a gateway's config.
 	Export, ExportFile string
 	Output             string
@@ -58,7 +53,7 @@ type sweepOptions struct {
 }
 
 func newSweepCmd() *cobra.Command {
-	o := &sweepOptions{values: map[string]*string{}}
+	o := &sweepOptions{}
 	c := replayCmd(&cobra.Command{
 		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE|- [TRACE...]",
 		Short:   "Replay a trace through a grid of parameters in one pass, and pick the best",
@@ -81,40 +76,17 @@ func newSweepCmd() *cobra.Command {
 }
 
 // addSweepFlags adds the flags that describe a sweep's grid, intent and
-// pick: a flag of values for every parameter of the algorithms and of the
-// presets.
+// pick (sweep.Flags), and what to do with the best candidate.
 func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
-	fs.StringSliceVar(&o.Algos, "algos", []string{limiters.TokenBucket.String()}, "algorithms or presets to sweep, comma-separated, or all")
-	for _, name := range sweep.ParamNames() {
-		v := new(string)
-		o.values[name] = v
-		flag := sweepFlag(name)
-		def, usage := sweep.Usage(name)
-		fs.StringVar(v, flag, def, usage)
-	}
-	fs.StringVar(&o.Clock, "clock", "reject", spec.ClockUsage)
-	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit candidates are scored against (default: --limit per --window)")
-	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
-	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects (with --pick, of those that meet it)")
+	o.Flags.AddFlags(fs, takenName)
 	fs.StringVar(&o.Export, "export", "", "with --pick, write the best candidate as a gateway's config: "+gateway.Targets.String()+" (see 'ratesim export')")
 	fs.StringVar(&o.ExportFile, "export-file", "", "with --export, the file to write the config to (default: below the table)")
 	fs.IntVar(&o.ByKey, "by-key", 0, "with --pick, the N keys the best candidate rejected most, from a second pass over the trace")
 }
 
-// sweepFlag is the flag of sweep parameter name: its name, or for a
-// preset's parameter whose name another flag of sweep has (envoy's unit,
-// beside the trace's --unit) or that is one letter (x/time/rate's r and
-// b, which shells take for short flags), the preset's name and its:
-// --envoy-unit, --x-time-rate-b.
-func sweepFlag(name string) string {
-	if _, ok := spec.Param(name); ok {
-		return name
-	}
-	if takenFlags().Lookup(name) == nil && len(name) > 1 {
-		return name
-	}
-	return strings.ReplaceAll(spec.PresetsTaking(name), ", ", "-") + "-" + name
-}
+// takenName reports whether sweep's trace or output flags have name,
+// which a parameter's flag then cannot take (sweep.FlagName).
+func takenName(name string) bool { return takenFlags().Lookup(name) != nil }
 
 // takenFlags is sweep's trace and output flags, whose names a parameter
 // cannot take. It is built once and only read: every command's
@@ -125,26 +97,6 @@ var takenFlags = sync.OnceValue(func() *pflag.FlagSet {
 	addOutputFlag(taken, new(string))
 	return taken
 })
-
-// parseGrid parses the value flags given on the command line. A limit or
-// window flag not given is one value, its default, which only matters as
-// the default of another parameter (a bucket's capacity is the limit).
-func (o *sweepOptions) parseGrid() (*sweep.Grid, error) {
-	g := &sweep.Grid{}
-	for _, name := range sweep.ParamNames() {
-		flag := sweepFlag(name)
-		if !o.set[flag] {
-			continue
-		}
-		if err := g.Set(name, *o.values[name]); err != nil {
-			if flag != name {
-				return nil, usageErrorf("%s", strings.Replace(err.Error(), "--"+name, "--"+flag, 1))
-			}
-			return nil, err
-		}
-	}
-	return g, nil
-}
 
 // intentLane names the sliding log of the intent's own policy that a sweep
 // replays beside its candidates: what it allowed, the intent allowed.
@@ -160,29 +112,14 @@ type sweepResult struct {
 // check checks the flags of a sweep that do not depend on the
 // output.
 func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, error) {
-	algos, err := sweep.ParseAlgos(o.Algos)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	g, err := o.parseGrid()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cons, err := sweep.ParsePick(o.Pick)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkLabelPick(cons, o.trace.labelled()); err != nil {
-		return nil, nil, nil, err
-	}
-	return g, algos, cons, nil
+	return o.Check(o.set, o.trace.labelled())
 }
 
 // sweepReplay replays the trace through the sweep's candidates and scores
 // them. The caller closes res.rp.trace.
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
 	intent, err := spec.SweepIntent(o.inherit, spec.SweepFlags{Intent: o.Intent, Given: o.set,
-		Limit: *o.values["limit"], Window: *o.values["window"], Limits: g.Values("limit"), Windows: g.Values("window")})
+		Limit: o.Value("limit"), Window: o.Value("window"), Limits: g.Values("limit"), Windows: g.Values("window")})
 	if err != nil {
 		return nil, err
 	}

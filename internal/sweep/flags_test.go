@@ -1,0 +1,38 @@
+package sweep
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// TestFlagsCheck: a preset's parameter whose name another flag has, or
+// that is one letter, gets the preset's name before it, and its errors
+// name that flag; --pick on label columns needs labelled requests.
+func TestFlagsCheck(t *testing.T) {
+	var f Flags
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	f.AddFlags(fs, func(name string) bool { return name == "unit" })
+	if FlagName("unit", func(string) bool { return true }) != "envoy-unit" || FlagName("capacity", nil) != "capacity" {
+		t.Fatalf("FlagName: %q, %q", FlagName("unit", func(string) bool { return true }), FlagName("capacity", nil))
+	}
+	if err := fs.Parse([]string{"--algos", "x-time-rate", "--x-time-rate-b", "1..3"}); err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *pflag.Flag) { given[fl.Name] = true })
+	g, algos, _, err := f.Check(given, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(algos) != 1 || len(g.Values("b")) != 3 {
+		t.Errorf("algos %v, b %v", algos, g.Values("b"))
+	}
+	f.Pick = "legit_reject_pct<=1"
+	if _, _, _, err := f.Check(given, false); err == nil {
+		t.Error("--pick legit_reject_pct without labels: no error")
+	}
+	if _, _, _, err := f.Check(given, true); err != nil {
+		t.Errorf("--pick legit_reject_pct with labels: %v", err)
+	}
+}
