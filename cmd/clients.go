@@ -5,7 +5,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
 	"strconv"
 	"sync/atomic"
 
@@ -49,16 +48,7 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 		return rp.trace.finish()
 	}
 	w := render.NewTextWriter(s.out, format)
-	var unique int64
-	if len(stats) > 0 {
-		unique = stats[0].Unique
-	}
-	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
-	w.Line("policy: " + rp.spec.Describe(false))
-	for _, l := range rp.spec.LaneLines() {
-		w.Line(l)
-	}
-	w.Line(tables.ClientLine(c, rp.spec.Lanes))
+	w.Lines(tables.ClientSummaryHeading(rp.trace.name, rp.spec, c, stats))
 	w.Blank()
 	w.Table(t)
 	if w.Err() != nil {
@@ -103,11 +93,8 @@ func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, k
 		return err
 	}
 	if rw.Textual() {
-		st := stats[0]
 		w := render.NewTextWriter(s.out, format)
-		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
-		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.Line(tables.ClientLine(c, lanes))
+		w.Lines(tables.ClientRowsHeading(rp.trace.name, rp.spec, lanes[0], c, stats[0]))
 		w.Blank()
 		w.Rows(rw, nil)
 		if w.Err() != nil {

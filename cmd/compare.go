@@ -197,7 +197,7 @@ func runCompare(o *compareOptions, s streams) error {
 	}
 
 	w := render.NewTextWriter(s.out, format)
-	compareHeader(w, rp, rep, true)
+	w.Lines(tables.CompareHeading(rp.trace.name, rep, rp.spec, true))
 	if rw != nil {
 		w.Blank()
 		if o.Diff {
@@ -217,11 +217,7 @@ func runCompare(o *compareOptions, s streams) error {
 	if !o.Diff {
 		t, _ := render.WriteRecords(nil, format, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), rep), tables.SummaryRows(rep, rp.spec))
 		w.Blank()
-		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.Duration(rp.spec.Interval)))
-		w.Line(rp.spec.AgainstLine())
-		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
-			w.Line(note)
-		}
+		w.Lines(tables.SummaryHeading(rp.spec))
 		w.Blank()
 		w.Table(t)
 		if len(rp.spec.Lanes) > 1 && rep.Agree != nil {

@@ -249,12 +249,3 @@ func sweepDeployed(o *sweepOptions, i int, s streams) (*sweep.Candidate, error) 
 	}
 	return &sweep.Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}, nil
 }
-
-// deployedLine says which row of a sweep is the deployed config's.
-func deployedLine(c *sweep.Candidate, path string) string {
-	at := ""
-	if c.Limiter.At != "" {
-		at = " (" + string(c.Limiter.At) + ")"
-	}
-	return fmt.Sprintf("deployed: %s's policy %s%s, replayed beside the grid as its last row", path, c.Limiter.Name, at)
-}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"io"
@@ -224,21 +223,6 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 // status is not changed.
 func warnf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "ratesim: warning: %s\n", render.TerminalSafe(fmt.Sprintf(format, args...)))
-}
-
-// compareHeader writes the lines that open compare's reports: the trace
-// and its requests and keys, the policy (with the burst interval and the
-// oracle when burst is set), the lanes of their own and the requests that
-// went back in time.
-func compareHeader(tw *render.TextWriter, rp *replay, rep *sim.Report, burst bool) {
-	tw.Line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	tw.Line("policy: " + rp.spec.Describe(burst))
-	for _, l := range rp.spec.LaneLines() {
-		tw.Line(l)
-	}
-	if line := tables.BackwardsLine(rep); line != "" {
-		tw.Line(line)
-	}
 }
 
 // meter starts showing the progress of a replay of src on a terminal:

@@ -4,8 +4,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
-
 	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -93,18 +91,6 @@ func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, wit
 	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
-// stackHeader writes the lines that open a stack's reports.
-func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	line := fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode))
-	if rep.Unlimited > 0 {
-		line += fmt.Sprintf("; %d under no enforcing policy", rep.Unlimited)
-	}
-	tw.Line(line)
-	for _, l := range tables.StackLines(rp.spec, policies) {
-		tw.Line(l)
-	}
-}
-
 // runStackSummary replays a stack and writes a row per policy.
 func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format render.Format, s streams) error {
 	rep, err := replayStack(rp, policies, mode, nil, s, func(*sim.StackDecision) error { return nil })
@@ -117,7 +103,7 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	}
 	if t != nil {
 		w := render.NewTextWriter(s.out, format)
-		stackHeader(w, rp, policies, rep, mode)
+		w.Lines(tables.StackHeading(rp.trace.name, rp.spec, policies, rep, mode))
 		w.Blank()
 		w.Table(t)
 		if w.Err() != nil {
@@ -155,7 +141,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 	}
 	if rw.Textual() {
 		w := render.NewTextWriter(s.out, format)
-		stackHeader(w, rp, policies, rep, mode)
+		w.Lines(tables.StackHeading(rp.trace.name, rp.spec, policies, rep, mode))
 		w.Blank()
 		w.Rows(rw, nil)
 		t, _ := render.WriteRecords(nil, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))

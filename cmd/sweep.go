@@ -267,32 +267,18 @@ func runSweep(o *sweepOptions, s streams) error {
 	}
 
 	w := render.NewTextWriter(s.out, format)
-	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	grid := len(cands)
+	grid, deployed := len(cands), ""
 	if o.gateway.From != "" {
 		grid--
+		deployed = tables.DeployedLine(cands[grid], o.gateway.From)
 	}
-	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(grid), "candidate"), g.Describe(algos)))
-	if o.gateway.From != "" {
-		w.Line(deployedLine(cands[grid], o.gateway.From))
-	}
-	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
-	if line := tables.BackwardsLine(rep); line != "" {
-		w.Line(line)
-	}
+	w.Lines(tables.SweepHeading(rp.trace.name, rep, sp, grid, g.Describe(algos), deployed))
 	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
-			for _, l := range tables.Unreachable(cands, cons, intent, sp) {
-				w.Line(l)
-			}
+			w.Lines(tables.Unreachable(cands, cons, intent, sp))
 		} else {
-			verb := "meet"
-			if len(picked) == 1 {
-				verb = "meets"
-			}
-			w.Line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", render.Plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
+			w.Line(tables.PickedLine(picked, cands, cons))
 			w.Blank()
 			rows = picked
 			if o.Frontier {

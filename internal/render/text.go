@@ -136,3 +136,10 @@ func Card(title string, fields []Field) string {
 	}
 	return b.String()
 }
+
+// Lines writes each of lines, "" as a blank line.
+func (tw *TextWriter) Lines(lines []string) {
+	for _, l := range lines {
+		tw.Line(l)
+	}
+}
