@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -93,7 +91,10 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	storeCfg.Lanes = rp.spec.Lanes
 	run, err := storereplay.Open(ctx, storeCfg)
 	if err != nil {
-		return openError(err, rp.spec.Lanes, o.store.ConnectTimeout)
+		if ferr := o.store.OpenError(err, rp.spec.Lanes); ferr != nil {
+			return ferr
+		}
+		return errors.New(ErrorText(err))
 	}
 	st := &o.store
 	settings := tables.StoreSettings{
@@ -147,33 +148,6 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 		return err
 	}
 	return finished
-}
-
-// openError turns the errors of storereplay.Open into the CLI's: a policy
-// the store cannot keep and a prefix in use are usage errors, naming the
-// flags.
-func openError(err error, lanes []storereplay.Lane, timeout time.Duration) error {
-	var pe *redisstore.ParamError
-	if errors.As(err, &pe) {
-		for _, l := range lanes {
-			if l.Name == pe.Limiter || strings.HasPrefix(pe.Limiter, "lane") {
-				if l.Name == l.Algorithm.String() {
-					return usageErrorf("--%s: %s (limiter %s, in Redis)", pe.Param, pe.Reason, pe.Limiter)
-				}
-				break
-			}
-		}
-		return usageErrorf("limiter %s: %s: %s (in Redis)", pe.Limiter, pe.Param, pe.Reason)
-	}
-	var pu *storereplay.PrefixInUseError
-	if errors.As(err, &pu) {
-		return usageErrorf("--prefix: %s; choose another prefix, or --resume to continue from that state", pu.Error())
-	}
-	var ce *redisstore.ConnectError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("cannot reach redis at %s (%s) within %s: %w", strings.Join(ce.Addr.Addrs, ","), ce.Addr, timeout, ce.Err)
-	}
-	return errors.New(ErrorText(err))
 }
 
 // warnServer says, before a replay, what may lose the limiters' states.

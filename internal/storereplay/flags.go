@@ -1,6 +1,7 @@
 package storereplay
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -143,4 +144,33 @@ func (f *Flags) address() (redisstore.Address, error) {
 		addr.Password = os.Getenv("REDIS_PASSWORD")
 	}
 	return addr, nil
+}
+
+// OpenError says what an error of Open means in terms of the flags: a
+// policy the store cannot keep (naming the flag of the parameter when
+// the limiter is an algorithm of the shared flags) and a prefix in use
+// are usage errors, a store out of reach names where it was looked for;
+// nil for any other error.
+func (f *Flags) OpenError(err error, lanes []Lane) error {
+	var pe *redisstore.ParamError
+	if errors.As(err, &pe) {
+		for _, l := range lanes {
+			if l.Name == pe.Limiter || strings.HasPrefix(pe.Limiter, "lane") {
+				if l.Name == l.Algorithm.String() {
+					return flagErrorf("--%s: %s (limiter %s, in Redis)", pe.Param, pe.Reason, pe.Limiter)
+				}
+				break
+			}
+		}
+		return flagErrorf("limiter %s: %s: %s (in Redis)", pe.Limiter, pe.Param, pe.Reason)
+	}
+	var pu *PrefixInUseError
+	if errors.As(err, &pu) {
+		return flagErrorf("--prefix: %s; choose another prefix, or --resume to continue from that state", pu.Error())
+	}
+	var ce *redisstore.ConnectError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("cannot reach redis at %s (%s) within %s: %w", strings.Join(ce.Addr.Addrs, ","), ce.Addr, f.ConnectTimeout, ce.Err)
+	}
+	return nil
 }
