@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"time"
 	_ "time/tzdata" // --tz works on machines without zoneinfo
 
 	"github.com/mattn/go-isatty"
@@ -151,9 +150,6 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
-
-// unitName is the name of a trace unit, as --unit takes it.
-func unitName(d time.Duration) string { return traces.UnitName(d) }
 
 // trace is the open traces of a replay, merged or sorted into one
 // (traces.Set), whose first event has been read, so that whether its

@@ -86,29 +86,5 @@ func (o *plotReplayOptions) prepare(c *cobra.Command, s streams) (*replay, error
 	return prepare(&o.trace, &o.policy, algos, specs, o.Interval, s)
 }
 
-// frame is what the figures of rp share: the lines their titles state
-// the replay in (the policy, the limiters), how times become X and
-// durations are written, the intent and the burst interval.
-func (rp *replay) frame() *report.Frame {
-	sp := rp.spec
-	var names []string
-	for _, l := range sp.Lanes {
-		names = append(names, l.Name)
-	}
-	lines := append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
-	xLabel := "time (" + unitName(sp.Unit) + ")"
-	if sp.RFC3339 {
-		xLabel = "time (UTC)"
-	}
-	return &report.Frame{
-		Trace:       rp.trace.name,
-		Lines:       append(lines, "limiters: "+strings.Join(names, ", ")),
-		Clock:       sp.RFC3339,
-		Unit:        sp.Unit,
-		XLabel:      xLabel,
-		Duration:    sp.Duration,
-		Intent:      sp.Intent,
-		IntentNamed: sp.IntentNamed,
-		Interval:    sp.Interval,
-	}
-}
+// frame is what the figures of rp share (report.NewFrame).
+func (rp *replay) frame() *report.Frame { return report.NewFrame(rp.trace.name, rp.spec) }
