@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,8 +34,8 @@ func (f *ClientFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.Seed, "seed", 1, "with --jitter, the random seed of the waits")
 }
 
-// A FlagError is a flag of ClientFlags given a value it does not take,
-// or without the --clients it needs. It is a mistake in how the program
+// A FlagError is a flag of ClientFlags, or --shard, given a value it
+// does not take, or a retry flag without the --clients it needs. It is a mistake in how the program
 // was called.
 type FlagError struct{ Msg string }
 
@@ -96,4 +97,20 @@ func (f *ClientFlags) Clients(given map[string]bool) (Clients, error) {
 		return c, flagErrorf("invalid --backoff %q: MAX is below BASE", f.Backoff)
 	}
 	return c, nil
+}
+
+// ParseShard parses a --shard I/N: shard I of N.
+func ParseShard(s string) (Shard, error) {
+	i, n, ok := strings.Cut(s, "/")
+	index, err1 := strconv.Atoi(strings.TrimSpace(i))
+	count, err2 := strconv.Atoi(strings.TrimSpace(n))
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return Shard{}, flagErrorf("invalid --shard %q: want I/N, shard I of N, such as 0/4 (I from 0 to N-1)", s)
+	case count <= 0:
+		return Shard{}, flagErrorf("invalid --shard %q: the number of shards must be positive", s)
+	case index < 0 || index >= count:
+		return Shard{}, flagErrorf("invalid --shard %q: shards are numbered from 0 to %d", s, count-1)
+	}
+	return Shard{Index: index, Count: count}, nil
 }

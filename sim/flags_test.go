@@ -32,3 +32,15 @@ func TestClientFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestParseShard: --shard I/N is shard I of N, I from 0 to N-1.
+func TestParseShard(t *testing.T) {
+	if sh, err := ParseShard(" 1 / 4 "); err != nil || sh != (Shard{Index: 1, Count: 4}) {
+		t.Errorf("ParseShard(1/4) = %+v, %v", sh, err)
+	}
+	for _, bad := range []string{"", "1", "a/4", "0/0", "4/4", "-1/4"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) took it", bad)
+		}
+	}
+}
