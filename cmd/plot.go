@@ -74,16 +74,29 @@ func addPlotReplayFlags(fs *pflag.FlagSet, o *plotReplayOptions) {
 	o.out.AddFlags(fs)
 }
 
-// prepare checks the flags, then opens the trace, as compare does.
-func (o *plotReplayOptions) prepare(c *cobra.Command, s streams) (*replay, error) {
+// draw checks the flags, opens the trace as compare does, and draws the
+// figure of its replay that figure makes where -o says.
+func (o *plotReplayOptions) draw(c *cobra.Command, s streams, figure func(*replay) (*report.Figure, error)) error {
 	if err := o.out.Check(commandName(c)); err != nil {
-		return nil, err
+		return err
 	}
 	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return prepare(&o.trace, &o.policy, algos, specs, o.Interval, s)
+	rp, err := prepare(&o.trace, &o.policy, algos, specs, o.Interval, s)
+	if err != nil {
+		return err
+	}
+	defer rp.trace.Close()
+	f, err := figure(rp)
+	if err != nil {
+		return err
+	}
+	if err := o.out.Write(f, s.out); err != nil {
+		return err
+	}
+	return rp.trace.finish()
 }
 
 // frame is what the figures of rp share (report.NewFrame).

@@ -21,19 +21,9 @@ func newPlotTimelineCmd() *cobra.Command {
 		if every == "" {
 			return usageErrorf("plot timeline needs --every, the length of its intervals")
 		}
-		rp, err := o.prepare(c, s)
-		if err != nil {
-			return err
-		}
-		defer rp.trace.Close()
-		f, err := timelineFigure(rp, every, s)
-		if err != nil {
-			return err
-		}
-		if err := o.out.Write(f, s.out); err != nil {
-			return err
-		}
-		return rp.trace.finish()
+		return o.draw(c, s, func(rp *replay) (*report.Figure, error) {
+			return timelineFigure(rp, every, s)
+		})
 	})
 	c.Flags().StringVar(&every, "every", "", "the length of the intervals: a number in the trace unit or a Go duration (1m)")
 	addPlotReplayFlags(c.Flags(), o)
@@ -67,19 +57,9 @@ func newPlotBurstCmd() *cobra.Command {
 		Long:    helpText("plot-burst") + policyHelp,
 		Example: "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
 	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
-		rp, err := o.prepare(c, s)
-		if err != nil {
-			return err
-		}
-		defer rp.trace.Close()
-		f, err := burstFigure(rp, s)
-		if err != nil {
-			return err
-		}
-		if err := o.out.Write(f, s.out); err != nil {
-			return err
-		}
-		return rp.trace.finish()
+		return o.draw(c, s, func(rp *replay) (*report.Figure, error) {
+			return burstFigure(rp, s)
+		})
 	})
 	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
