@@ -45,26 +45,17 @@ func completePick(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 
 // registerCompletions adds completions, with descriptions, to the flags c has.
 func registerCompletions(c *cobra.Command) {
-	fixed := func(name string, choices ...cobra.Completion) {
-		if c.Flags().Lookup(name) == nil {
-			return
+	complete := func(name string, f cobra.CompletionFunc) {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, f)
 		}
-		_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
 	}
-	if c.Flags().Lookup("algo") != nil {
-		_ = c.RegisterFlagCompletionFunc("algo", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return algoCompletions(""), cobra.ShellCompDirectiveNoFileComp
-		})
-	}
-	if c.Flags().Lookup("algos") != nil {
-		_ = c.RegisterFlagCompletionFunc("algos", completeAlgoList)
-	}
-	if c.Flags().Lookup("limiter") != nil {
-		_ = c.RegisterFlagCompletionFunc("limiter", completeLimiter)
-	}
-	if c.Flags().Lookup("pick") != nil {
-		_ = c.RegisterFlagCompletionFunc("pick", completePick)
-	}
+	complete("algo", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return algoCompletions(""), cobra.ShellCompDirectiveNoFileComp
+	})
+	complete("algos", completeAlgoList)
+	complete("limiter", completeLimiter)
+	complete("pick", completePick)
 	for _, name := range sweep.ParamNames() {
 		// A sweep's values, or a parameter's: never a file.
 		if flag := sweep.FlagName(name, takenName); c.Flags().Lookup(flag) != nil {
@@ -78,27 +69,19 @@ func registerCompletions(c *cobra.Command) {
 		for _, ch := range l {
 			choices = append(choices, cobra.CompletionWithDesc(ch.Name, ch.Description))
 		}
-		fixed(name, choices...)
+		complete(name, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
 	}
-	if c.Flags().Lookup("tz") != nil {
-		_ = c.RegisterFlagCompletionFunc("tz", completeZones)
-	}
+	complete("tz", completeZones)
 	for _, name := range []string{"user-field", "time-field", "cost-field", "key"} {
-		if c.Flags().Lookup(name) != nil {
-			_ = c.RegisterFlagCompletionFunc(name, completeFields)
-		}
+		complete(name, completeFields)
 	}
-	if c.Flags().Lookup("config") != nil {
-		_ = c.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
-		})
-	}
-	if c.Flags().Lookup("policy-from") != nil {
-		// A gateway's config, whatever its name: nginx.conf, haproxy.cfg, kong.yml.
-		_ = c.RegisterFlagCompletionFunc("policy-from", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return nil, cobra.ShellCompDirectiveDefault
-		})
-	}
+	complete("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	// A gateway's config, whatever its name: nginx.conf, haproxy.cfg, kong.yml.
+	complete("policy-from", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveDefault
+	})
 	// Every other flag that takes a value takes a number, a duration, a
 	// rate or a name: a shell offering file names would only mislead.
 	c.Flags().VisitAll(func(f *pflag.Flag) {
