@@ -1,13 +1,11 @@
 package cmd
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
 
-	"github.com/ratesim/ratesim/internal/render"
-	"github.com/ratesim/ratesim/internal/sweep"
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -35,22 +33,11 @@ func labelConfig(cfg *sim.Config, l *traces.Labeler) {
 }
 
 // warnResolution warns when the times of a log are coarser than the
-// interval at which a limiter lets requests through in the long run (its
-// emission interval): the requests of one tick of the log's clock then
-// come at once, and the limiter refuses more of them than it would at
-// their own times (CLF's whole seconds against 10r/s).
+// interval at which a limiter lets requests through in the long run
+// (tables.ResolutionWarning).
 func (rp *replay) warnResolution(w io.Writer) {
 	res, name := rp.trace.set.Resolution()
-	if res == 0 {
-		return
+	if msg := tables.ResolutionWarning(rp.spec.Lanes, name, res); msg != "" {
+		warnf(w, "%s", msg)
 	}
-	coarse := sweep.FinerThan(rp.spec.Lanes, res)
-	if len(coarse) == 0 {
-		return
-	}
-	if len(coarse) > 3 {
-		coarse = append(coarse[:3], fmt.Sprintf("%d more", len(coarse)-3))
-	}
-	warnf(w, "the times of %s are whole multiples of %v, coarser than the time between two requests a limiter lets through at its rate (its emission interval), %s: the requests of one step arrive at once, and it refuses more of them than it would at their own times; log times with milliseconds (nginx's $msec) to replay them as they came",
-		name, res, render.JoinList(coarse, "and"))
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"github.com/ratesim/ratesim/internal/progress"
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"io"
@@ -192,16 +193,9 @@ func (rp *replay) source(s streams) (src sim.Source, stop func()) {
 // warnBackwards warns on w, when the replay found requests earlier than
 // their key's latest, that the trace is not in time order.
 func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
-	if rep.ClockBackwards == 0 {
-		return
+	if msg := tables.BackwardsWarning(rep, rp.trace.name, rp.spec.Intent.Clock == limiters.ClockClamp); msg != "" {
+		fmt.Fprintf(w, "ratesim: warning: %s\n", msg)
 	}
-	f := rep.FirstBackwards
-	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-	if rp.spec.Intent.Clock == limiters.ClockClamp {
-		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
-	}
-	fmt.Fprintf(w, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-		render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on

@@ -27,3 +27,16 @@ func TestBurstHeading(t *testing.T) {
 		t.Errorf("BurstHeading = %q", got)
 	}
 }
+
+// TestBackwardsWarning: requests earlier than their key's latest are
+// counted, the first located, with the remedy the clock rule calls for.
+func TestBackwardsWarning(t *testing.T) {
+	if got := BackwardsWarning(&sim.Report{}, "t.csv", false); got != "" {
+		t.Errorf("no request back in time: %q", got)
+	}
+	rep := &sim.Report{ClockBackwards: 2, FirstBackwards: &sim.Rejection{Line: 7}}
+	want := "2 requests came earlier than their key's latest request, the first at t.csv:7: the trace is not in time order; --clock clamp judged them at their key's latest time; --sort judges them at their own"
+	if got := BackwardsWarning(rep, "t.csv", true); got != want {
+		t.Errorf("BackwardsWarning = %q, want %q", got, want)
+	}
+}
