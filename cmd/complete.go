@@ -16,7 +16,6 @@ import (
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
-	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -65,11 +64,7 @@ func registerCompletions(c *cobra.Command) {
 		}
 	}
 	for name, l := range flagChoices(c.Name()) {
-		var choices []cobra.Completion
-		for _, ch := range l {
-			choices = append(choices, cobra.CompletionWithDesc(ch.Name, ch.Description))
-		}
-		complete(name, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
+		complete(name, cobra.FixedCompletions(completions(l), cobra.ShellCompDirectiveNoFileComp))
 	}
 	complete("tz", completeZones)
 	for _, name := range []string{"user-field", "time-field", "cost-field", "key"} {
@@ -133,13 +128,19 @@ func choose(flag, value string, l choice.List) (int, error) {
 // algoCompletions lists the algorithms, each prefixed (for --algos lists),
 // leaving out those the prefix already names.
 func algoCompletions(prefix string) []cobra.Completion {
-	named := strings.Split(prefix, ",")
+	return completions(spec.AlgorithmCompletions(prefix))
+}
+
+// completions are l as a shell completes them: each name, with its
+// description when it has one.
+func completions(l choice.List) []cobra.Completion {
 	var out []cobra.Completion
-	for _, a := range limiters.AllAlgorithms() {
-		if slices.Contains(named, a.String()) {
-			continue
+	for _, c := range l {
+		if c.Description == "" {
+			out = append(out, c.Name)
+		} else {
+			out = append(out, cobra.CompletionWithDesc(c.Name, c.Description))
 		}
-		out = append(out, cobra.CompletionWithDesc(prefix+a.String(), a.Summary()))
 	}
 	return out
 }
@@ -188,30 +189,9 @@ func addCompletionCmd(root *cobra.Command) {
 }
 
 // completeLimiter completes a --limiter: the algorithm after an optional
-// NAME=, then, after a ':', the parameter keys.
+// NAME=, then, after a ':', the parameter keys (spec.LimiterCompletions).
 func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if head, args, ok := strings.Cut(toComplete, ":"); ok {
-		done := args[:strings.LastIndex(args, ",")+1]
-		algo := head
-		if _, a, named := strings.Cut(head, "="); named {
-			algo = a
-		}
-		keys := spec.LimiterKeys(algo)
-		var out []cobra.Completion
-		for _, k := range keys {
-			out = append(out, head+":"+done+k)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	}
-	prefix := ""
-	if name, _, ok := strings.Cut(toComplete, "="); ok {
-		prefix = name + "="
-	}
-	out := algoCompletions(prefix)
-	for _, p := range presets.All() {
-		out = append(out, cobra.CompletionWithDesc(prefix+p.Name, "preset: "+p.Library))
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return completions(spec.LimiterCompletions(toComplete)), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // completeZones completes --tz with the zone names traces.Zones finds.

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -31,5 +32,22 @@ func TestFlagsParams(t *testing.T) {
 	}
 	if algos, _, _ := f.Lanes(nil); algos != nil {
 		t.Errorf("Lanes(nil) = %v, want nil: the default depends on the limiters", algos)
+	}
+}
+
+// TestLimiterCompletions: before a ':' a --limiter completes to the
+// algorithms and presets after its NAME=, after it to the keys a
+// limiter takes.
+func TestLimiterCompletions(t *testing.T) {
+	names := LimiterCompletions("tb=").Names()
+	if !slices.Contains(names, "tb=token-bucket") || !slices.Contains(names, "tb=nginx") {
+		t.Errorf("tb=: %v", names)
+	}
+	keys := LimiterCompletions("token-bucket:capacity=3,").Names()
+	if !slices.Contains(keys, "token-bucket:capacity=3,rate=") {
+		t.Errorf("token-bucket:capacity=3,: %v", keys)
+	}
+	if got := AlgorithmCompletions("gcra,").Names(); slices.Contains(got, "gcra,gcra") || !slices.Contains(got, "gcra,token-bucket") {
+		t.Errorf("gcra,: %v", got)
 	}
 }
