@@ -45,25 +45,15 @@ type usageMistake interface {
 	Usage() bool
 }
 
-// partialError reports that a lenient read skipped bad rows: the output is
-// complete for the rows that were read. It exits with status 3.
-type partialError struct{ skipped int }
-
-func (e *partialError) Error() string {
-	if e.skipped == 1 {
-		return "skipped 1 bad row"
-	}
-	return fmt.Sprintf("skipped %d bad rows", e.skipped)
-}
-
 // ExitCode maps an error returned by the root command to ratesim's exit
 // status: 0 for nil, 2 for usage errors, 3 for a lenient read that skipped
-// rows, 130 for an interrupt (a cancelled context), 1 for anything else.
+// rows (*traces.SkippedError), 130 for an interrupt (a cancelled
+// context), 1 for anything else.
 func ExitCode(err error) int {
 	var ue *usageError
 	var se *spec.Error
 	var ae usageMistake
-	var pe *partialError
+	var pe *traces.SkippedError
 	switch {
 	case err == nil:
 		return exitOK

@@ -7,7 +7,6 @@ import (
 
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -160,9 +159,8 @@ type trace struct {
 	name  string
 	first *traces.Event // the first event, read ahead
 	err   error         // from reading the first event
-	shown int           // skipped rows reported one by one
-	out   io.Writer     // where the count of the others goes
-	msgs  []string      // the messages of the rows reported one by one
+	// report tells of the rows a lenient read skipped.
+	report *traces.SkipReport
 	// merged, when set, stands in for the traces: their shards' results
 	// are merged from partials.
 	merged *partial.Merger
@@ -190,21 +188,14 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	}
 	if s.merge != nil {
 		h := s.merge.Header()
-		return &trace{name: h.Trace.Name, out: s.err, merged: s.merge}, nil
+		return &trace{name: h.Trace.Name, report: &traces.SkipReport{W: prefixWriter{s.err}}, merged: s.merge}, nil
 	}
 	opts, err := o.SetOptions()
 	if err != nil {
 		return nil, err
 	}
-	t := &trace{out: s.err}
-	opts.OnSkip = func(err error) {
-		if t.shown < o.MaxErrors {
-			t.shown++
-			msg := ErrorText(err)
-			t.msgs = append(t.msgs, msg)
-			fmt.Fprintf(s.err, "ratesim: skipped %s\n", msg)
-		}
-	}
+	t := &trace{report: &traces.SkipReport{W: prefixWriter{s.err}, Max: o.MaxErrors, Text: ErrorText}}
+	opts.OnSkip = t.report.Skip
 	opts.Stdin, opts.FS, opts.Display, opts.Spool = s.in, o.fsys, o.display, o.spool
 	set, err := traces.OpenSet(s.context(), append([]string{o.Path}, o.More...), opts)
 	var mixed *traces.MixedTimesError
@@ -267,7 +258,7 @@ func (t *trace) skips() (int, []string) {
 	if t.merged != nil {
 		return t.merged.Skipped()
 	}
-	return t.set.Skipped(), t.msgs
+	return t.set.Skipped(), t.report.Told()
 }
 
 // skipOtherUsers has the readers pass over the plain records of other
@@ -290,24 +281,18 @@ func (t *trace) Close() error {
 	return t.set.Close()
 }
 
-// finish turns rows skipped by a lenient read into a partial error.
+// finish turns rows skipped by a lenient read into a partial error
+// (*traces.SkippedError).
 func (t *trace) finish() error {
 	n, msgs := t.skips()
-	if t.merged != nil && t.shown == 0 {
+	if t.merged != nil && len(t.report.Told()) == 0 {
 		// The shards reported these as they read them; the merge reports
 		// them once, for the whole.
 		for _, m := range msgs {
-			fmt.Fprintf(t.out, "ratesim: skipped %s\n", m)
+			t.report.Tell(m)
 		}
-		t.shown = len(msgs)
 	}
-	if more := n - t.shown; more > 0 {
-		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
-	}
-	if n > 0 {
-		return &partialError{skipped: n}
-	}
-	return nil
+	return t.report.Finish(n)
 }
 
 // parseOutput parses -o.

@@ -12,6 +12,7 @@ import (
 	"github.com/ratesim/ratesim/internal/storereplay"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters/redisstore"
+	"github.com/ratesim/ratesim/traces"
 )
 
 var replayLong = helpText("replay")
@@ -140,7 +141,7 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	// The verdict comes before the status of rows a lenient read skipped:
 	// a bound broken is the answer the replay is for.
 	finished := rp.trace.finish()
-	var skipped *partialError
+	var skipped *traces.SkippedError
 	if finished != nil && !errors.As(finished, &skipped) {
 		return finished
 	}

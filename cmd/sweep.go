@@ -21,6 +21,7 @@ import (
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
 
 var sweepLong = helpText("sweep", "max-candidates", strconv.Itoa(maxCandidates))
@@ -254,7 +255,7 @@ func runSweep(o *sweepOptions, s streams) error {
 			return err
 		}
 		finished := rp.trace.finish()
-		var skipped *partialError
+		var skipped *traces.SkippedError
 		if finished != nil && !errors.As(finished, &skipped) {
 			return finished
 		}
@@ -296,7 +297,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	// Rows a lenient read skipped end the command with its own status, but
 	// only after the export and the by-key table the skips do not change.
 	finished := rp.trace.finish()
-	var skipped *partialError
+	var skipped *traces.SkippedError
 	if finished != nil && !errors.As(finished, &skipped) {
 		return finished
 	}
