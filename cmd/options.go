@@ -151,14 +151,16 @@ func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
 }
 
 // trace is the open traces of a replay, merged or sorted into one
-// (traces.Set), whose first event has been read, so that whether its
-// timestamps are RFC 3339 is known before the replay starts. Reading it
-// stops with an error once the command's context is done.
+// (traces.Set, which reads the first event as it opens them, so that
+// whether the timestamps are RFC 3339 is known before the replay
+// starts), or what stands in for them. Reading it stops with an error
+// once the command's context is done.
 type trace struct {
-	set   *traces.Set
-	name  string
-	first *traces.Event // the first event, read ahead
-	err   error         // from reading the first event
+	// input is what the replay reads: set, or the merged partials that
+	// stand in for it.
+	input
+	set  *traces.Set
+	name string
 	// report tells of the rows a lenient read skipped.
 	report *traces.SkipReport
 	// merged, when set, stands in for the traces: their shards' results
@@ -167,6 +169,18 @@ type trace struct {
 	// split, when set, is the shard of a trace another program split
 	// that the trace holds.
 	split *partial.Split
+}
+
+// input is what a replay reads: the traces (a traces.Set), or, under
+// ratesim merge, the shards' partials that stand in for them
+// (partial.MergedTrace).
+type input interface {
+	Next() (*traces.Event, error)
+	RFC3339() bool
+	TimeWriter() traces.TimeWriter
+	Sorted() bool
+	SkipOtherUsers(users []string)
+	Close() error
 }
 
 // moreTraces are the traces named after the first.
@@ -188,7 +202,7 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	}
 	if s.merge != nil {
 		h := s.merge.Header()
-		return &trace{name: h.Trace.Name, report: &traces.SkipReport{W: prefixWriter{s.err}}, merged: s.merge}, nil
+		return &trace{input: s.merge.Trace(), name: h.Trace.Name, report: &traces.SkipReport{W: prefixWriter{s.err}}, merged: s.merge}, nil
 	}
 	opts, err := o.SetOptions()
 	if err != nil {
@@ -205,51 +219,22 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	case err != nil:
 		return nil, err
 	}
-	t.set, t.name = set, set.Name()
+	t.input, t.set, t.name = set, set, set.Name()
 	if sp := splitOf(s); sp != nil {
 		if err := openSplit(sp, o, t); err != nil {
 			set.Close()
 			return nil, err
 		}
 	}
-	t.first, t.err = set.Peek()
 	return t, nil
 }
 
 // Next yields the first event, then the rest of the trace.
 func (t *trace) Next() (*traces.Event, error) {
-	if t.merged != nil {
-		return nil, io.EOF
-	}
 	if t.split != nil {
 		return t.split.Place(t.set.Next())
 	}
-	return t.set.Next()
-}
-
-// RFC3339 reports whether the trace's timestamps are RFC 3339 times: as
-// the first of its files whose kind of times is known says.
-func (t *trace) RFC3339() bool {
-	if t.merged != nil {
-		return t.merged.Header().Trace.RFC3339
-	}
-	return t.set.RFC3339()
-}
-
-// timeWriter writes instants as the trace writes its times.
-func (t *trace) timeWriter() traces.TimeWriter {
-	if t.merged != nil {
-		return t.merged.Header().Trace.Times
-	}
-	return t.set.TimeWriter()
-}
-
-// sorted reports whether the traces are replayed sorted (--sort).
-func (t *trace) sorted() bool {
-	if t.merged != nil {
-		return t.merged.Header().Trace.Sorted
-	}
-	return t.set.Sorted()
+	return t.input.Next()
 }
 
 // skips returns how many records a lenient read has skipped so far, and
@@ -261,25 +246,8 @@ func (t *trace) skips() (int, []string) {
 	return t.set.Skipped(), t.report.Told()
 }
 
-// skipOtherUsers has the readers pass over the plain records of other
-// users than users without reading them: for a second read of a trace the
-// first read checked whole.
-func (t *trace) skipOtherUsers(users []string) {
-	if t.merged == nil {
-		t.set.SkipOtherUsers(users)
-	}
-}
-
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }
-
-// Close closes the traces' files and removes the sort's temporary files.
-func (t *trace) Close() error {
-	if t.merged != nil {
-		return nil
-	}
-	return t.set.Close()
-}
 
 // finish turns rows skipped by a lenient read into a partial error
 // (*traces.SkippedError).

@@ -99,7 +99,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		t.Close()
 		return nil, err
 	}
-	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.timeWriter()}
+	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.TimeWriter()}
 	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set, labeler: labeler}, nil
 }
 
@@ -205,7 +205,7 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	for _, msg := range rp.spec.UnusedFlags(rp.given, cfg.DecisionsOnly) {
 		warnf(w, "%s", msg)
 	}
-	if rp.given["sort-mem"] && !rp.trace.sorted() {
+	if rp.given["sort-mem"] && !rp.trace.Sorted() {
 		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
 	}
 	if rp.trace.RFC3339() && rp.given["unit"] {

@@ -183,7 +183,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	defer again.trace.Close()
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
-	again.trace.skipOtherUsers(users)
+	again.trace.SkipOtherUsers(users)
 	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err

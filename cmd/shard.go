@@ -122,7 +122,7 @@ func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
 // says, into the partial s.part.
 func partialReplay(s streams, rp *replay, src sim.Source, cfg sim.Config) (*sim.Report, error) {
 	t := rp.trace
-	if err := s.part.Start(partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.timeWriter(), Sorted: t.sorted()}); err != nil {
+	if err := s.part.Start(partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.TimeWriter(), Sorted: t.Sorted()}); err != nil {
 		return nil, err
 	}
 	for _, l := range cfg.Lanes {
