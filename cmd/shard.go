@@ -98,16 +98,9 @@ func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
 	if s.part == nil && s.merge == nil {
 		return nil
 	}
-	replayKey := keys
-	if replayKey == nil {
-		replayKey = []string{"user"}
-	}
+	replayKey := spec.StackPolicy{}.KeyIn(keys)
 	for _, p := range stack {
-		k := p.Key
-		if k == nil {
-			k = replayKey
-		}
-		if !slices.Equal(k, replayKey) {
+		if k := p.KeyIn(keys); !slices.Equal(k, replayKey) {
 			keyed := "one key for every request (a global limit)"
 			if len(k) > 0 {
 				keyed = strings.Join(k, ",")

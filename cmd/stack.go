@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/tables"
 
 	"github.com/ratesim/ratesim/limiters/headers"
@@ -60,20 +61,10 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	if err != nil {
 		return nil, nil, err
 	}
-	policies := make([]sim.StackPolicy, len(stack))
-	for i, sp := range stack {
-		key := sp.Key
-		if key == nil {
-			key = rp.keys
-			if key == nil {
-				key = []string{"user"}
-			}
-		}
-		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow, Match: sp.Match}
-		if err := sim.StackCheck(policies[i]); err != nil {
-			rp.trace.Close()
-			return nil, nil, usageErrorf("%s", ErrorText(err))
-		}
+	policies, err := spec.StackPolicies(stack, rp.spec.Lanes, rp.keys)
+	if err != nil {
+		rp.trace.Close()
+		return nil, nil, err
 	}
 	return rp, policies, nil
 }

@@ -53,3 +53,20 @@ func TestOneLane(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyIn: a stack's policy keys on its own key, else the replay's,
+// else the user.
+func TestKeyIn(t *testing.T) {
+	for _, tc := range []struct {
+		own, replay, want []string
+	}{
+		{[]string{"ip"}, []string{"user"}, []string{"ip"}},
+		{[]string{}, []string{"user"}, []string{}},
+		{nil, []string{"path"}, []string{"path"}},
+		{nil, nil, []string{"user"}},
+	} {
+		if got := (StackPolicy{Key: tc.own}).KeyIn(tc.replay); !slices.Equal(got, tc.want) {
+			t.Errorf("KeyIn(%v) of a policy keyed %v = %v, want %v", tc.replay, tc.own, got, tc.want)
+		}
+	}
+}
