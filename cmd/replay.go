@@ -71,18 +71,11 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err != nil {
 		return nil, err
 	}
-	// Durations of RFC 3339 traces are in seconds, whatever --unit says.
-	// A duration refused in --unit but good in seconds ("1.5" with --unit
-	// ns) is refused only once the trace turns out to be numeric.
-	var unitErr error
-	if _, err := plan.Bind(unit); err != nil {
-		if unit == time.Second {
-			return nil, err
-		}
-		if _, errSeconds := plan.Bind(time.Second); errSeconds != nil {
-			return nil, err
-		}
-		unitErr = err
+	// Durations of RFC 3339 traces are in seconds, whatever --unit says:
+	// an error of --unit alone waits for the trace (spec.Plan.CheckUnit).
+	unitErr, err := plan.CheckUnit(unit)
+	if err != nil {
+		return nil, err
 	}
 	t, err := openTrace(to, s)
 	if err != nil {

@@ -3,6 +3,7 @@ package spec
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ratesim/ratesim/limiters"
 )
@@ -18,5 +19,20 @@ func TestUnusedFlags(t *testing.T) {
 	}
 	if got := sp.UnusedFlags(map[string]bool{"limit": true, "window": true}, true); got != nil {
 		t.Errorf("window flags beside window algorithms: UnusedFlags = %q, want none", got)
+	}
+}
+
+// TestCheckUnit: a duration --unit cannot hold but seconds can waits for
+// the trace; one neither can is an error at once.
+func TestCheckUnit(t *testing.T) {
+	plan, err := Resolve(Inputs{Flags: Params{"window": {Value: "1.5", At: "--window"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deferred, err := plan.CheckUnit(time.Nanosecond); deferred == nil || err != nil {
+		t.Errorf("--window 1.5 in ns: deferred %v, err %v; want it deferred", deferred, err)
+	}
+	if deferred, err := plan.CheckUnit(time.Second); deferred != nil || err != nil {
+		t.Errorf("--window 1.5 in s: deferred %v, err %v; want neither", deferred, err)
 	}
 }
