@@ -37,17 +37,9 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	return pf.Policies, nil
 }
 
-// stackMode parses --stack.
+// stackMode parses --stack, or the file's stack: when it is not given.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
-	if !o.set["stack"] && o.file != nil && o.file.Stack != "" {
-		m, err := choose("--stack", o.file.Stack, sim.StackModes)
-		return sim.StackMode(m), err
-	}
-	if o.Stack == "" {
-		return sim.StackConsume, nil
-	}
-	m, err := choose("--stack", o.Stack, sim.StackModes)
-	return sim.StackMode(m), err
+	return o.StackMode(o.set["stack"], o.file)
 }
 
 // prepareStack resolves a stack's policies and opens the trace.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // ClockUsage is the help of a --clock flag.
@@ -118,4 +119,20 @@ func (f *Flags) value(name string) string {
 		return *v
 	}
 	return ""
+}
+
+// StackMode returns the --stack mode: the file's stack: unless --stack
+// is given (given), else --stack's.
+func (f *Flags) StackMode(given bool, file *File) (sim.StackMode, error) {
+	text := f.Stack
+	if !given && file != nil && file.Stack != "" {
+		text = file.Stack
+	} else if text == "" {
+		return sim.StackConsume, nil
+	}
+	m := sim.StackModes.Index(text)
+	if m < 0 {
+		return 0, errorf("invalid --stack %q (valid: %s)", text, sim.StackModes)
+	}
+	return sim.StackMode(m), nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/sim"
 )
 
 // TestFlagsParams: only the flags given become parameters, each from its
@@ -49,5 +51,30 @@ func TestLimiterCompletions(t *testing.T) {
 	}
 	if got := AlgorithmCompletions("gcra,").Names(); slices.Contains(got, "gcra,gcra") || !slices.Contains(got, "gcra,token-bucket") {
 		t.Errorf("gcra,: %v", got)
+	}
+}
+
+// TestStackMode: --stack given wins over the file's stack:, which wins
+// over the default.
+func TestStackMode(t *testing.T) {
+	file := &File{Stack: "refund"}
+	for _, tc := range []struct {
+		flag  string
+		given bool
+		file  *File
+		want  sim.StackMode
+	}{
+		{"consume", false, nil, sim.StackConsume},
+		{"consume", false, file, sim.StackRefund},
+		{"consume", true, file, sim.StackConsume},
+		{"", false, nil, sim.StackConsume},
+	} {
+		f := Flags{Stack: tc.flag}
+		if got, err := f.StackMode(tc.given, tc.file); err != nil || got != tc.want {
+			t.Errorf("--stack %q given %v: %v, %v; want %v", tc.flag, tc.given, got, err, tc.want)
+		}
+	}
+	if _, err := (&Flags{Stack: "share"}).StackMode(true, nil); err == nil {
+		t.Error("--stack share: no error")
 	}
 }
