@@ -20,7 +20,6 @@ import (
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -99,10 +98,6 @@ var takenFlags = sync.OnceValue(func() *pflag.FlagSet {
 	return taken
 })
 
-// intentLane names the sliding log of the intent's own policy that a sweep
-// replays beside its candidates: what it allowed, the intent allowed.
-const intentLane = "intent"
-
 // sweepResult is what a sweep's replay found.
 type sweepResult struct {
 	report.SweepRun
@@ -137,11 +132,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		}
 		cands = append(cands, c)
 	}
-	specs := make([]limiterSpec, 0, len(cands)+1)
-	for _, c := range cands {
-		specs = append(specs, c.Limiter)
-	}
-	specs = append(specs, limiterSpec{Name: intentLane, Algorithm: limiters.SlidingLog})
+	specs := sweep.Limiters(cands)
 	// The p99 of the waits needs only the longest of them (sim's
 	// WaitsTail), unless it falls among the others: then the trace is
 	// read again, keeping every wait. A shard's partial keeps them all.

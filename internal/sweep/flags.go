@@ -109,3 +109,19 @@ func (f *Flags) Check(given map[string]bool, labelled bool) (*Grid, []Algo, Cons
 	}
 	return g, algos, cons, nil
 }
+
+// IntentLane names the sliding log of the intent's own policy that a
+// sweep replays beside its candidates: what it allowed, the intent
+// allowed.
+const IntentLane = "intent"
+
+// Limiters are the limiters a sweep of cands replays, in one pass: each
+// candidate's, then the intent's sliding log (IntentLane), which takes
+// the shared limit and window.
+func Limiters(cands []*Candidate) []spec.Limiter {
+	lims := make([]spec.Limiter, 0, len(cands)+1)
+	for _, c := range cands {
+		lims = append(lims, c.Limiter)
+	}
+	return append(lims, spec.Limiter{Name: IntentLane, Algorithm: limiters.SlidingLog})
+}

@@ -36,3 +36,24 @@ func TestFlagsCheck(t *testing.T) {
 		t.Errorf("--pick legit_reject_pct with labels: %v", err)
 	}
 }
+
+// TestLimiters: a sweep replays its candidates, then the intent's sliding
+// log.
+func TestLimiters(t *testing.T) {
+	g := &Grid{}
+	if err := g.Set("capacity", "1..3"); err != nil {
+		t.Fatal(err)
+	}
+	algos, err := ParseAlgos([]string{"token-bucket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := g.Candidates(algos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lims := Limiters(cands)
+	if len(lims) != 4 || lims[3].Name != IntentLane || lims[3].Algorithm.String() != "sliding-log" {
+		t.Errorf("Limiters = %+v", lims)
+	}
+}
