@@ -11,7 +11,6 @@ import (
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
-	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -240,12 +239,5 @@ func sweepDeployed(o *sweepOptions, i int, s streams) (*sweep.Candidate, error) 
 	if err != nil {
 		return nil, err
 	}
-	l := pf.Limiters[0]
-	a := sweep.Algo{Algorithm: l.Algorithm}
-	if l.Preset != "" {
-		if p, ok := presets.Lookup(l.Preset); ok {
-			a = sweep.Algo{Algorithm: l.Algorithm, Preset: p}
-		}
-	}
-	return &sweep.Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}, nil
+	return sweep.Deployed(pf.Limiters[0], i), nil
 }

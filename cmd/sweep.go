@@ -172,10 +172,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		}
 	}
 	sp := rp.spec
-	for i, c := range cands {
-		c.Score(sp.Lanes[i], &rep.Algos[i], sp.Intent, sp.Unit)
-	}
-	picked := sweep.Pick(cands, cons)
+	picked := sweep.ScoreAll(cands, sp.Lanes, rep.Algos, sp.Intent, sp.Unit, cons)
 	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
 		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intent.From}}, nil
 }

@@ -2,11 +2,14 @@ package sweep
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/limiters/presets"
+	"github.com/ratesim/ratesim/sim"
 )
 
 // Flags are the flags that describe a sweep: the algorithms or presets
@@ -124,4 +127,29 @@ func Limiters(cands []*Candidate) []spec.Limiter {
 		lims = append(lims, c.Limiter)
 	}
 	return append(lims, spec.Limiter{Name: IntentLane, Algorithm: limiters.SlidingLog})
+}
+
+// ScoreAll scores each of cands from the replay of Limiters(cands), its
+// lanes and stats in their order, against the intent, with durations and
+// rates per unit (Candidate.Score), and picks those that meet cs, best
+// first (Pick).
+func ScoreAll(cands []*Candidate, lanes []sim.Lane, stats []sim.AlgoStats, intent limiters.Policy, unit time.Duration, cs Constraints) []*Candidate {
+	for i, c := range cands {
+		c.Score(lanes[i], &stats[i], intent, unit)
+	}
+	return Pick(cands, cs)
+}
+
+// Deployed is the candidate of index i that replays l, the limit
+// deployed today (a gateway's config), beside a grid's: scored as they
+// are, it tells whether a candidate beats what runs now, and by how
+// much.
+func Deployed(l spec.Limiter, i int) *Candidate {
+	a := Algo{Algorithm: l.Algorithm}
+	if l.Preset != "" {
+		if p, ok := presets.Lookup(l.Preset); ok {
+			a.Preset = p
+		}
+	}
+	return &Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}
 }

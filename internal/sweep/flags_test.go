@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ratesim/ratesim/internal/spec"
 )
 
 // TestFlagsCheck: a preset's parameter whose name another flag has, or
@@ -55,5 +57,18 @@ func TestLimiters(t *testing.T) {
 	lims := Limiters(cands)
 	if len(lims) != 4 || lims[3].Name != IntentLane || lims[3].Algorithm.String() != "sliding-log" {
 		t.Errorf("Limiters = %+v", lims)
+	}
+}
+
+// TestDeployed: the deployed config's limiter is a candidate of the
+// index given, of its preset when it is one.
+func TestDeployed(t *testing.T) {
+	l, err := spec.ParseLimiter("edge=nginx:rate=10r/s,burst=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Deployed(l, 7)
+	if c.Index != 7 || c.Algo.Preset == nil || c.Algo.String() != "nginx" || c.Limiter.Name != "edge" {
+		t.Errorf("Deployed = %+v", c)
 	}
 }
