@@ -145,25 +145,7 @@ func runRun(o *runOptions, s streams) error {
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var totalCost tables.CostSum
 	emit := func(b *sim.Batch) error {
-		for i := range b.Requests {
-			row.Req, row.D = &b.Requests[i], b.Decision(i, 0)
-			totalCost.Add(row.Req.Cost)
-			if row.D.Allowed {
-				if !keepAllowed {
-					continue
-				}
-			} else if !keepRejected {
-				continue
-			}
-			row.Exact = b.Exact(i, 0)
-			if o.Explain {
-				row.State = b.State(i, 0)
-			}
-			if err := rw.End(row.AppendTo(rw.Enc(), rw.Begin())); err != nil {
-				return err
-			}
-		}
-		return nil
+		return tables.WriteRun(rw, &row, b, keepAllowed, keepRejected, &totalCost)
 	}
 	cfg := rp.config(true, o.Explain)
 	cfg.With = row.Attrs
@@ -178,9 +160,7 @@ func runRun(o *runOptions, s streams) error {
 	}
 	if rw.Textual() {
 		w := render.NewTextWriter(s.out, format)
-		for _, l := range tables.RunHeading(lane, rp.trace.name, rp.spec, rep) {
-			w.Line(l)
-		}
+		w.Lines(tables.RunHeading(lane, rp.trace.name, rp.spec, rep))
 		footer := tables.RunFooter(rep, int64(rw.Kept()), o.Only, totalCost)
 		w.Blank()
 		w.Rows(rw, footer)
