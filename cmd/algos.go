@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"slices"
@@ -49,16 +50,6 @@ state per key, how it lets bursts through and when to choose it.`,
 	return c
 }
 
-var algosColumns = []render.Column{
-	{Name: "name"},
-	{Name: "summary", MachineOnly: true},
-	{Name: "parameters"},
-	{Name: "how"},
-	{Name: "state"},
-	{Name: "bursts"},
-	{Name: "choose"},
-}
-
 func runAlgos(o *algosOptions, s streams) error {
 	algos := limiters.AllAlgorithms()
 	if len(o.Names) > 0 {
@@ -78,13 +69,7 @@ func runAlgos(o *algosOptions, s streams) error {
 		return err
 	}
 	if format != render.FormatTable {
-		var rows [][]render.Cell
-		for _, a := range algos {
-			doc := a.Doc()
-			rows = append(rows, []render.Cell{render.Str(a.String()), render.Str(a.Summary()), render.Str(paramFlags(a)),
-				render.Str(doc.How), render.Str(doc.State), render.Str(doc.Bursts), render.Str(doc.Choose)})
-		}
-		t, err := render.WriteRecords(s.out, format, algosColumns, rows)
+		t, err := render.WriteRecords(s.out, format, tables.AlgosColumns, tables.AlgosRows(algos))
 		if err != nil || t == nil {
 			return err
 		}
@@ -92,20 +77,14 @@ func runAlgos(o *algosOptions, s streams) error {
 	}
 	var b strings.Builder
 	for i, a := range algos {
-		doc := a.Doc()
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s: %s\n", a, a.Summary())
-		for _, l := range []struct{ label, text string }{
-			{"how", doc.How}, {"parameters", paramFlags(a)}, {"state", doc.State}, {"bursts", doc.Bursts}, {"choose", doc.Choose},
-		} {
-			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
+		title, fields := tables.AlgoCard(a)
+		if doc := a.Doc(); len(o.Names) > 0 && doc.Walkthrough != "" {
+			fields = append(fields, render.Field{Label: "example", Text: doc.Walkthrough, Then: exampleCommand(a)})
 		}
-		if len(o.Names) > 0 && doc.Walkthrough != "" {
-			writeWrapped(&b, "  example:", doc.Walkthrough, 14, 78)
-			b.WriteString(strings.Repeat(" ", 14) + exampleCommand(a) + "\n")
-		}
+		b.WriteString(render.Card(title, fields))
 	}
 	if len(o.Names) == 0 {
 		b.WriteString("\n" + algosGuide + "\n")
@@ -123,25 +102,8 @@ func countWord(n int) string {
 	return strconv.Itoa(n)
 }
 
-// paramFlags names the flags of the parameters a takes: "--limit,
-// --window".
-func paramFlags(a limiters.Algorithm) string {
-	var flags []string
-	for _, name := range a.Params() {
-		flags = append(flags, "--"+name)
-	}
-	return strings.Join(flags, ", ")
-}
-
 // exampleCommand is the command that replays a's example trace with the
 // parameters its walk-through assumes, as the demo runs it.
 func exampleCommand(a limiters.Algorithm) string {
 	return "$ ratesim " + strings.Join(exampleArgs(a), " ")
-}
-
-// writeWrapped writes label then text, wrapped at width with continuation
-// lines indented to indent columns.
-func writeWrapped(b *strings.Builder, label, text string, indent, width int) {
-	b.WriteString(render.WrapLines(text, label+strings.Repeat(" ", max(1, indent-len(label))), strings.Repeat(" ", indent), width))
-	b.WriteByte('\n')
 }

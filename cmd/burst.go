@@ -4,7 +4,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -54,7 +53,7 @@ func newBurstCmd() *cobra.Command {
 // runBurst replays o.trace and reports the worst interval per algorithm,
 // or the worst overall with --top.
 func runBurst(o *burstOptions, s streams) error {
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}
@@ -101,24 +100,7 @@ func runBurst(o *burstOptions, s streams) error {
 	}
 	if t != nil {
 		w := render.NewTextWriter(s.out, format)
-		w.Line(fmt.Sprintf("burst on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-		if line := tables.BackwardsLine(rep); line != "" {
-			w.Line(line)
-		}
-		w.Line("policy: " + sp.Describe(true))
-		for _, l := range sp.LaneLines() {
-			w.Line(l)
-		}
-		w.Blank()
-		if o.Top > 0 {
-			w.Line(fmt.Sprintf("the %d worst intervals of %s (at most one per algorithm and key)", o.Top, sp.Duration(sp.Interval)))
-		} else {
-			w.Line(fmt.Sprintf("worst interval of %s per algorithm: the most cost allowed for one key,", sp.Duration(sp.Interval)))
-			w.Line("from its first to its last allowed request in it")
-		}
-		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
-			w.Line(note)
-		}
+		w.Lines(tables.BurstHeading(rp.trace.name, rep, sp, o.Top))
 		w.Blank()
 		w.Table(t)
 		if w.Err() != nil {

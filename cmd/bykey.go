@@ -4,8 +4,6 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
-
 	"github.com/ratesim/ratesim/sim"
 )
 
@@ -35,14 +33,9 @@ func runByKey(o *compareOptions, rp *replay, format render.Format, s streams) er
 		return rp.trace.finish()
 	}
 	w := render.NewTextWriter(s.out, format)
-	compareHeader(w, rp, rep, false)
+	w.Lines(tables.CompareHeading(rp.trace.name, rep, rp.spec, false))
 	w.Blank()
-	if rp.spec.IntentNamed {
-		w.Line(fmt.Sprintf("%s (false rejects are against the oracle, a sliding log of limit %d per %s)",
-			tables.ByKeyTitle(rep, o.ByKey), rp.spec.Intent.Limit, rp.spec.Duration(rp.spec.Intent.Window)))
-	} else {
-		w.Line(fmt.Sprintf("%s (no intent given: --intent LIMIT/WINDOW counts false rejects)", tables.ByKeyTitle(rep, o.ByKey)))
-	}
+	w.Line(tables.ByKeyHeading(rep, o.ByKey, rp.spec))
 	w.Blank()
 	if len(rows) == 0 {
 		w.Line("no limiter rejected a request")

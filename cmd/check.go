@@ -64,7 +64,7 @@ func runCheck(o *checkOptions, s streams) error {
 	case o.ByKey < 0:
 		return usageErrorf("--by-key must be 0 or more, got %d", o.ByKey)
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}

@@ -5,90 +5,14 @@ import (
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
-	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/sim"
-	"github.com/ratesim/ratesim/traces"
 )
 
 // clientHelp documents the client model in help texts.
 var clientHelp = helpText("clients")
-
-// clientOptions are the flags of the client model.
-type clientOptions struct {
-	Model      string
-	MaxRetries int
-	Exact      bool
-	Delay      string
-	Backoff    string
-	Jitter     bool
-	Seed       uint64
-}
-
-func addClientFlags(fs *pflag.FlagSet, o *clientOptions) {
-	fs.StringVar(&o.Model, "clients", "none", "how clients answer a refusal: none (the open-loop replay), honour (retry at Retry-After), immediate, or backoff")
-	fs.IntVar(&o.MaxRetries, "max-retries", 3, "with --clients, the retries a client makes before it gives up")
-	fs.BoolVar(&o.Exact, "retry-after-exact", false, "with --clients honour, wait the exact retry_after instead of whole seconds rounded up")
-	fs.StringVar(&o.Delay, "retry-delay", "0.1s", "with --clients immediate, the wait before each retry")
-	fs.StringVar(&o.Backoff, "backoff", "1s,30s", "with --clients backoff, the first wait and the longest, BASE,MAX")
-	fs.BoolVar(&o.Jitter, "jitter", false, "with --clients backoff, draw each wait from 0 to its bound (full jitter), deterministically for --seed")
-	fs.Uint64Var(&o.Seed, "seed", 1, "with --jitter, the random seed of the waits")
-}
-
-// parse returns the client model the flags give; Model ClientsNone when
-// --clients is none. Durations are Go durations or numbers of seconds.
-func (o *clientOptions) parse(set map[string]bool) (sim.Clients, error) {
-	model := o.Model
-	if model == "" {
-		model = "none"
-	}
-	m, err := sim.ParseClientModel(model)
-	if err != nil {
-		return sim.Clients{}, usageErrorf("invalid --clients %q (valid: %s)", o.Model, sim.ClientModels)
-	}
-	c := sim.Clients{Model: m, MaxRetries: o.MaxRetries, RetryAfterExact: o.Exact, Jitter: o.Jitter, Seed: o.Seed}
-	if m == sim.ClientsNone {
-		for _, f := range []string{"max-retries", "retry-after-exact", "retry-delay", "backoff", "jitter", "seed"} {
-			if set[f] {
-				return c, usageErrorf("--%s needs --clients honour, immediate or backoff", f)
-			}
-		}
-		return c, nil
-	}
-	if o.MaxRetries < 0 || o.MaxRetries > sim.MaxClientRetries {
-		return c, usageErrorf("invalid --max-retries %d: want 0 to %d; a replay makes up to 1 + --max-retries attempts a request, as one that never passes is retried every time", o.MaxRetries, sim.MaxClientRetries)
-	}
-	dur := func(flag, s string) (time.Duration, error) {
-		d, err := traces.ParseDuration(strings.TrimSpace(s), time.Second)
-		if err != nil || d < 0 {
-			return 0, usageErrorf("invalid --%s %q: want a duration such as 100ms or 2s", flag, s)
-		}
-		return d, nil
-	}
-	if c.RetryDelay, err = dur("retry-delay", o.Delay); err != nil {
-		return c, err
-	}
-	base, max, ok := strings.Cut(o.Backoff, ",")
-	if !ok {
-		return c, usageErrorf("invalid --backoff %q: want BASE,MAX such as 1s,30s", o.Backoff)
-	}
-	if c.Base, err = dur("backoff", base); err != nil {
-		return c, err
-	}
-	if c.Max, err = dur("backoff", max); err != nil {
-		return c, err
-	}
-	if c.Max < c.Base {
-		return c, usageErrorf("invalid --backoff %q: MAX is below BASE", o.Backoff)
-	}
-	return c, nil
-}
 
 // runClients replays rp in a closed loop under lanes, each request
 // carrying the attributes with, and calls emit for every attempt. On a
@@ -124,16 +48,7 @@ func runClientSummary(rp *replay, c sim.Clients, format render.Format, s streams
 		return rp.trace.finish()
 	}
 	w := render.NewTextWriter(s.out, format)
-	var unique int64
-	if len(stats) > 0 {
-		unique = stats[0].Unique
-	}
-	w.Line(fmt.Sprintf("compare on %s with %s clients: %s", rp.trace.name, c.Model, render.Plural(unique, "request")))
-	w.Line("policy: " + rp.spec.Describe(false))
-	for _, l := range rp.spec.LaneLines() {
-		w.Line(l)
-	}
-	w.Line(tables.ClientLine(c, rp.spec.Lanes))
+	w.Lines(tables.ClientSummaryHeading(rp.trace.name, rp.spec, c, stats))
 	w.Blank()
 	w.Table(t)
 	if w.Err() != nil {
@@ -178,11 +93,8 @@ func runClientRows(rp *replay, row *tables.RunRow, c sim.Clients, keepAllowed, k
 		return err
 	}
 	if rw.Textual() {
-		st := stats[0]
 		w := render.NewTextWriter(s.out, format)
-		w.Line(fmt.Sprintf("%s on %s with %s clients: %s", lanes[0].Name, rp.trace.name, c.Model, rp.spec.Describe(false)))
-		w.Line(fmt.Sprintf("%s, %s (amplification %s), %d allowed in the end, %d given up", render.Plural(st.Unique, "request"), render.Plural(st.Attempts, "attempt"), render.Ratio(st.Attempts, st.Unique), st.Goodput, st.GaveUp))
-		w.Line(tables.ClientLine(c, lanes))
+		w.Lines(tables.ClientRowsHeading(rp.trace.name, rp.spec, lanes[0], c, stats[0]))
 		w.Blank()
 		w.Rows(rw, nil)
 		if w.Err() != nil {

@@ -14,22 +14,10 @@ import (
 	"github.com/ratesim/ratesim/sim"
 )
 
-var compareLong = `Replay a trace through several algorithms at once and show their decisions
-side by side: one row per request, one column per algorithm (true when it
-allowed the request). In a table, rows where the algorithms disagree are
-marked with * in the diff column, and the matrix is followed by a summary per
-algorithm and a pairwise agreement matrix.
-
-The summary counts requests, allowed, rejected, the most cost allowed for one
-key in any closed interval of --interval (default: the window) and its ratio
-to the limit, the false allows and false rejects against the oracle (a
-sliding log with the same limit and window: the exact rolling policy) and the
-time of the first rejection.
-
-` + render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
+var compareLong = helpText("compare", "DEFAULTS", render.WrapText("Default algorithms: the five classic algorithms ("+strings.Join(algoNames(limiters.ClassicAlgorithms()), ", ")+
 	"); --algos all adds "+render.JoinList(algoNames(slices.DeleteFunc(limiters.AllAlgorithms(), func(a limiters.Algorithm) bool {
 	return slices.Contains(limiters.ClassicAlgorithms(), a)
-})), "and")+".", "", 78)
+})), "and")+".", "", 78))
 
 const compareExample = `  ratesim compare traces/examples/boundary.csv
   ratesim compare --algos fixed-window,sliding-log --diff trace.csv
@@ -48,7 +36,7 @@ type compareOptions struct {
 	Timeline string
 	// ByKey is how many keys --by-key lists per limiter; 0 for none.
 	ByKey   int
-	clients clientOptions
+	clients sim.ClientFlags
 	Shard   string
 	// With names the extra columns of the requests: file, line, or
 	// attributes.
@@ -76,7 +64,7 @@ func newCompareCmd() *cobra.Command {
 	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
-	addClientFlags(fs, &o.clients)
+	o.clients.AddFlags(fs)
 	addLabelFlags(fs, &o.trace)
 	fs.StringSliceVar(&o.With, "with", nil, "extra columns of the requests, comma-separated: file and line (where the request is in the traces) or any field of the trace")
 	registerCompletions(c)
@@ -86,7 +74,7 @@ func newCompareCmd() *cobra.Command {
 // runCompare replays o.trace through several algorithms and writes the
 // decision matrix, the summaries and the agreement matrix.
 func runCompare(o *compareOptions, s streams) error {
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}
@@ -115,7 +103,7 @@ func runCompare(o *compareOptions, s streams) error {
 	if o.trace.labelled() && (o.Timeline != "" || o.ByKey > 0) {
 		return usageErrorf("--legit, --abusive and --labels count who each limiter stopped in the summary: --timeline and --by-key do not show it")
 	}
-	clients, err := o.clients.parse(o.policy.set)
+	clients, err := o.clients.Clients(o.policy.set)
 	if err != nil {
 		return err
 	}
@@ -209,7 +197,7 @@ func runCompare(o *compareOptions, s streams) error {
 	}
 
 	w := render.NewTextWriter(s.out, format)
-	compareHeader(w, rp, rep, true)
+	w.Lines(tables.CompareHeading(rp.trace.name, rep, rp.spec, true))
 	if rw != nil {
 		w.Blank()
 		if o.Diff {
@@ -229,11 +217,7 @@ func runCompare(o *compareOptions, s streams) error {
 	if !o.Diff {
 		t, _ := render.WriteRecords(nil, format, tables.WithLabelColumns(append(slices.Clone(tables.SummaryColumns), rp.spec.ExtraColumns()...), rep), tables.SummaryRows(rep, rp.spec))
 		w.Blank()
-		w.Line(fmt.Sprintf("summary: max_in_interval is the most cost one key got through in any %s;", rp.spec.Duration(rp.spec.Interval)))
-		w.Line(rp.spec.AgainstLine())
-		if note := tables.QueueNote(rp.spec.Algos()); note != "" {
-			w.Line(note)
-		}
+		w.Lines(tables.SummaryHeading(rp.spec))
 		w.Blank()
 		w.Table(t)
 		if len(rp.spec.Lanes) > 1 && rep.Agree != nil {

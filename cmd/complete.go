@@ -11,11 +11,11 @@ import (
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/storereplay"
 	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
-	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -44,60 +44,39 @@ func completePick(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Comp
 
 // registerCompletions adds completions, with descriptions, to the flags c has.
 func registerCompletions(c *cobra.Command) {
-	fixed := func(name string, choices ...cobra.Completion) {
-		if c.Flags().Lookup(name) == nil {
-			return
+	complete := func(name string, f cobra.CompletionFunc) {
+		if c.Flags().Lookup(name) != nil {
+			_ = c.RegisterFlagCompletionFunc(name, f)
 		}
-		_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(choices, cobra.ShellCompDirectiveNoFileComp))
 	}
-	if c.Flags().Lookup("algo") != nil {
-		_ = c.RegisterFlagCompletionFunc("algo", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return algoCompletions(""), cobra.ShellCompDirectiveNoFileComp
-		})
-	}
-	if c.Flags().Lookup("algos") != nil {
-		_ = c.RegisterFlagCompletionFunc("algos", completeAlgoList)
-	}
-	if c.Flags().Lookup("limiter") != nil {
-		_ = c.RegisterFlagCompletionFunc("limiter", completeLimiter)
-	}
-	if c.Flags().Lookup("pick") != nil {
-		_ = c.RegisterFlagCompletionFunc("pick", completePick)
-	}
+	complete("algo", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return algoCompletions(""), cobra.ShellCompDirectiveNoFileComp
+	})
+	complete("algos", completeAlgoList)
+	complete("limiter", completeLimiter)
+	complete("pick", completePick)
 	for _, name := range sweep.ParamNames() {
 		// A sweep's values, or a parameter's: never a file.
-		if flag := sweepFlag(name); c.Flags().Lookup(flag) != nil {
+		if flag := sweep.FlagName(name, takenName); c.Flags().Lookup(flag) != nil {
 			if _, ok := c.GetFlagCompletionFunc(flag); !ok {
 				_ = c.RegisterFlagCompletionFunc(flag, cobra.NoFileCompletions)
 			}
 		}
 	}
 	for name, l := range flagChoices(c.Name()) {
-		var choices []cobra.Completion
-		for _, ch := range l {
-			choices = append(choices, cobra.CompletionWithDesc(ch.Name, ch.Description))
-		}
-		fixed(name, choices...)
+		complete(name, cobra.FixedCompletions(completions(l), cobra.ShellCompDirectiveNoFileComp))
 	}
-	if c.Flags().Lookup("tz") != nil {
-		_ = c.RegisterFlagCompletionFunc("tz", completeZones)
-	}
+	complete("tz", completeZones)
 	for _, name := range []string{"user-field", "time-field", "cost-field", "key"} {
-		if c.Flags().Lookup(name) != nil {
-			_ = c.RegisterFlagCompletionFunc(name, completeFields)
-		}
+		complete(name, completeFields)
 	}
-	if c.Flags().Lookup("config") != nil {
-		_ = c.RegisterFlagCompletionFunc("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
-		})
-	}
-	if c.Flags().Lookup("policy-from") != nil {
-		// A gateway's config, whatever its name: nginx.conf, haproxy.cfg, kong.yml.
-		_ = c.RegisterFlagCompletionFunc("policy-from", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return nil, cobra.ShellCompDirectiveDefault
-		})
-	}
+	complete("config", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return []cobra.Completion{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	// A gateway's config, whatever its name: nginx.conf, haproxy.cfg, kong.yml.
+	complete("policy-from", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveDefault
+	})
 	// Every other flag that takes a value takes a number, a duration, a
 	// rate or a name: a shell offering file names would only mislead.
 	c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -125,8 +104,8 @@ func flagChoices(cmd string) map[string]choice.List {
 		"clock":       spec.Clocks,
 		"stack":       sim.StackModes,
 		"only":        onlyChoices,
-		"route":       routeChoices,
-		"on-failure":  failureChoices,
+		"route":       storereplay.Routes,
+		"on-failure":  storereplay.Failures,
 		// A gateway's config to read, and a config to write.
 		"policy-format": gateway.Formats,
 		"to":            gateway.Targets,
@@ -149,13 +128,19 @@ func choose(flag, value string, l choice.List) (int, error) {
 // algoCompletions lists the algorithms, each prefixed (for --algos lists),
 // leaving out those the prefix already names.
 func algoCompletions(prefix string) []cobra.Completion {
-	named := strings.Split(prefix, ",")
+	return completions(spec.AlgorithmCompletions(prefix))
+}
+
+// completions are l as a shell completes them: each name, with its
+// description when it has one.
+func completions(l choice.List) []cobra.Completion {
 	var out []cobra.Completion
-	for _, a := range limiters.AllAlgorithms() {
-		if slices.Contains(named, a.String()) {
-			continue
+	for _, c := range l {
+		if c.Description == "" {
+			out = append(out, c.Name)
+		} else {
+			out = append(out, cobra.CompletionWithDesc(c.Name, c.Description))
 		}
-		out = append(out, cobra.CompletionWithDesc(prefix+a.String(), a.Summary()))
 	}
 	return out
 }
@@ -204,30 +189,9 @@ func addCompletionCmd(root *cobra.Command) {
 }
 
 // completeLimiter completes a --limiter: the algorithm after an optional
-// NAME=, then, after a ':', the parameter keys.
+// NAME=, then, after a ':', the parameter keys (spec.LimiterCompletions).
 func completeLimiter(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if head, args, ok := strings.Cut(toComplete, ":"); ok {
-		done := args[:strings.LastIndex(args, ",")+1]
-		algo := head
-		if _, a, named := strings.Cut(head, "="); named {
-			algo = a
-		}
-		keys := spec.LimiterKeys(algo)
-		var out []cobra.Completion
-		for _, k := range keys {
-			out = append(out, head+":"+done+k)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	}
-	prefix := ""
-	if name, _, ok := strings.Cut(toComplete, "="); ok {
-		prefix = name + "="
-	}
-	out := algoCompletions(prefix)
-	for _, p := range presets.All() {
-		out = append(out, cobra.CompletionWithDesc(prefix+p.Name, "preset: "+p.Library))
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	return completions(spec.LimiterCompletions(toComplete)), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // completeZones completes --tz with the zone names traces.Zones finds.

@@ -7,17 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 	"github.com/ratesim/ratesim/traces/examples"
 )
 
 var demoIntro = helpText("demo")
 
-var demoOutro = `Next:
-  ratesim algos                       how each algorithm works and when to choose it
-  ratesim compare --algos all TRACE   all ` + countWord(len(limiters.AllAlgorithms())) + ` side by side on your own trace
-  ratesim gen --pattern bursty --users 50 --requests 5000 --seed 1 > t.csv
-  ratesim run --help                  policy flags, output formats, --key, --config`
+var demoOutro = helpText("demo-next", "COUNT", countWord(len(limiters.AllAlgorithms())))
 
 // exampleArgs are the arguments of the command that replays a's example
 // trace (Doc.Example) with the parameters its walk-through assumes: 3 per
@@ -50,11 +48,11 @@ func runDemo(s streams) error {
 	w := render.NewTextWriter(s.out, render.FormatTable)
 	w.Line(demoIntro)
 	example := func(name string) traceOptions {
-		return traceOptions{Path: name, Unit: "s", fsys: examples.FS, display: "traces/examples/" + name}
+		return traceOptions{ReadFlags: traces.ReadFlags{Unit: "s"}, Path: name, fsys: examples.FS, display: "traces/examples/" + name}
 	}
 	steps := limiters.ClassicAlgorithms()
 	for i, algo := range steps {
-		policy := policyOptions{Limit: 3, Window: "10", Clock: "reject", set: map[string]bool{}}
+		policy := policyOptions{Flags: spec.Flags{Limit: 3, Window: "10", Clock: "reject"}, set: map[string]bool{}}
 		if !algo.Windowed() {
 			policy.Capacity, policy.Rate = 3, "0.2"
 			policy.set["capacity"], policy.set["rate"] = true, true
@@ -106,5 +104,5 @@ func runDemo(s streams) error {
 }
 
 func defaultPolicy() policyOptions {
-	return policyOptions{Limit: defaultLimit, Window: defaultWindow, Clock: "reject", set: map[string]bool{}}
+	return policyOptions{Flags: spec.Flags{Limit: defaultLimit, Window: defaultWindow, Clock: "reject"}, set: map[string]bool{}}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/sim"
@@ -46,25 +45,15 @@ type usageMistake interface {
 	Usage() bool
 }
 
-// partialError reports that a lenient read skipped bad rows: the output is
-// complete for the rows that were read. It exits with status 3.
-type partialError struct{ skipped int }
-
-func (e *partialError) Error() string {
-	if e.skipped == 1 {
-		return "skipped 1 bad row"
-	}
-	return fmt.Sprintf("skipped %d bad rows", e.skipped)
-}
-
 // ExitCode maps an error returned by the root command to ratesim's exit
 // status: 0 for nil, 2 for usage errors, 3 for a lenient read that skipped
-// rows, 130 for an interrupt (a cancelled context), 1 for anything else.
+// rows (*traces.SkippedError), 130 for an interrupt (a cancelled
+// context), 1 for anything else.
 func ExitCode(err error) int {
 	var ue *usageError
 	var se *spec.Error
 	var ae usageMistake
-	var pe *partialError
+	var pe *traces.SkippedError
 	switch {
 	case err == nil:
 		return exitOK
@@ -87,7 +76,9 @@ func ErrorText(err error) string {
 	}
 	var pe *traces.ParseError
 	if errors.As(err, &pe) {
-		return parseErrorText(pe)
+		// The message without the package's name, then the flags that
+		// would read the trace.
+		return strings.TrimPrefix(pe.Error(), "traces: ") + pe.FlagRemedy()
 	}
 	var fk *sim.ForgottenKeyError
 	if errors.As(err, &fk) {
@@ -98,51 +89,4 @@ func ErrorText(err error) string {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return msg
-}
-
-// parseErrorText renders a trace error as file:line[:column]: message.
-func parseErrorText(pe *traces.ParseError) string {
-	var b strings.Builder
-	b.WriteString(pe.File)
-	if pe.Line > 0 {
-		fmt.Fprintf(&b, ":%d", pe.Line)
-		if pe.Column > 0 {
-			fmt.Fprintf(&b, ":%d", pe.Column)
-		}
-	}
-	b.WriteString(": ")
-	b.WriteString(pe.Msg)
-	b.WriteString(remedy(pe))
-	return b.String()
-}
-
-// remedy says which flags read a trace that a *traces.ParseError
-// says is missing a field or has epoch times in a finer unit, after the
-// message; "" for other errors.
-func remedy(pe *traces.ParseError) string {
-	switch pe.Missing {
-	case traces.FieldUser:
-		return "; --user-field names the field to read the user from"
-	case traces.FieldTime:
-		return "; --time-field names the field to read the timestamp from (and --time-format says how it is written)"
-	case traces.FieldUser | traces.FieldTime:
-		return "; --user-field and --time-field name the fields to read them from (and --time-format says how times are written)"
-	}
-	if f := traces.UnixTimeFormat(pe.EpochUnit); f != "" {
-		// Not --unit: that would turn --window 10 into 10 ms as well.
-		return fmt.Sprintf(": read it with --time-format %s, which keeps --window and the other durations in --unit (--unit %s would make them %s too)",
-			f, traces.UnitName(pe.EpochUnit), epochUnitName(pe.EpochUnit))
-	}
-	return ""
-}
-
-// epochUnitName is the plural name of a unit: "milliseconds".
-func epochUnitName(u time.Duration) string {
-	switch u {
-	case time.Millisecond:
-		return "milliseconds"
-	case time.Microsecond:
-		return "microseconds"
-	}
-	return "nanoseconds"
 }

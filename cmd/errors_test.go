@@ -20,7 +20,7 @@ func TestErrorText(t *testing.T) {
 			`t.csv:9: key "k3" comes back at 15, earlier than the time from which it was forgotten as idle: the trace goes back in time too far to forget idle keys; rerun with --keep-keys`, 1},
 		{usageErrorf("--limit: limit must be positive, got 0"), "--limit: limit must be positive, got 0", 2},
 		{fmt.Errorf("limiters: bad"), "bad", 1},
-		{&partialError{skipped: 2}, "skipped 2 bad rows", 3},
+		{&traces.SkippedError{N: 2}, "skipped 2 bad rows", 3},
 	}
 	for _, tt := range tests {
 		if got := ErrorText(tt.err); got != tt.want {

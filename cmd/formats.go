@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -88,48 +87,10 @@ func writeFormatFields(list []traces.FormatInfo, format render.Format, s streams
 		if i > 0 {
 			w.Blank()
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Description)
-		for _, l := range []struct{ label, text string }{
-			{"recognized", orNone(f.Sniffed, "only with --format "+f.Name)},
-			{"time", f.Time + recordsText(f)},
-			{"duration", orNone(f.Duration, "none")},
-			{"arrival", orNone(f.Arrival, "none")},
-			{"--time-is", timeIsText(f)},
-			{"--observed", orNone(f.Observed, "status=429,503")},
-			{"user", f.User},
-			{"example", "traces/examples/" + f.Example},
-		} {
-			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
-		}
-		w.Line(strings.TrimSuffix(b.String(), "\n"))
+		w.Line(strings.TrimSuffix(render.Card(tables.FormatCard(f)), "\n"))
 		t, _ := render.WriteRecords(nil, format, tables.FormatFieldColumns[1:], tables.FormatFieldRows([]traces.FormatInfo{f}, false))
 		w.Blank()
 		w.Table(t)
 	}
 	return w.Err()
-}
-
-func orNone(v, none string) string {
-	if v == "" {
-		return none
-	}
-	return v
-}
-
-func recordsText(f traces.FormatInfo) string {
-	if f.TimeRecords == traces.TimeIsDefault {
-		return ""
-	}
-	return " (the " + f.TimeRecords.String() + ")"
-}
-
-func timeIsText(f traces.FormatInfo) string {
-	if f.TimeIs == traces.TimeIsDefault {
-		return "does not apply: the trace's times are its own"
-	}
-	if f.TimeNote != "" {
-		return f.TimeIs.String() + "; " + f.TimeNote
-	}
-	return f.TimeIs.String()
 }

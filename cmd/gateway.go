@@ -4,86 +4,23 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
-	"github.com/ratesim/ratesim/limiters/presets"
 	"github.com/ratesim/ratesim/sim"
+	"github.com/ratesim/ratesim/traces"
 )
 
-// gatewayOptions are the flags that read a gateway's config as the stack
-// of policies to replay.
-type gatewayOptions struct {
-	From        string   // --policy-from
-	Format      string   // --policy-format
-	Map         []string // --policy-map NAME=FIELD
-	Descriptors []string // --descriptor KEY=FIELD,...
-	cfg         *gateway.Config
-}
-
-func addGatewayFlags(fs *pflag.FlagSet, o *gatewayOptions) {
-	fs.StringVar(&o.From, "policy-from", "", "a gateway's config to replay as it is (nginx.conf, an Envoy ratelimit YAML, kong.yml, ...): its limits are a stack of policies")
-	fs.StringVar(&o.Format, "policy-format", "", "the --policy-from config's format: "+gateway.Formats.String()+" (default: told from its content)")
-	fs.StringArrayVar(&o.Map, "policy-map", nil, "NAME=FIELD: the trace field of a variable or header the config keys on ('$http_x_api_key=api_key'); repeatable")
-	fs.StringArrayVar(&o.Descriptors, "descriptor", nil, "an Envoy descriptor a request sends, KEY=FIELD,... (remote_address=ip,path=path); repeatable")
-}
-
-// options are the gateway's read options the flags give.
-func (o *gatewayOptions) options() (gateway.Options, error) {
-	opt := gateway.Options{Format: o.Format, Fields: map[string]string{}}
-	for _, m := range o.Map {
-		for _, kv := range strings.Split(m, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" || v == "" {
-				return opt, usageErrorf("--policy-map %q: want NAME=FIELD, such as '$http_x_api_key=api_key'", m)
-			}
-			opt.Fields[k] = v
-		}
-	}
-	for _, d := range o.Descriptors {
-		es, err := gateway.ParseDescriptor(d)
-		if err != nil {
-			return opt, err
-		}
-		opt.Descriptors = append(opt.Descriptors, es)
-	}
-	return opt, nil
-}
-
-// read reads the --policy-from config; config is --config, which it
-// replaces.
-func (o *gatewayOptions) read(config string) (*spec.File, error) {
-	if config != "" {
-		return nil, usageErrorf("--config and --policy-from both give the policy: give one")
-	}
-	opt, err := o.options()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := gateway.Read(o.From, opt)
-	if err != nil {
-		return nil, err
-	}
-	o.cfg = cfg
-	return cfg.File, nil
-}
-
-// warn writes the config's warnings to w, once.
-func (o *gatewayOptions) warn(w io.Writer) {
-	if o.cfg == nil {
-		return
-	}
-	for _, wr := range o.cfg.Warnings {
+// warnGateway writes the warnings of the --policy-from config to w,
+// once.
+func (o *policyOptions) warnGateway(w io.Writer) {
+	for _, wr := range o.gateway.TakeWarnings() {
 		fmt.Fprintf(w, "ratesim: %s\n", wr)
 	}
-	o.cfg.Warnings = nil // once, however often the policy is resolved
 }
 
 // hasFile reports whether a policy file or a gateway's config is given.
@@ -92,73 +29,36 @@ func (o *policyOptions) hasFile() bool { return o.Config != "" || o.gateway.From
 // stackAsLane turns the stack of the policy file (a policies: list, or
 // a gateway's config) into what a command that replays limiters side by
 // side, each over every request under one key, replays: its one policy
-// as a lane of its own (a limiters: entry), the replay keyed as the
-// policy is unless --key says the same. A stack it cannot replay so (two
-// policies that apply together, a policy that applies to some requests
-// only, a shadow policy, one key for every request) is a usage error
-// naming what, never a replay of something else.
+// as a lane of its own (spec.File.OneLane), the replay keyed as the
+// policy is unless --key says the same.
 func (o *policyOptions) stackAsLane(to *traceOptions, warnings io.Writer) (*spec.File, error) {
-	pf := o.file
-	what := pf.Path
+	what := o.file.Path
 	if o.gateway.From != "" {
 		what = "--policy-from " + what
 	}
-	p := pf.Policies[0]
-	where := ""
-	if p.At != "" {
-		where = " (" + string(p.At) + ")"
+	lane, err := o.file.OneLane(what, to.Key, o.set["key"])
+	if err != nil {
+		return nil, err
 	}
-	const only = "this command replays limiters side by side, each over every request; run and compare --summary replay a stack"
-	switch {
-	case len(pf.Policies) > 1:
-		names := make([]string, len(pf.Policies))
-		for i, q := range pf.Policies {
-			names[i] = q.Name
-		}
-		return nil, usageErrorf("%s: %d policies (%s) apply together as a stack: %s", what, len(pf.Policies), strings.Join(names, ", "), only)
-	case p.Match != nil && !p.EmptyKeyOnly:
-		return nil, usageErrorf("%s: policy %s%s applies to some requests only (a location, descriptor or method): %s", what, p.Name, where, only)
-	case p.Shadow:
-		return nil, usageErrorf("%s: policy %s%s is a shadow policy, which refuses nothing: %s", what, p.Name, where, only)
-	case p.Key != nil && len(p.Key) == 0:
-		return nil, usageErrorf("%s: policy %s%s is one limit for every request (no key): %s", what, p.Name, where, only)
-	case p.Key != nil && o.set["key"] && !slices.Equal(p.Key, to.Key):
-		return nil, usageErrorf("--key %s: policy %s%s keys on %s", strings.Join(to.Key, ","), p.Name, where, strings.Join(p.Key, ","))
+	to.Key = lane.Key
+	if lane.Warning != "" {
+		warnf(warnings, "%s", lane.Warning)
 	}
-	if p.Key != nil {
-		to.Key = p.Key
-	}
-	if p.EmptyKeyOnly {
-		warnf(warnings, "policy %s%s: a request whose %s is empty passes nginx unaccounted; this command limits it under the empty key (run and compare pass it)", p.Name, where, strings.Join(p.Key, " and "))
-	}
-	lane := *pf
-	lane.Policies, lane.Limiters = nil, []spec.Limiter{p.Limiter}
-	if lane.Limiters[0].Name == "" {
-		lane.Limiters[0].Name = p.Name
-	}
-	o.file = &lane
+	o.file = lane.File
 	return o.file, nil
 }
 
 type lintOptions struct {
-	gateway gatewayOptions
+	gateway gateway.Flags
 	trace   traceOptions
 }
 
 func newLintCmd() *cobra.Command {
 	o := &lintOptions{}
 	c := &cobra.Command{
-		Use:   "lint CONFIG [TRACE]",
-		Short: "Say what a gateway's rate-limit config will do that its author may not mean",
-		Long: `Read a gateway's config (the formats of --policy-from) and print its
-warnings, each with its line: nginx r/m rates that are not whole
-thousandths per second, burst without nodelay (and the latency it adds),
-Envoy descriptors that can never match, Kong limits a shorter one makes
-idle, Traefik bursts below 1. With a TRACE, also what the config does to
-that traffic: a key that is the same for every request (every client
-shares one limit), an nginx zone too small for the trace's keys.
-
-A config ratesim cannot read is an error naming the file and line (exit 2).`,
+		Use:         "lint CONFIG [TRACE]",
+		Short:       "Say what a gateway's rate-limit config will do that its author may not mean",
+		Long:        helpText("lint"),
 		Example:     "  ratesim lint nginx.conf\n  ratesim lint nginx.conf access.log\n  ratesim lint --descriptor remote_address=ip ratelimit.yaml access.log",
 		Args:        cobra.RangeArgs(1, 2),
 		Annotations: exitStatus("a bad flag, a config that cannot be read (its file and line named)"),
@@ -168,9 +68,7 @@ A config ratesim cannot read is an error naming the file and line (exit 2).`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&o.gateway.Format, "policy-format", "", "the config's format: "+gateway.Formats.String()+" (default: told from its content)")
-	fs.StringArrayVar(&o.gateway.Map, "policy-map", nil, "NAME=FIELD: the trace field of a variable or header the config keys on; repeatable")
-	fs.StringArrayVar(&o.gateway.Descriptors, "descriptor", nil, "an Envoy descriptor a request sends, KEY=FIELD,...; repeatable")
+	o.gateway.AddFormatFlags(fs)
 	addTraceFlags(fs, &o.trace)
 	registerCompletions(c)
 	return c
@@ -179,7 +77,7 @@ A config ratesim cannot read is an error naming the file and line (exit 2).`,
 // runLint prints the warnings of a config and, with a trace, of the
 // config against it.
 func runLint(o *lintOptions, traceArgs []string, s streams) error {
-	opt, err := o.gateway.options()
+	opt, err := o.gateway.Options()
 	if err != nil {
 		return err
 	}
@@ -221,17 +119,9 @@ type exportOptions struct {
 func newExportCmd() *cobra.Command {
 	o := &exportOptions{}
 	c := &cobra.Command{
-		Use:   "export --to TARGET --limiter SPEC [TRACE]",
-		Short: "Write a limiter as a gateway's config, saying what it approximates",
-		Long: `Write the limiter of --limiter (an algorithm with its parameters, or a
-preset) as the config of a gateway or library: ` + gateway.Targets.String() + `.
-Where the target cannot express the limiter exactly (nginx keeps rates in
-thousandths of a request per second; Envoy has only fixed windows), the
-nearest config is written and standard error says what differs. With a
-TRACE, both are replayed and standard error says on how many requests
-they decide differently, the config keyed on --key-field.
-
-The config goes to standard output; read it back with --policy-from.`,
+		Use:         "export --to TARGET --limiter SPEC [TRACE]",
+		Short:       "Write a limiter as a gateway's config, saying what it approximates",
+		Long:        helpText("export", "TARGETS", gateway.Targets.String()),
 		Example:     "  ratesim export --to nginx --limiter nginx:rate=10r/s,burst=20,nodelay\n  ratesim export --to envoy --limiter fixed-window:limit=100,window=1m access.log",
 		Args:        cobra.MaximumNArgs(1),
 		Annotations: exitStatus("a bad flag, an unknown target, a bad --limiter"),
@@ -264,7 +154,7 @@ func runExport(o *exportOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	unit, err := parseUnit(o.trace.Unit)
+	unit, err := traces.UnitFlag(o.trace.Unit)
 	if err != nil {
 		return err
 	}
@@ -295,18 +185,9 @@ func runExport(o *exportOptions, s streams) error {
 // exportLimiter writes the limiter l, durations in unit, as a config of
 // target to out, and to notes what it approximates.
 func exportLimiter(target string, l spec.Limiter, unit time.Duration, out, notes io.Writer) (sim.Lane, *gateway.Exported, error) {
-	plan, err := spec.Resolve(spec.Inputs{Limiters: []spec.Limiter{l}, Single: true})
+	lane, ex, err := gateway.ExportLimiter(target, l, unit)
 	if err != nil {
-		return sim.Lane{}, nil, err
-	}
-	bound, err := plan.Bind(unit)
-	if err != nil {
-		return sim.Lane{}, nil, err
-	}
-	lane := bound.Lanes[0]
-	ex, err := gateway.Export(target, lane)
-	if err != nil {
-		return lane, nil, usageErrorf("%s", ErrorText(err))
+		return lane, nil, err
 	}
 	if _, err := io.WriteString(out, ex.Text); err != nil {
 		return lane, nil, err
@@ -353,26 +234,10 @@ func sweepDeployed(o *sweepOptions, i int, s streams) (*sweep.Candidate, error) 
 	if _, err := po.policyFile(); err != nil {
 		return nil, err
 	}
-	po.gateway.warn(s.err)
+	po.warnGateway(s.err)
 	pf, err := po.stackAsLane(&o.trace, s.err)
 	if err != nil {
 		return nil, err
 	}
-	l := pf.Limiters[0]
-	a := sweep.Algo{Algorithm: l.Algorithm}
-	if l.Preset != "" {
-		if p, ok := presets.Lookup(l.Preset); ok {
-			a = sweep.Algo{Algorithm: l.Algorithm, Preset: p}
-		}
-	}
-	return &sweep.Candidate{Index: i, Algo: a, Limiter: l, Values: map[string]string{}}, nil
-}
-
-// deployedLine says which row of a sweep is the deployed config's.
-func deployedLine(c *sweep.Candidate, path string) string {
-	at := ""
-	if c.Limiter.At != "" {
-		at = " (" + string(c.Limiter.At) + ")"
-	}
-	return fmt.Sprintf("deployed: %s's policy %s%s, replayed beside the grid as its last row", path, c.Limiter.Name, at)
+	return sweep.Deployed(pf.Limiters[0], i), nil
 }

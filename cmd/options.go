@@ -7,12 +7,10 @@ import (
 
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
-	"time"
 	_ "time/tzdata" // --tz works on machines without zoneinfo
 
 	"github.com/mattn/go-isatty"
@@ -102,30 +100,15 @@ func isTerminal(f any) bool {
 
 // traceOptions say how to read the trace.
 type traceOptions struct {
+	// ReadFlags are the flags that say how to read the traces.
+	traces.ReadFlags
 	Path string
 	// More are the traces after Path, merged with it by time.
-	More    []string
-	Unit    string
-	Format  string
-	Lenient bool
-	Key     []string
+	More []string
+	Key  []string
 	// KeepKeys keeps every key's state to the end instead of forgetting
 	// idle keys (sim.Config.KeepKeys).
 	KeepKeys bool
-	// UserField, TimeField and CostField name the fields to read the
-	// user, the timestamp and the cost from (traces.Options).
-	UserField, TimeField, CostField string
-	// TimeFormat, TZ and TimeRound say how to read timestamps
-	// (traces.Options.TimeFormat, Location, TimeRound).
-	TimeFormat, TZ string
-	TimeRound      bool
-	// MaxErrors is the most skipped rows a lenient read reports one by
-	// one; the rest are counted.
-	MaxErrors int
-	// Sort replays the traces in time order, sorting in at most SortMem
-	// of memory (a size such as 256MiB).
-	Sort    bool
-	SortMem string
 	// spoolMax bounds the copies readTwice makes; 0 means
 	// traces.DefaultSpoolBytes. Tests set it low.
 	spoolMax int64
@@ -137,12 +120,9 @@ type traceOptions struct {
 	// spool, when set, keeps the traces that can be read only once for
 	// the reads after the first (see readTwice).
 	spool *traces.Spool
-	// LogFormat and EnvoyFormat are a log's line format (nginx's
-	// log_format, an Envoy format string); TimeIs what its times record.
-	LogFormat, EnvoyFormat, TimeIs string
 	// labels, when the command counts who is legitimate, are its
 	// --legit, --abusive and --labels.
-	labels *labelOptions
+	labels *traces.LabelFlags
 }
 
 // readTwice says that the command reads the traces more than once, and
@@ -165,66 +145,42 @@ func (o *traceOptions) readTwice() (release func()) {
 }
 
 func addTraceFlags(fs *pflag.FlagSet, o *traceOptions) {
-	fs.StringVar(&o.Unit, "unit", "s", "unit of numeric timestamps: s, ms, us or ns")
-	fs.StringVar(&o.Format, "format", "", "trace format: "+traces.ReadFormats.String()+" (see ratesim formats; default: from the extension, else the content)")
-	fs.BoolVar(&o.Lenient, "lenient", false, "skip bad rows, report them on stderr and exit with status 3")
-	fs.IntVar(&o.MaxErrors, "max-errors", 20, "with --lenient, the most skipped rows reported one by one; the rest are counted")
+	o.ReadFlags.AddFlags(fs)
 	fs.StringSliceVar(&o.Key, "key", nil, "trace attributes that make up the limiter key, e.g. user,endpoint (default: user)")
-	fs.StringVar(&o.UserField, "user-field", "", `the column or key to read the user from (default "user"; JSON Lines and YAML take a dotted path such as request.remote_ip)`)
-	fs.StringVar(&o.TimeField, "time-field", "", `the column or key to read the timestamp from (default "timestamp")`)
-	fs.StringVar(&o.CostField, "cost-field", "", `the column or key to read the cost from (default "cost")`)
-	fs.StringVar(&o.TimeFormat, "time-format", "auto", "how timestamps are written: auto (numbers in --unit, or RFC 3339), unix, unix-ms, unix-us, unix-ns, rfc3339, clf, or a Go layout such as '2006-01-02 15:04:05'")
-	fs.StringVar(&o.TZ, "tz", "UTC", "time zone of timestamps without an offset: an IANA name such as Europe/Berlin, or Local")
-	fs.BoolVar(&o.TimeRound, "time-round", false, "round timestamps finer than a nanosecond to the nearest one instead of refusing them")
-	fs.BoolVar(&o.Sort, "sort", false, "replay the trace in time order (stable), sorting it first in bounded memory, spilling to temporary files")
-	fs.StringVar(&o.SortMem, "sort-mem", "256MiB", "with --sort, the memory the sort takes, a size such as 64MiB or 2GiB: its buffer of events, taken as the trace needs it (merging adds a fixed 2.3 MiB; the replay's own memory comes on top)")
-	fs.StringVar(&o.LogFormat, "log-format", "", "an nginx log_format the log is written in, such as '$remote_addr [$time_local] \"$request\" $status $request_time', or combined, common, main or upstreaminfo (implies --format nginx)")
-	fs.StringVar(&o.EnvoyFormat, "envoy-format", "", "the Envoy format string the log is written in, such as '[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE%' (implies --format envoy; default: Envoy's default format)")
-	fs.StringVar(&o.TimeIs, "time-is", "", "what a log's times record: "+render.JoinList(traces.TimeIsChoices.Names(), "or")+" (replayed at time less the duration); default: the format's (see ratesim formats)")
 	fs.BoolVar(&o.KeepKeys, "keep-keys", false, "keep every key's state to the end, for traces that go far back in time (memory grows with the keys)")
 }
 
-// parseUnit parses --unit; traces.ParseUnit knows the units.
-func parseUnit(s string) (time.Duration, error) {
-	u, err := traces.ParseUnit(s)
-	if err != nil {
-		return 0, usageErrorf("invalid --unit %q (valid: %s)", s, traces.Units)
-	}
-	return u, nil
-}
-
-// unitName is the name of a trace unit, as --unit takes it.
-func unitName(d time.Duration) string { return traces.UnitName(d) }
-
-func parseTraceFormat(s string) (traces.Format, error) {
-	if s == "" {
-		return traces.FormatAuto, nil
-	}
-	f, err := traces.ParseFormat(s)
-	if err != nil {
-		return 0, usageErrorf("invalid --format %q (valid: %s)", s, traces.ReadFormats)
-	}
-	return f, nil
-}
-
 // trace is the open traces of a replay, merged or sorted into one
-// (traces.Set), whose first event has been read, so that whether its
-// timestamps are RFC 3339 is known before the replay starts. Reading it
-// stops with an error once the command's context is done.
+// (traces.Set, which reads the first event as it opens them, so that
+// whether the timestamps are RFC 3339 is known before the replay
+// starts), or what stands in for them. Reading it stops with an error
+// once the command's context is done.
 type trace struct {
-	set   *traces.Set
-	name  string
-	first *traces.Event // the first event, read ahead
-	err   error         // from reading the first event
-	shown int           // skipped rows reported one by one
-	out   io.Writer     // where the count of the others goes
-	msgs  []string      // the messages of the rows reported one by one
+	// input is what the replay reads: set, or the merged partials that
+	// stand in for it.
+	input
+	set  *traces.Set
+	name string
+	// report tells of the rows a lenient read skipped.
+	report *traces.SkipReport
 	// merged, when set, stands in for the traces: their shards' results
 	// are merged from partials.
 	merged *partial.Merger
 	// split, when set, is the shard of a trace another program split
 	// that the trace holds.
 	split *partial.Split
+}
+
+// input is what a replay reads: the traces (a traces.Set), or, under
+// ratesim merge, the shards' partials that stand in for them
+// (partial.MergedTrace).
+type input interface {
+	Next() (*traces.Event, error)
+	RFC3339() bool
+	TimeWriter() traces.TimeWriter
+	Sorted() bool
+	SkipOtherUsers(users []string)
+	Close() error
 }
 
 // moreTraces are the traces named after the first.
@@ -246,62 +202,15 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	}
 	if s.merge != nil {
 		h := s.merge.Header()
-		return &trace{name: h.Trace.Name, out: s.err, merged: s.merge}, nil
+		return &trace{input: s.merge.Trace(), name: h.Trace.Name, report: &traces.SkipReport{W: prefixWriter{s.err}}, merged: s.merge}, nil
 	}
-	unit, err := parseUnit(o.Unit)
+	opts, err := o.SetOptions()
 	if err != nil {
 		return nil, err
 	}
-	format, logFormat, timeIs, err := o.logOptions()
-	if err != nil {
-		return nil, err
-	}
-	if err := traces.CheckTimeFormat(o.TimeFormat); err != nil {
-		return nil, usageErrorf("invalid --time-format: %s", ErrorText(err))
-	}
-	loc, err := time.LoadLocation(o.TZ)
-	if err != nil {
-		return nil, usageErrorf("invalid --tz %q: want an IANA zone name such as Europe/Berlin, UTC or Local", o.TZ)
-	}
-	if o.MaxErrors < 0 {
-		return nil, usageErrorf("invalid --max-errors %d: want 0 or more", o.MaxErrors)
-	}
-	var sortMem int64 // 0: the default
-	if o.SortMem != "" {
-		if sortMem, err = traces.ParseSize(o.SortMem); err != nil {
-			return nil, usageErrorf("invalid --sort-mem %q: %s", o.SortMem, err)
-		}
-	}
-	t := &trace{out: s.err}
-	opts := traces.SetOptions{
-		Options: traces.Options{
-			TimeFormat: o.TimeFormat,
-			Location:   loc,
-			TimeRound:  o.TimeRound,
-			Format:     format,
-			Unit:       unit,
-			Lenient:    o.Lenient,
-			UserField:  o.UserField,
-			TimeField:  o.TimeField,
-			CostField:  o.CostField,
-			LogFormat:  logFormat,
-			TimeIs:     timeIs,
-			OnSkip: func(err error) {
-				if t.shown < o.MaxErrors {
-					t.shown++
-					msg := ErrorText(err)
-					t.msgs = append(t.msgs, msg)
-					fmt.Fprintf(s.err, "ratesim: skipped %s\n", msg)
-				}
-			},
-		},
-		Stdin:   s.in,
-		FS:      o.fsys,
-		Display: o.display,
-		Sort:    o.Sort,
-		Sorting: traces.SortOptions{MaxMemory: sortMem},
-		Spool:   o.spool,
-	}
+	t := &trace{report: &traces.SkipReport{W: prefixWriter{s.err}, Max: o.MaxErrors, Text: ErrorText}}
+	opts.OnSkip = t.report.Skip
+	opts.Stdin, opts.FS, opts.Display, opts.Spool = s.in, o.fsys, o.display, o.spool
 	set, err := traces.OpenSet(s.context(), append([]string{o.Path}, o.More...), opts)
 	var mixed *traces.MixedTimesError
 	switch {
@@ -310,51 +219,22 @@ func openTrace(o *traceOptions, s streams) (*trace, error) {
 	case err != nil:
 		return nil, err
 	}
-	t.set, t.name = set, set.Name()
+	t.input, t.set, t.name = set, set, set.Name()
 	if sp := splitOf(s); sp != nil {
 		if err := openSplit(sp, o, t); err != nil {
 			set.Close()
 			return nil, err
 		}
 	}
-	t.first, t.err = set.Peek()
 	return t, nil
 }
 
 // Next yields the first event, then the rest of the trace.
 func (t *trace) Next() (*traces.Event, error) {
-	if t.merged != nil {
-		return nil, io.EOF
-	}
 	if t.split != nil {
 		return t.split.Place(t.set.Next())
 	}
-	return t.set.Next()
-}
-
-// RFC3339 reports whether the trace's timestamps are RFC 3339 times: as
-// the first of its files whose kind of times is known says.
-func (t *trace) RFC3339() bool {
-	if t.merged != nil {
-		return t.merged.Header().Trace.RFC3339
-	}
-	return t.set.RFC3339()
-}
-
-// timeWriter writes instants as the trace writes its times.
-func (t *trace) timeWriter() traces.TimeWriter {
-	if t.merged != nil {
-		return t.merged.Header().Trace.Times
-	}
-	return t.set.TimeWriter()
-}
-
-// sorted reports whether the traces are replayed sorted (--sort).
-func (t *trace) sorted() bool {
-	if t.merged != nil {
-		return t.merged.Header().Trace.Sorted
-	}
-	return t.set.Sorted()
+	return t.input.Next()
 }
 
 // skips returns how many records a lenient read has skipped so far, and
@@ -363,47 +243,24 @@ func (t *trace) skips() (int, []string) {
 	if t.merged != nil {
 		return t.merged.Skipped()
 	}
-	return t.set.Skipped(), t.msgs
-}
-
-// skipOtherUsers has the readers pass over the plain records of other
-// users than users without reading them: for a second read of a trace the
-// first read checked whole.
-func (t *trace) skipOtherUsers(users []string) {
-	if t.merged == nil {
-		t.set.SkipOtherUsers(users)
-	}
+	return t.set.Skipped(), t.report.Told()
 }
 
 // Name is the trace's name as errors show it: the names of its files.
 func (t *trace) Name() string { return t.name }
 
-// Close closes the traces' files and removes the sort's temporary files.
-func (t *trace) Close() error {
-	if t.merged != nil {
-		return nil
-	}
-	return t.set.Close()
-}
-
-// finish turns rows skipped by a lenient read into a partial error.
+// finish turns rows skipped by a lenient read into a partial error
+// (*traces.SkippedError).
 func (t *trace) finish() error {
 	n, msgs := t.skips()
-	if t.merged != nil && t.shown == 0 {
+	if t.merged != nil && len(t.report.Told()) == 0 {
 		// The shards reported these as they read them; the merge reports
 		// them once, for the whole.
 		for _, m := range msgs {
-			fmt.Fprintf(t.out, "ratesim: skipped %s\n", m)
+			t.report.Tell(m)
 		}
-		t.shown = len(msgs)
 	}
-	if more := n - t.shown; more > 0 {
-		fmt.Fprintf(t.out, "ratesim: and %s more skipped\n", formatInt(int64(more)))
-	}
-	if n > 0 {
-		return &partialError{skipped: n}
-	}
-	return nil
+	return t.report.Finish(n)
 }
 
 // parseOutput parses -o.

@@ -28,7 +28,7 @@ func plotReplay(t *testing.T, trace string, algos []string) *replay {
 	ro.Algos = algos
 	ro.trace.Path = trace
 	ro.policy.set = map[string]bool{}
-	a, specs, err := ro.policy.lanesGiven(ro.Algos)
+	a, specs, err := ro.policy.Lanes(ro.Algos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,29 +305,6 @@ func TestPlotBadInput(t *testing.T) {
 	}
 	for _, e := range entries {
 		t.Errorf("left behind: %s", e.Name())
-	}
-}
-
-// TestWriteFileAtomic: a write that fails leaves neither the file nor a
-// temporary one, and an older file stays as it was.
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "p.svg")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	err := writeFileAtomic(path, func(w io.Writer) error {
-		io.WriteString(w, "partial")
-		return io.ErrShortWrite
-	})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if data, _ := os.ReadFile(path); string(data) != "old" {
-		t.Errorf("p.svg holds %q, want the old file", data)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("%d files left, want 1", len(entries))
 	}
 }
 

@@ -21,19 +21,9 @@ func newPlotTimelineCmd() *cobra.Command {
 		if every == "" {
 			return usageErrorf("plot timeline needs --every, the length of its intervals")
 		}
-		rp, format, err := o.prepare(c, s)
-		if err != nil {
-			return err
-		}
-		defer rp.trace.Close()
-		f, err := timelineFigure(rp, every, s)
-		if err != nil {
-			return err
-		}
-		if err := o.out.write(f, format, s); err != nil {
-			return err
-		}
-		return rp.trace.finish()
+		return o.draw(c, s, func(rp *replay) (*report.Figure, error) {
+			return timelineFigure(rp, every, s)
+		})
 	})
 	c.Flags().StringVar(&every, "every", "", "the length of the intervals: a number in the trace unit or a Go duration (1m)")
 	addPlotReplayFlags(c.Flags(), o)
@@ -67,19 +57,9 @@ func newPlotBurstCmd() *cobra.Command {
 		Long:    helpText("plot-burst") + policyHelp,
 		Example: "  ratesim plot burst traces/examples/multi-user.csv -o burst.svg",
 	}, &o.trace, &o.policy, nil, func(c *cobra.Command, s streams) error {
-		rp, format, err := o.prepare(c, s)
-		if err != nil {
-			return err
-		}
-		defer rp.trace.Close()
-		f, err := burstFigure(rp, s)
-		if err != nil {
-			return err
-		}
-		if err := o.out.write(f, format, s); err != nil {
-			return err
-		}
-		return rp.trace.finish()
+		return o.draw(c, s, func(rp *replay) (*report.Figure, error) {
+			return burstFigure(rp, s)
+		})
 	})
 	addPlotReplayFlags(c.Flags(), o)
 	registerPlotCompletions(c, "svg", "png", "pdf")
@@ -100,8 +80,8 @@ func burstFigure(rp *replay, s streams) (*report.Figure, error) {
 }
 
 func newPlotSweepCmd() *cobra.Command {
-	o := &sweepOptions{values: map[string]*string{}}
-	var out plotOutput
+	o := &sweepOptions{}
+	var out report.Output
 	c := replayCmd(&cobra.Command{
 		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE -o FILE",
 		Short:   "A sweep's false allows and false rejects against the swept parameter",
@@ -113,8 +93,7 @@ func newPlotSweepCmd() *cobra.Command {
 		if o.ByKey != 0 {
 			return usageErrorf("plot sweep draws no keys: --by-key is for the sweep command")
 		}
-		format, err := out.format(commandName(c))
-		if err != nil {
+		if err := out.Check(commandName(c)); err != nil {
 			return err
 		}
 		g, algos, cons, err := o.check()
@@ -126,14 +105,14 @@ func newPlotSweepCmd() *cobra.Command {
 			return err
 		}
 		defer res.rp.trace.Close()
-		if err := out.write(res.Figure(o.Frontier), format, s); err != nil {
+		if err := out.Write(res.Figure(o.Frontier), s.out); err != nil {
 			return err
 		}
 		return res.rp.trace.finish()
 	})
 	addSweepFlags(c.Flags(), o)
 	addTraceFlags(c.Flags(), &o.trace)
-	addPlotOutputFlags(c.Flags(), &out)
+	out.AddFlags(c.Flags())
 	registerPlotCompletions(c, "svg", "png", "pdf")
 	return c
 }

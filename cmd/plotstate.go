@@ -29,19 +29,9 @@ func newPlotStateCmd() *cobra.Command {
 		if o.User == "" {
 			return usageErrorf("plot state needs --user, the key to draw")
 		}
-		rp, format, err := o.prepare(c, s)
-		if err != nil {
-			return err
-		}
-		defer rp.trace.Close()
-		f, err := stateFigure(rp, o.User, s)
-		if err != nil {
-			return err
-		}
-		if err := o.out.write(f, format, s); err != nil {
-			return err
-		}
-		return rp.trace.finish()
+		return o.draw(c, s, func(rp *replay) (*report.Figure, error) {
+			return stateFigure(rp, o.User, s)
+		})
 	})
 	fs := c.Flags()
 	fs.StringVar(&o.User, "user", "", "the key whose state to draw (its user, or with --key the composite key)")

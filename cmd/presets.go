@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/tables"
 
 	"fmt"
 	"slices"
@@ -45,34 +46,6 @@ func newPresetsCmd() *cobra.Command {
 	return c
 }
 
-var presetsColumns = []render.Column{
-	{Name: "preset"},
-	{Name: "library"},
-	{Name: "example"},
-	{Name: "parameters"},
-	{Name: "mapping"},
-	{Name: "burst"},
-	{Name: "reproduces", MachineOnly: true},
-	{Name: "differences", MachineOnly: true},
-	{Name: "ignores", MachineOnly: true},
-	{Name: "time", MachineOnly: true},
-	{Name: "proven", MachineOnly: true},
-}
-
-// presetParams lists a preset's parameters with their defaults:
-// "rate, burst (0), nodelay".
-func presetParams(p presets.Preset) string {
-	var out []string
-	for _, prm := range p.Params {
-		s := prm.Name
-		if prm.Default != "" && !prm.Flag {
-			s += " (" + prm.Default + ")"
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, ", ")
-}
-
 func runPresets(o *presetsOptions, s streams) error {
 	list := presets.All()
 	if len(o.Names) > 0 {
@@ -92,13 +65,7 @@ func runPresets(o *presetsOptions, s streams) error {
 		return err
 	}
 	if format != render.FormatTable {
-		var rows [][]render.Cell
-		for _, p := range list {
-			rows = append(rows, []render.Cell{render.Str(p.Name), render.Str(p.Library), render.Str(p.Name + ":" + p.Example), render.Str(presetParams(p)),
-				render.Str(p.Mapping), render.Str(p.Burst), render.Str(p.Reproduces), render.Str(p.Differences),
-				render.Str(p.Ignores), render.Str(p.Time), render.Str(p.Proven)})
-		}
-		t, err := render.WriteRecords(s.out, format, presetsColumns, rows)
+		t, err := render.WriteRecords(s.out, format, tables.PresetsColumns, tables.PresetsRows(list))
 		if err != nil || t == nil {
 			return err
 		}
@@ -109,20 +76,7 @@ func runPresets(o *presetsOptions, s streams) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "%s: %s\n", p.Name, p.Library)
-		for _, l := range []struct{ label, text string }{
-			{"example", "--limiter " + p.Name + ":" + p.Example},
-			{"parameters", presetParams(p)},
-			{"mapping", p.Mapping},
-			{"burst", p.Burst},
-			{"reproduces", p.Reproduces},
-			{"differs", p.Differences},
-			{"ignores", p.Ignores},
-			{"time", p.Time},
-			{"proven", p.Proven},
-		} {
-			writeWrapped(&b, "  "+l.label+":", l.text, 14, 78)
-		}
+		b.WriteString(render.Card(tables.PresetCard(p)))
 	}
 	_, err = fmt.Fprint(s.out, b.String())
 	return err

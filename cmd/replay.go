@@ -7,8 +7,6 @@ import (
 
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ratesim/ratesim/internal/spec"
@@ -42,7 +40,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		if err != nil {
 			return nil, err
 		}
-		po.gateway.warn(s.err)
+		po.warnGateway(s.err)
 		if !po.single && len(pf.Policies) > 0 {
 			if pf, err = po.stackAsLane(to, s.err); err != nil {
 				return nil, err
@@ -58,14 +56,14 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err := checkKeys(to.Key); err != nil {
 		return nil, err
 	}
-	unit, err := parseUnit(to.Unit)
+	unit, err := traces.UnitFlag(to.Unit)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, _, err := to.logOptions(); err != nil {
+	if _, _, _, err := to.LogOptions(); err != nil {
 		return nil, err
 	}
-	labeler, err := to.labels.labeler()
+	labeler, err := to.labels.Labeler()
 	if err != nil {
 		return nil, err
 	}
@@ -73,18 +71,11 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 	if err != nil {
 		return nil, err
 	}
-	// Durations of RFC 3339 traces are in seconds, whatever --unit says.
-	// A duration refused in --unit but good in seconds ("1.5" with --unit
-	// ns) is refused only once the trace turns out to be numeric.
-	var unitErr error
-	if _, err := plan.Bind(unit); err != nil {
-		if unit == time.Second {
-			return nil, err
-		}
-		if _, errSeconds := plan.Bind(time.Second); errSeconds != nil {
-			return nil, err
-		}
-		unitErr = err
+	// Durations of RFC 3339 traces are in seconds, whatever --unit says:
+	// an error of --unit alone waits for the trace (spec.Plan.CheckUnit).
+	unitErr, err := plan.CheckUnit(unit)
+	if err != nil {
+		return nil, err
 	}
 	t, err := openTrace(to, s)
 	if err != nil {
@@ -101,7 +92,7 @@ func prepare(to *traceOptions, po *policyOptions, algos []limiters.Algorithm, sp
 		t.Close()
 		return nil, err
 	}
-	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.timeWriter()}
+	sp := &policySpec{Spec: bound, RFC3339: t.RFC3339(), Times: t.TimeWriter()}
 	return &replay{trace: t, spec: sp, keys: to.Key, keepKeys: to.KeepKeys, given: po.set, labeler: labeler}, nil
 }
 
@@ -195,69 +186,19 @@ func (rp *replay) source(s streams) (src sim.Source, stop func()) {
 // warnBackwards warns on w, when the replay found requests earlier than
 // their key's latest, that the trace is not in time order.
 func (rp *replay) warnBackwards(rep *sim.Report, w io.Writer) {
-	if rep.ClockBackwards == 0 {
-		return
+	if msg := tables.BackwardsWarning(rep, rp.trace.name, rp.spec.Intent.Clock == limiters.ClockClamp); msg != "" {
+		fmt.Fprintf(w, "ratesim: warning: %s\n", msg)
 	}
-	f := rep.FirstBackwards
-	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
-	if rp.spec.Intent.Clock == limiters.ClockClamp {
-		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
-	}
-	fmt.Fprintf(w, "ratesim: warning: %s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s\n",
-		render.Plural(rep.ClockBackwards, "request"), rp.trace.name, f.Line, remedy)
 }
 
 // warnUnused says on w, a line each, which flags given have no effect on
-// the replay cfg describes: bucket flags when only window algorithms run,
-// window flags that no algorithm uses (not even as a bucket's default)
-// when there are no oracle or burst figures either, and --unit on an
-// RFC 3339 trace.
+// the replay cfg describes: the policy's (spec.Spec.UnusedFlags),
+// --sort-mem without --sort, and --unit on an RFC 3339 trace.
 func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
-	var windowed, buckets []string
-	for _, a := range rp.spec.Algos() {
-		list := &buckets
-		if a.Windowed() {
-			list = &windowed
-		}
-		if !slices.Contains(*list, a.String()) {
-			*list = append(*list, a.String())
-		}
+	for _, msg := range rp.spec.UnusedFlags(rp.given, cfg.DecisionsOnly) {
+		warnf(w, "%s", msg)
 	}
-	if len(buckets) == 0 {
-		if flags := rp.givenFlags("capacity", "rate"); flags != nil {
-			warnf(w, "%s: only window algorithms run (%s), and they use --limit and --window",
-				noEffect(flags), strings.Join(windowed, ", "))
-		}
-	}
-	if cfg.DecisionsOnly && len(windowed) == 0 {
-		var flags []string
-		if !rp.spec.LimitUsed {
-			flags = append(flags, rp.givenFlags("limit")...)
-		}
-		if !rp.spec.WindowUsed {
-			flags = append(flags, rp.givenFlags("window")...)
-		}
-		given := "rate"
-		if !rp.spec.LimitUsed {
-			given = "capacity and rate"
-		}
-		its := "has its"
-		if len(buckets) > 1 {
-			its = "have their"
-		}
-		if flags != nil {
-			warnf(w, "%s: %s %s %s given", noEffect(flags), strings.Join(buckets, ", "), its, given)
-		}
-	}
-	for _, prm := range limiters.Params() {
-		if slices.Contains(coreParams, prm.Name) || !rp.given[prm.Name] {
-			continue
-		}
-		if !slices.ContainsFunc(rp.spec.Algos(), func(a limiters.Algorithm) bool { return slices.Contains(a.Params(), prm.Name) }) {
-			warnf(w, "--%s has no effect: no limiter that runs takes it (%s do)", prm.Name, takers(prm.Name))
-		}
-	}
-	if rp.given["sort-mem"] && !rp.trace.sorted() {
+	if rp.given["sort-mem"] && !rp.trace.Sorted() {
 		warnf(w, "--sort-mem has no effect: it bounds the memory of --sort, which is not given")
 	}
 	if rp.trace.RFC3339() && rp.given["unit"] {
@@ -265,45 +206,10 @@ func (rp *replay) warnUnused(cfg sim.Config, w io.Writer) {
 	}
 }
 
-// givenFlags returns those of names given on the command line, as flags.
-func (rp *replay) givenFlags(names ...string) []string {
-	var flags []string
-	for _, n := range names {
-		if rp.given[n] {
-			flags = append(flags, "--"+n)
-		}
-	}
-	return flags
-}
-
-// noEffect says that flags have no effect: "--limit and --window have no
-// effect".
-func noEffect(flags []string) string {
-	if len(flags) == 1 {
-		return flags[0] + " has no effect"
-	}
-	return strings.Join(flags[:len(flags)-1], ", ") + " and " + flags[len(flags)-1] + " have no effect"
-}
-
 // warnf writes a warning line to w: the command goes on, and its exit
 // status is not changed.
 func warnf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "ratesim: warning: %s\n", render.TerminalSafe(fmt.Sprintf(format, args...)))
-}
-
-// compareHeader writes the lines that open compare's reports: the trace
-// and its requests and keys, the policy (with the burst interval and the
-// oracle when burst is set), the lanes of their own and the requests that
-// went back in time.
-func compareHeader(tw *render.TextWriter, rp *replay, rep *sim.Report, burst bool) {
-	tw.Line(fmt.Sprintf("compare on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	tw.Line("policy: " + rp.spec.Describe(burst))
-	for _, l := range rp.spec.LaneLines() {
-		tw.Line(l)
-	}
-	if line := tables.BackwardsLine(rep); line != "" {
-		tw.Line(line)
-	}
 }
 
 // meter starts showing the progress of a replay of src on a terminal:

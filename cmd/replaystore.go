@@ -4,18 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/storereplay"
 	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters/redisstore"
+	"github.com/ratesim/ratesim/traces"
 )
 
 var replayLong = helpText("replay")
@@ -35,23 +32,13 @@ const replayStoreExitStatus = `  0  success
 
 // replayOptions are the options of "ratesim replay".
 type replayOptions struct {
-	trace          traceOptions
-	policy         policyOptions
-	Algos          []string
-	Store          string
-	PasswordFile   string
-	Workers        int
-	Route          string
-	Pipeline       int
-	Naive          bool
-	Verify         bool
-	Summary        bool
-	Prefix         string
-	Resume         bool
-	KeepState      bool
-	OnFailure      string
-	ConnectTimeout time.Duration
-	Output         string
+	trace  traceOptions
+	policy policyOptions
+	store  storereplay.Flags
+	Algos  []string
+	// Summary prints only the summary.
+	Summary bool
+	Output  string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -66,19 +53,8 @@ func newReplayCmd() *cobra.Command {
 		return runReplay(c.Context(), o, s)
 	})
 	fs := c.Flags()
-	fs.StringVar(&o.Store, "store", "", "where the limiters live: redis[s]://HOST:PORT/DB, redis[s]+cluster://HOST:PORT,..., redis[s]+sentinel://HOST:PORT,.../MASTER or unix:///PATH (required)")
-	fs.StringVar(&o.PasswordFile, "password-file", "", "read the store's password from the first line of this file (default: $REDIS_PASSWORD, when the URL has none)")
-	fs.IntVar(&o.Workers, "workers", 1, "concurrent clients, each with its own connection")
-	fs.StringVar(&o.Route, "route", "key", "which worker sends a request: key (a key's requests go to one worker, in trace order) or spread (round-robin: they race)")
-	fs.IntVar(&o.Pipeline, "pipeline", 64, "requests per round trip of a worker (the atomic store; --naive makes two round trips per request and limiter)")
-	fs.BoolVar(&o.Naive, "naive", false, "decide with GET, decide in ratesim, SET, in separate round trips: the race, to show it")
-	fs.BoolVar(&o.Verify, "verify", false, "replay in memory as well and list every decision that differs")
+	o.store.AddFlags(fs)
 	fs.BoolVar(&o.Summary, "summary", false, "print only the summary: per limiter the counts and the bounds' checks, and the store's figures")
-	fs.StringVar(&o.Prefix, "prefix", "", "prefix of the run's Redis keys (default: ratesim:replay:RANDOM:, new for each run); one that holds keys needs --resume")
-	fs.BoolVar(&o.Resume, "resume", false, "use a --prefix that already holds keys, continuing from the state under it (a run kept with --keep-state)")
-	fs.BoolVar(&o.KeepState, "keep-state", false, "leave the run's keys in Redis at the end instead of removing them; they expire an hour after they are fresh again")
-	fs.StringVar(&o.OnFailure, "on-failure", "error", "when the store cannot decide a request: error (stop), open (allow it) or closed (refuse it)")
-	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 2*time.Second, "how long to wait for the store to answer when connecting")
 	fs.StringSliceVar(&o.Algos, "algos", nil, "algorithms to replay, comma-separated, or all (default: the five classic algorithms)")
 	addOutputFlag(fs, &o.Output)
 	addPolicyFlags(fs, &o.policy)
@@ -87,72 +63,20 @@ func newReplayCmd() *cobra.Command {
 	return c
 }
 
-// storeAddress parses --store and finds its password: in the URL, in
-// --password-file, or in $REDIS_PASSWORD.
-func (o *replayOptions) storeAddress() (redisstore.Address, error) {
-	if o.Store == "" {
-		return redisstore.Address{}, usageErrorf("replay needs --store URL: redis://HOST:PORT/DB, redis+cluster://HOST:PORT,..., redis+sentinel://HOST:PORT,.../MASTER or unix:///PATH")
-	}
-	addr, err := redisstore.ParseURL(o.Store)
-	if err != nil {
-		return addr, usageErrorf("--store: %s", ErrorText(err))
-	}
-	switch {
-	case o.PasswordFile != "" && addr.Password != "":
-		return addr, usageErrorf("--password-file: the --store URL %s gives a password too; give it once", redisstore.Redact(o.Store))
-	case o.PasswordFile != "":
-		pw, err := redisstore.ReadPassword(o.PasswordFile)
-		if err != nil {
-			return addr, usageErrorf("--password-file: %s", ErrorText(err))
-		}
-		addr.Password = pw
-	case addr.Password == "":
-		addr.Password = os.Getenv("REDIS_PASSWORD")
-	}
-	return addr, nil
-}
-
 func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	addr, err := o.storeAddress()
+	storeCfg, err := o.store.Config()
 	if err != nil {
 		return err
 	}
-	if o.Workers < 1 || o.Workers > storereplay.MaxWorkers {
-		return usageErrorf("--workers must be from 1 to %d, got %d", storereplay.MaxWorkers, o.Workers)
-	}
-	if o.Pipeline < 1 || o.Pipeline > storereplay.MaxPipeline {
-		return usageErrorf("--pipeline must be from 1 to %d, got %d", storereplay.MaxPipeline, o.Pipeline)
-	}
-	r, err := choose("--route", o.Route, routeChoices)
-	if err != nil {
-		return err
-	}
-	route := []storereplay.Route{storereplay.RouteKey, storereplay.RouteSpread}[r]
-	f, err := choose("--on-failure", o.OnFailure, failureChoices)
-	if err != nil {
-		return err
-	}
-	failure := []redisstore.Failure{redisstore.FailError, redisstore.FailOpen, redisstore.FailClosed}[f]
-	if o.Naive && failure != redisstore.FailError {
-		return usageErrorf("--on-failure %s applies to the atomic store: --naive stops at the first error", o.OnFailure)
-	}
-	if o.ConnectTimeout <= 0 {
-		return usageErrorf("--connect-timeout must be positive, got %s", o.ConnectTimeout)
-	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return usageErrorf("--prefix %q holds a brace: Redis Cluster reads braces as the key's hash tag", o.Prefix)
-	}
-	if o.Resume && o.Prefix == "" {
-		return usageErrorf("--resume continues the state under a --prefix: give the prefix of the run to resume")
-	}
+	addr := storeCfg.Addr
 	format, err := parseOutput(o.Output)
 	if err != nil {
 		return err
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}
@@ -165,17 +89,18 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	// go-redis logs each refused dial on its own; the replay reports the
 	// errors that matter, once.
 	redis.SetLogger(quietLogger{})
-	run, err := storereplay.Open(ctx, storereplay.Config{
-		Addr: addr, Lanes: rp.spec.Lanes, Workers: o.Workers, Pipeline: o.Pipeline, Route: route,
-		Naive: o.Naive, Verify: o.Verify, Prefix: o.Prefix, Resume: o.Resume, KeepState: o.KeepState,
-		Failure: failure, ConnectTimeout: o.ConnectTimeout,
-	})
+	storeCfg.Lanes = rp.spec.Lanes
+	run, err := storereplay.Open(ctx, storeCfg)
 	if err != nil {
-		return openError(err, rp.spec.Lanes, o.ConnectTimeout)
+		if ferr := o.store.OpenError(err, rp.spec.Lanes); ferr != nil {
+			return ferr
+		}
+		return errors.New(ErrorText(err))
 	}
+	st := &o.store
 	settings := tables.StoreSettings{
-		Addr: addr, Workers: o.Workers, Pipeline: o.Pipeline, Route: o.Route, OnFailure: o.OnFailure,
-		Naive: o.Naive, Verify: o.Verify, Summary: o.Summary,
+		Addr: addr, Workers: st.Workers, Pipeline: st.Pipeline, Route: st.Route, OnFailure: st.OnFailure,
+		Naive: st.Naive, Verify: st.Verify, Summary: o.Summary,
 	}
 	out := tables.NewStoreReport(rp.spec, rp.trace.name, len(o.trace.Key) > 0, settings, format, s.out, prefixWriter{s.err})
 	out.Warn = func(msg string) { warnf(s.err, "%s", msg) }
@@ -216,7 +141,7 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 	// The verdict comes before the status of rows a lenient read skipped:
 	// a bound broken is the answer the replay is for.
 	finished := rp.trace.finish()
-	var skipped *partialError
+	var skipped *traces.SkippedError
 	if finished != nil && !errors.As(finished, &skipped) {
 		return finished
 	}
@@ -224,33 +149,6 @@ func runReplay(ctx context.Context, o *replayOptions, s streams) error {
 		return err
 	}
 	return finished
-}
-
-// openError turns the errors of storereplay.Open into the CLI's: a policy
-// the store cannot keep and a prefix in use are usage errors, naming the
-// flags.
-func openError(err error, lanes []storereplay.Lane, timeout time.Duration) error {
-	var pe *redisstore.ParamError
-	if errors.As(err, &pe) {
-		for _, l := range lanes {
-			if l.Name == pe.Limiter || strings.HasPrefix(pe.Limiter, "lane") {
-				if l.Name == l.Algorithm.String() {
-					return usageErrorf("--%s: %s (limiter %s, in Redis)", pe.Param, pe.Reason, pe.Limiter)
-				}
-				break
-			}
-		}
-		return usageErrorf("limiter %s: %s: %s (in Redis)", pe.Limiter, pe.Param, pe.Reason)
-	}
-	var pu *storereplay.PrefixInUseError
-	if errors.As(err, &pu) {
-		return usageErrorf("--prefix: %s; choose another prefix, or --resume to continue from that state", pu.Error())
-	}
-	var ce *redisstore.ConnectError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("cannot reach redis at %s (%s) within %s: %w", strings.Join(ce.Addr.Addrs, ","), ce.Addr, timeout, ce.Err)
-	}
-	return errors.New(ErrorText(err))
 }
 
 // warnServer says, before a replay, what may lose the limiters' states.
@@ -270,18 +168,3 @@ func warnServer(s streams, before []redisstore.ServerStats, err error) {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
-
-// routeChoices are the choices of --route, in the order of
-// storereplay.RouteKey and RouteSpread.
-var routeChoices = choice.List{
-	{Name: "key", Description: "a key's requests go to one worker, in trace order: decisions equal the in-memory replay's"},
-	{Name: "spread", Description: "round-robin: a key's requests race between workers"},
-}
-
-// failureChoices are the choices of --on-failure, in the order of
-// redisstore.FailError, FailOpen and FailClosed.
-var failureChoices = choice.List{
-	{Name: "error", Description: "stop the replay at the first request the store cannot decide"},
-	{Name: "open", Description: "allow what the store cannot decide"},
-	{Name: "closed", Description: "refuse what the store cannot decide"},
-}

@@ -3,17 +3,12 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ratesim/ratesim/internal/spec"
-	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/report"
 	"github.com/ratesim/ratesim/sim"
@@ -34,9 +29,6 @@ type reportOptions struct {
 	Sweep string
 	Shard string
 }
-
-// htmlExtensions are the extensions report writes to.
-var htmlExtensions = []string{".html", ".htm"}
 
 func newReportCmd() *cobra.Command {
 	o := &reportOptions{}
@@ -64,16 +56,13 @@ func newReportCmd() *cobra.Command {
 }
 
 func runReport(o *reportOptions, s streams) error {
-	if o.Output == "" {
-		return usageErrorf("report needs -o FILE.html")
-	}
-	if ext := strings.ToLower(filepath.Ext(o.Output)); !slices.Contains(htmlExtensions, ext) {
-		return usageErrorf("-o %s: unsupported extension %q (valid: %s)", o.Output, filepath.Ext(o.Output), strings.Join(htmlExtensions, ", "))
+	if err := report.CheckHTMLFile(o.Output); err != nil {
+		return err
 	}
 	if o.Top <= 0 {
 		return usageErrorf("--top must be positive, got %d", o.Top)
 	}
-	algos, specs, err := o.policy.lanesGiven(o.Algos)
+	algos, specs, err := o.policy.Lanes(o.Algos)
 	if err != nil {
 		return err
 	}
@@ -112,7 +101,7 @@ func runReport(o *reportOptions, s streams) error {
 		return err
 	}
 	if sw != nil {
-		sw.inherit = o.policy.intentOf(sp)
+		sw.inherit = spec.Inherit(sp.Spec, sp.Duration(sp.Intent.Window), o.policy.set, o.policy.Config, o.policy.file)
 		sweepSec, err := reportSweep(sw, s)
 		if err != nil {
 			return err
@@ -122,7 +111,7 @@ func runReport(o *reportOptions, s streams) error {
 	if s.part != nil {
 		return skipped // the partial is the output
 	}
-	if err := writeFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) }); err != nil {
+	if err := report.WriteFileAtomic(o.Output, func(w io.Writer) error { return report.WriteHTML(w, report.NewDocument(c)) }); err != nil {
 		return err
 	}
 	return skipped
@@ -134,7 +123,7 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 	if o.Sweep == "" {
 		return nil, nil
 	}
-	so := &sweepOptions{values: map[string]*string{}, trace: o.trace, set: map[string]bool{}}
+	so := &sweepOptions{trace: o.trace, set: map[string]bool{}}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addSweepFlags(fs, so)
@@ -152,100 +141,6 @@ func (o *reportOptions) sweepOptions() (*sweepOptions, error) {
 		return nil, err
 	}
 	return so, nil
-}
-
-// inheritedIntent is the intent of a replay, resolved, that a sweep which
-// is part of it (the report's) takes unless its own flags say otherwise:
-// the limit, window and clock, the burst interval, and where each came
-// from; and the replay's --config.
-type inheritedIntent struct {
-	policy   limiters.Policy   // Limit, Window and Clock
-	interval time.Duration     // the burst interval given, 0 for the window
-	text     map[string]string // limit, window and clock, as written
-	from     map[string]string // where each came from: "--limit", "policy.yaml:3", "default"
-	config   string
-	file     *spec.File // the config file as the replay read it, nil when none was
-}
-
-// intentOf returns the intent of a replay resolved from o as sp, for a
-// sweep to inherit.
-func (o *policyOptions) intentOf(sp *policySpec) *inheritedIntent {
-	in := &inheritedIntent{policy: sp.Intent, config: o.Config, file: o.file,
-		text: map[string]string{"limit": strconv.FormatInt(sp.Intent.Limit, 10), "window": sp.Duration(sp.Intent.Window), "clock": spec.ClockName(sp.Intent.Clock)},
-		from: map[string]string{}}
-	if sp.IntervalGiven {
-		in.interval = sp.Interval
-	}
-	for _, name := range []string{"limit", "window", "clock"} {
-		in.from[name] = "default"
-		switch {
-		case name != "clock" && o.set["intent"]:
-			in.from[name] = "--intent"
-		case o.set[name]:
-			in.from[name] = "--" + name
-		case o.Config != "":
-			if pf, err := o.policyFile(); err == nil {
-				if name != "clock" && pf.Intent.Value != "" {
-					in.from[name] = string(pf.Intent.At)
-				} else if st, ok := pf.Shared[name]; ok {
-					in.from[name] = string(st.At)
-				}
-			}
-		}
-	}
-	return in
-}
-
-// takeIntent sets in po the intent of a sweep that is part of another
-// replay (o.inherit, a report's) and says where it came from: the sweep's
-// own --intent, or per parameter its own --limit or --window when it
-// gives one value, else the replay's, as resolved; the clock its own
-// --clock or the replay's; and the replay's --config.
-func (o *sweepOptions) takeIntent(po *policyOptions, g *sweep.Grid) (string, error) {
-	in := o.inherit
-	po.Config, po.file, po.set, po.inherit = in.config, in.file, map[string]bool{}, spec.Params{}
-	var from []string
-	inherit := func(name string, v any) {
-		po.inherit[name] = spec.Setting{Value: in.text[name], At: spec.Source("the report's " + in.from[name]), Resolved: v}
-		if in.from[name] == "default" {
-			from = append(from, name+" the report's default")
-		} else {
-			from = append(from, name+" from the report's "+in.from[name])
-		}
-	}
-	if o.Intent != "" {
-		var err error
-		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
-			return "", err
-		}
-		po.set["limit"], po.set["window"] = true, true
-		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
-		from = append(from, "limit and window from --intent")
-	} else {
-		if vals := g.Values("limit"); o.set["limit"] && len(vals) == 1 {
-			n, err := strconv.ParseInt(vals[0], 10, 64)
-			if err != nil {
-				return "", usageErrorf("--limit: invalid limit %q: want a whole number", vals[0])
-			}
-			po.Limit, po.set["limit"] = n, true
-			from = append(from, "limit from --limit")
-		} else {
-			inherit("limit", in.policy.Limit)
-		}
-		if vals := g.Values("window"); o.set["window"] && len(vals) == 1 {
-			po.Window, po.set["window"] = vals[0], true
-			from = append(from, "window from --window")
-		} else {
-			inherit("window", in.policy.Window)
-		}
-	}
-	if o.set["clock"] {
-		po.set["clock"] = true
-		from = append(from, "clock from --clock")
-	} else {
-		inherit("clock", in.policy.Clock)
-	}
-	return strings.Join(from, ", "), nil
 }
 
 // reportSweep replays the trace through a sweep's candidates and returns
@@ -288,7 +183,7 @@ func reportStates(o *reportOptions, rp *replay, algos []limiters.Algorithm, spec
 	defer again.trace.Close()
 	again.spec = rp.spec
 	// The first read checked every record: this one reads only the users'.
-	again.trace.skipOtherUsers(users)
+	again.trace.SkipOtherUsers(users)
 	states, _, err := keyStates(again, users, s.again("second read: the worst keys' states"))
 	if err != nil {
 		return nil, "", err

@@ -30,7 +30,7 @@ type runOptions struct {
 	With []string
 	// Headers names the style of the rate-limit fields to add.
 	Headers string
-	clients clientOptions
+	clients sim.ClientFlags
 	Shard   string
 }
 
@@ -54,14 +54,14 @@ func newRunCmd() *cobra.Command {
 	addShardFlag(fs, &o.Shard)
 	addPolicyFlags(fs, &o.policy)
 	addTraceFlags(fs, &o.trace)
-	addClientFlags(fs, &o.clients)
+	o.clients.AddFlags(fs)
 	registerCompletions(c)
 	return c
 }
 
 // runRun replays o.trace through one algorithm and writes a row per request.
 func runRun(o *runOptions, s streams) error {
-	specs, err := o.policy.specs()
+	specs, err := o.policy.ParseLimiters()
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runRun(o *runOptions, s streams) error {
 	if err != nil {
 		return usageErrorf("invalid --headers %q (valid: %s)", o.Headers, headers.Styles)
 	}
-	clients, err := o.clients.parse(o.policy.set)
+	clients, err := o.clients.Clients(o.policy.set)
 	if err != nil {
 		return err
 	}
@@ -145,25 +145,7 @@ func runRun(o *runOptions, s streams) error {
 	rw := render.NewRecordWriter(s.out, format, cols)
 	var totalCost tables.CostSum
 	emit := func(b *sim.Batch) error {
-		for i := range b.Requests {
-			row.Req, row.D = &b.Requests[i], b.Decision(i, 0)
-			totalCost.Add(row.Req.Cost)
-			if row.D.Allowed {
-				if !keepAllowed {
-					continue
-				}
-			} else if !keepRejected {
-				continue
-			}
-			row.Exact = b.Exact(i, 0)
-			if o.Explain {
-				row.State = b.State(i, 0)
-			}
-			if err := rw.End(row.AppendTo(rw.Enc(), rw.Begin())); err != nil {
-				return err
-			}
-		}
-		return nil
+		return tables.WriteRun(rw, &row, b, keepAllowed, keepRejected, &totalCost)
 	}
 	cfg := rp.config(true, o.Explain)
 	cfg.With = row.Attrs
@@ -178,9 +160,7 @@ func runRun(o *runOptions, s streams) error {
 	}
 	if rw.Textual() {
 		w := render.NewTextWriter(s.out, format)
-		for _, l := range tables.RunHeading(lane, rp.trace.name, rp.spec, rep) {
-			w.Line(l)
-		}
+		w.Lines(tables.RunHeading(lane, rp.trace.name, rp.spec, rep))
 		footer := tables.RunFooter(rep, int64(rw.Kept()), o.Only, totalCost)
 		w.Blank()
 		w.Rows(rw, footer)

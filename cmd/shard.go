@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,22 +24,6 @@ const shardUsage = "replay only the keys of shard I of N (0 <= I < N; a key's sh
 // addShardFlag adds --shard to a replay command.
 func addShardFlag(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "shard", "", shardUsage)
-}
-
-// parseShard parses --shard I/N.
-func parseShard(s string) (sim.Shard, error) {
-	i, n, ok := strings.Cut(s, "/")
-	index, err1 := strconv.Atoi(strings.TrimSpace(i))
-	count, err2 := strconv.Atoi(strings.TrimSpace(n))
-	switch {
-	case !ok || err1 != nil || err2 != nil:
-		return sim.Shard{}, usageErrorf("invalid --shard %q: want I/N, shard I of N, such as 0/4 (I from 0 to N-1)", s)
-	case count <= 0:
-		return sim.Shard{}, usageErrorf("invalid --shard %q: the number of shards must be positive", s)
-	case index < 0 || index >= count:
-		return sim.Shard{}, usageErrorf("invalid --shard %q: shards are numbered from 0 to %d", s, count-1)
-	}
-	return sim.Shard{Index: index, Count: count}, nil
 }
 
 // mergeKey is the context key of the merger that stands in for a
@@ -79,7 +62,7 @@ func shardStreams(c *cobra.Command, args []string, po *policyOptions, output, sh
 		sh = split.Shard
 	case shard != "":
 		var err error
-		if sh, err = parseShard(shard); err != nil {
+		if sh, err = sim.ParseShard(shard); err != nil {
 			return s, err
 		}
 	}
@@ -115,16 +98,9 @@ func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
 	if s.part == nil && s.merge == nil {
 		return nil
 	}
-	replayKey := keys
-	if replayKey == nil {
-		replayKey = []string{"user"}
-	}
+	replayKey := spec.StackPolicy{}.KeyIn(keys)
 	for _, p := range stack {
-		k := p.Key
-		if k == nil {
-			k = replayKey
-		}
-		if !slices.Equal(k, replayKey) {
+		if k := p.KeyIn(keys); !slices.Equal(k, replayKey) {
 			keyed := "one key for every request (a global limit)"
 			if len(k) > 0 {
 				keyed = strings.Join(k, ",")
@@ -139,7 +115,7 @@ func refuseStackShard(s streams, stack []stackSpec, keys []string) error {
 // says, into the partial s.part.
 func partialReplay(s streams, rp *replay, src sim.Source, cfg sim.Config) (*sim.Report, error) {
 	t := rp.trace
-	if err := s.part.Start(partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.timeWriter(), Sorted: t.sorted()}); err != nil {
+	if err := s.part.Start(partial.Trace{Name: t.name, RFC3339: t.RFC3339(), Times: t.TimeWriter(), Sorted: t.Sorted()}); err != nil {
 		return nil, err
 	}
 	for _, l := range cfg.Lanes {

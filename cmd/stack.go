@@ -2,12 +2,9 @@ package cmd
 
 import (
 	"github.com/ratesim/ratesim/internal/render"
+	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/tables"
 
-	"fmt"
-	"strings"
-
-	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/limiters/headers"
 	"github.com/ratesim/ratesim/sim"
 )
@@ -40,17 +37,9 @@ func (o *policyOptions) stackOf() ([]stackSpec, error) {
 	return pf.Policies, nil
 }
 
-// stackMode parses --stack.
+// stackMode parses --stack, or the file's stack: when it is not given.
 func (o *policyOptions) stackMode() (sim.StackMode, error) {
-	if !o.set["stack"] && o.file != nil && o.file.Stack != "" {
-		m, err := choose("--stack", o.file.Stack, sim.StackModes)
-		return sim.StackMode(m), err
-	}
-	if o.Stack == "" {
-		return sim.StackConsume, nil
-	}
-	m, err := choose("--stack", o.Stack, sim.StackModes)
-	return sim.StackMode(m), err
+	return o.StackMode(o.set["stack"], o.file)
 }
 
 // prepareStack resolves a stack's policies and opens the trace.
@@ -64,20 +53,10 @@ func prepareStack(to *traceOptions, po *policyOptions, stack []stackSpec, s stre
 	if err != nil {
 		return nil, nil, err
 	}
-	policies := make([]sim.StackPolicy, len(stack))
-	for i, sp := range stack {
-		key := sp.Key
-		if key == nil {
-			key = rp.keys
-			if key == nil {
-				key = []string{"user"}
-			}
-		}
-		policies[i] = sim.StackPolicy{Lane: rp.spec.Lanes[i], KeyFields: key, Shadow: sp.Shadow, Match: sp.Match}
-		if err := sim.StackCheck(policies[i]); err != nil {
-			rp.trace.Close()
-			return nil, nil, usageErrorf("%s", ErrorText(err))
-		}
+	policies, err := spec.StackPolicies(stack, rp.spec.Lanes, rp.keys)
+	if err != nil {
+		rp.trace.Close()
+		return nil, nil, err
 	}
 	return rp, policies, nil
 }
@@ -95,18 +74,6 @@ func replayStack(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, wit
 	return sim.RunStack(src, sim.Config{KeyFields: rp.keys, With: with}, sim.Stack{Policies: policies, Mode: mode}, emit)
 }
 
-// stackHeader writes the lines that open a stack's reports.
-func stackHeader(tw *render.TextWriter, rp *replay, policies []sim.StackPolicy, rep *sim.StackReport, mode sim.StackMode) {
-	line := fmt.Sprintf("stack on %s: %s, %d allowed by every enforcing policy (--stack %s)", rp.trace.name, render.Plural(rep.Requests, "request"), rep.Allowed, tables.StackModeName(mode))
-	if rep.Unlimited > 0 {
-		line += fmt.Sprintf("; %d under no enforcing policy", rep.Unlimited)
-	}
-	tw.Line(line)
-	for _, l := range tables.StackLines(rp.spec, policies) {
-		tw.Line(l)
-	}
-}
-
 // runStackSummary replays a stack and writes a row per policy.
 func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, format render.Format, s streams) error {
 	rep, err := replayStack(rp, policies, mode, nil, s, func(*sim.StackDecision) error { return nil })
@@ -119,7 +86,7 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	}
 	if t != nil {
 		w := render.NewTextWriter(s.out, format)
-		stackHeader(w, rp, policies, rep, mode)
+		w.Lines(tables.StackHeading(rp.trace.name, rp.spec, policies, rep, mode))
 		w.Blank()
 		w.Table(t)
 		if w.Err() != nil {
@@ -129,82 +96,25 @@ func runStackSummary(rp *replay, policies []sim.StackPolicy, mode sim.StackMode,
 	return rp.trace.finish()
 }
 
-// runStackRows replays a stack and writes a row per request, with run's
-// columns and tables.StackColumns, then, in tables, the summary per policy. The
-// decision is the stack's answer (sim.StackDecision.Decision); the
-// rate-limit fields list every enforcing policy, and Retry-After is the
-// stack's wait. With keepAllowed or keepRejected false, the allowed or
-// refused requests are left out.
+// runStackRows replays a stack and writes a row per request
+// (tables.StackRow), then, in tables, the summary per policy. With
+// keepAllowed or keepRejected false, the allowed or refused requests are
+// left out.
 func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, style headers.Style, with []string, keepAllowed, keepRejected bool, format render.Format, s streams) error {
-	var enforcing []int
-	row := tables.RunRow{Unit: rp.spec.Unit}
-	for i, p := range policies {
-		if !p.Shadow {
-			enforcing = append(enforcing, i)
-			row.Queue = row.Queue || p.Algorithm.Delays()
-		}
-	}
-	row.SetWith(with)
-	ds := make([]limiters.Decision, 0, len(enforcing))
-	var quotas, applied []headers.Quota // every enforcing policy's; those that apply to a row
-	if style != headers.StyleNone {
-		for _, i := range enforcing {
-			q, err := headers.QuotaOf(policies[i].Name, policies[i].Algorithm, policies[i].Policy)
-			if err != nil {
-				return usageErrorf("--headers: policy %s: %s", policies[i].Name, ErrorText(err))
-			}
-			quotas = append(quotas, q)
-		}
-		row.SetFields(style, quotas)
-		applied = make([]headers.Quota, 0, len(quotas))
+	row, err := tables.NewStackRow(policies, rp.spec.Unit, style, with)
+	if err != nil {
+		return err
 	}
 	cols, err := row.AllColumns(rp.trace.RFC3339(), tables.StackColumns...)
 	if err != nil {
 		return err
 	}
 	rw := render.NewRecordWriter(s.out, format, cols)
-	var would []string
 	rep, err := replayStack(rp, policies, mode, row.Attrs, s, func(d *sim.StackDecision) error {
 		if d.Decision.Allowed && !keepAllowed || !d.Decision.Allowed && !keepRejected {
 			return nil
 		}
-		// The rate-limit fields speak of the policies that apply to the
-		// request: one that does not limits nothing of it.
-		ds, applied = ds[:0], applied[:0]
-		for k, i := range enforcing {
-			if !d.Applies[i] {
-				continue
-			}
-			dec := d.Decisions[i]
-			if !dec.Allowed {
-				// The response's Retry-After is when the stack lets the
-				// request through, not when this policy alone would.
-				dec.RetryAfter = d.Decision.RetryAfter
-			}
-			ds = append(ds, dec)
-			if quotas != nil {
-				applied = append(applied, quotas[k])
-			}
-		}
-		if quotas != nil {
-			row.Quotas, row.FieldDs = applied, ds
-		}
-		row.Unlimited = !d.Limited
-		row.Req, row.D, row.Exact, row.RefusedBy = &d.Request, &d.Decision, &d.Exact, ""
-		if d.Refused >= 0 {
-			row.RefusedBy = policies[d.Refused].Name
-		}
-		e := rw.Enc()
-		b := row.AppendHead(e, rw.Begin())
-		b = e.Text(e.Next(b), row.RefusedBy)
-		would = would[:0]
-		for i, p := range policies {
-			if p.Shadow && !d.Decisions[i].Allowed {
-				would = append(would, p.Name)
-			}
-		}
-		b = e.Text(e.Next(b), strings.Join(would, ","))
-		return rw.End(row.AppendTail(e, b))
+		return rw.End(row.AppendTo(rw.Enc(), rw.Begin(), d))
 	})
 	if err != nil {
 		return err
@@ -214,7 +124,7 @@ func runStackRows(rp *replay, policies []sim.StackPolicy, mode sim.StackMode, st
 	}
 	if rw.Textual() {
 		w := render.NewTextWriter(s.out, format)
-		stackHeader(w, rp, policies, rep, mode)
+		w.Lines(tables.StackHeading(rp.trace.name, rp.spec, policies, rep, mode))
 		w.Blank()
 		w.Rows(rw, nil)
 		t, _ := render.WriteRecords(nil, format, tables.StackSummaryColumns, tables.StackSummaryRows(policies, rep, mode))

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,7 +20,7 @@ import (
 	"github.com/ratesim/ratesim/internal/gateway"
 	"github.com/ratesim/ratesim/internal/spec"
 	"github.com/ratesim/ratesim/internal/sweep"
-	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
 
 var sweepLong = helpText("sweep", "max-candidates", strconv.Itoa(maxCandidates))
@@ -35,30 +34,26 @@ const maxCandidates = sweep.MaxCandidates
 
 // sweepOptions are the options of "ratesim sweep".
 type sweepOptions struct {
-	trace    traceOptions
-	Algos    []string
-	values   map[string]*string // per parameter, its --flag text
-	Clock    string
-	Intent   string
-	Pick     string
-	Frontier bool
-	ByKey    int
+	// Flags are the sweep's grid, intent and pick.
+	sweep.Flags
+	trace traceOptions
+	ByKey int
 	// Export and ExportFile write the best candidate as a gateway's config.
 	Export, ExportFile string
 	Output             string
 	Shard              string
 	// gateway is --policy-from: the deployed config, replayed beside the
 	// grid as its last row (sweepDeployed).
-	gateway gatewayOptions
+	gateway gateway.Flags
 	set     map[string]bool
 	// inherit, when not nil, is the intent of the replay the sweep is
 	// part of (a report's), which it takes unless its own flags say
 	// otherwise.
-	inherit *inheritedIntent
+	inherit *spec.Inherited
 }
 
 func newSweepCmd() *cobra.Command {
-	o := &sweepOptions{values: map[string]*string{}}
+	o := &sweepOptions{}
 	c := replayCmd(&cobra.Command{
 		Use:     "sweep [--algos a,b] [--capacity 1..64] [--rate 1/1s,2/1s] [flags] TRACE|- [TRACE...]",
 		Short:   "Replay a trace through a grid of parameters in one pass, and pick the best",
@@ -70,7 +65,7 @@ func newSweepCmd() *cobra.Command {
 		return runSweep(o, s)
 	})
 	addSweepFlags(c.Flags(), o)
-	addGatewayFlags(c.Flags(), &o.gateway)
+	o.gateway.AddFlags(c.Flags())
 	c.Flags().Lookup("policy-from").Usage = "a gateway's config of one policy, the limit deployed today, replayed beside the grid as its last row"
 	addOutputFlag(c.Flags(), &o.Output)
 	addShardFlag(c.Flags(), &o.Shard)
@@ -81,40 +76,17 @@ func newSweepCmd() *cobra.Command {
 }
 
 // addSweepFlags adds the flags that describe a sweep's grid, intent and
-// pick: a flag of values for every parameter of the algorithms and of the
-// presets.
+// pick (sweep.Flags), and what to do with the best candidate.
 func addSweepFlags(fs *pflag.FlagSet, o *sweepOptions) {
-	fs.StringSliceVar(&o.Algos, "algos", []string{limiters.TokenBucket.String()}, "algorithms or presets to sweep, comma-separated, or all")
-	for _, name := range sweep.ParamNames() {
-		v := new(string)
-		o.values[name] = v
-		flag := sweepFlag(name)
-		def, usage := sweep.Usage(name)
-		fs.StringVar(v, flag, def, usage)
-	}
-	fs.StringVar(&o.Clock, "clock", "reject", "when time goes backwards for a key: "+clockChoices())
-	fs.StringVar(&o.Intent, "intent", "", "the policy meant, LIMIT/WINDOW such as 100/1m: the exact rolling limit candidates are scored against (default: --limit per --window)")
-	fs.StringVar(&o.Pick, "pick", "", "constraints a candidate must meet, such as 'false_reject_pct<=1,ratio<=1.2': those that do, best first")
-	fs.BoolVar(&o.Frontier, "frontier", false, "only the candidates no other beats on both false allows and false rejects (with --pick, of those that meet it)")
+	o.Flags.AddFlags(fs, takenName)
 	fs.StringVar(&o.Export, "export", "", "with --pick, write the best candidate as a gateway's config: "+gateway.Targets.String()+" (see 'ratesim export')")
 	fs.StringVar(&o.ExportFile, "export-file", "", "with --export, the file to write the config to (default: below the table)")
 	fs.IntVar(&o.ByKey, "by-key", 0, "with --pick, the N keys the best candidate rejected most, from a second pass over the trace")
 }
 
-// sweepFlag is the flag of sweep parameter name: its name, or for a
-// preset's parameter whose name another flag of sweep has (envoy's unit,
-// beside the trace's --unit) or that is one letter (x/time/rate's r and
-// b, which shells take for short flags), the preset's name and its:
-// --envoy-unit, --x-time-rate-b.
-func sweepFlag(name string) string {
-	if _, ok := spec.Param(name); ok {
-		return name
-	}
-	if takenFlags().Lookup(name) == nil && len(name) > 1 {
-		return name
-	}
-	return strings.ReplaceAll(spec.PresetsTaking(name), ", ", "-") + "-" + name
-}
+// takenName reports whether sweep's trace or output flags have name,
+// which a parameter's flag then cannot take (sweep.FlagName).
+func takenName(name string) bool { return takenFlags().Lookup(name) != nil }
 
 // takenFlags is sweep's trace and output flags, whose names a parameter
 // cannot take. It is built once and only read: every command's
@@ -126,30 +98,6 @@ var takenFlags = sync.OnceValue(func() *pflag.FlagSet {
 	return taken
 })
 
-// parseGrid parses the value flags given on the command line. A limit or
-// window flag not given is one value, its default, which only matters as
-// the default of another parameter (a bucket's capacity is the limit).
-func (o *sweepOptions) parseGrid() (*sweep.Grid, error) {
-	g := &sweep.Grid{}
-	for _, name := range sweep.ParamNames() {
-		flag := sweepFlag(name)
-		if !o.set[flag] {
-			continue
-		}
-		if err := g.Set(name, *o.values[name]); err != nil {
-			if flag != name {
-				return nil, usageErrorf("%s", strings.Replace(err.Error(), "--"+name, "--"+flag, 1))
-			}
-			return nil, err
-		}
-	}
-	return g, nil
-}
-
-// intentLane names the sliding log of the intent's own policy that a sweep
-// replays beside its candidates: what it allowed, the intent allowed.
-const intentLane = "intent"
-
 // sweepResult is what a sweep's replay found.
 type sweepResult struct {
 	report.SweepRun
@@ -160,52 +108,19 @@ type sweepResult struct {
 // check checks the flags of a sweep that do not depend on the
 // output.
 func (o *sweepOptions) check() (*sweep.Grid, []sweep.Algo, sweep.Constraints, error) {
-	algos, err := sweep.ParseAlgos(o.Algos)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	g, err := o.parseGrid()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cons, err := sweep.ParsePick(o.Pick)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkLabelPick(cons, o.trace.labelled()); err != nil {
-		return nil, nil, nil, err
-	}
-	return g, algos, cons, nil
+	return o.Check(o.set, o.trace.labelled())
 }
 
 // sweepReplay replays the trace through the sweep's candidates and scores
 // them. The caller closes res.rp.trace.
 func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.Constraints, s streams) (*sweepResult, error) {
-	var err error
-	po := &policyOptions{Clock: o.Clock, single: true, set: map[string]bool{"clock": true, "limit": true, "window": true}}
-	intentFrom := "--intent"
-	switch {
-	case o.inherit != nil:
-		if intentFrom, err = o.takeIntent(po, g); err != nil {
-			return nil, err
-		}
-	case o.Intent != "":
-		if po.Limit, po.Window, err = parseIntent(o.Intent); err != nil {
-			return nil, err
-		}
-		po.at = map[string]spec.Source{"limit": "--intent", "window": "--intent"}
-	default:
-		intentFrom = "--limit and --window"
-		for _, name := range []string{"limit", "window"} {
-			if len(g.Values(name)) > 1 {
-				return nil, usageErrorf("--%s gives %d values: say which policy you mean with --intent LIMIT/WINDOW", name, len(g.Values(name)))
-			}
-		}
-		if po.Limit, err = strconv.ParseInt(strings.TrimSpace(*o.values["limit"]), 10, 64); err != nil {
-			return nil, usageErrorf("--limit: invalid limit %q: want a whole number", *o.values["limit"])
-		}
-		po.Window = strings.TrimSpace(*o.values["window"])
+	intent, err := spec.SweepIntent(o.inherit, spec.SweepFlags{Intent: o.Intent, Given: o.set,
+		Limit: o.Value("limit"), Window: o.Value("window"), Limits: g.Values("limit"), Windows: g.Values("window")})
+	if err != nil {
+		return nil, err
 	}
+	po := &policyOptions{Flags: spec.Flags{Clock: o.Clock, Limit: intent.Limit, Window: intent.Window, Config: intent.Config},
+		single: true, set: intent.Set, at: intent.At, inherit: intent.Inherit, file: intent.File}
 	cands, err := g.Candidates(algos)
 	if err != nil {
 		return nil, err
@@ -217,11 +132,7 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		}
 		cands = append(cands, c)
 	}
-	specs := make([]limiterSpec, 0, len(cands)+1)
-	for _, c := range cands {
-		specs = append(specs, c.Limiter)
-	}
-	specs = append(specs, limiterSpec{Name: intentLane, Algorithm: limiters.SlidingLog})
+	specs := sweep.Limiters(cands)
 	// The p99 of the waits needs only the longest of them (sim's
 	// WaitsTail), unless it falls among the others: then the trace is
 	// read again, keeping every wait. A shard's partial keeps them all.
@@ -232,8 +143,8 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 			return nil, nil, err
 		}
 		rp.given = o.set // for the warnings about flags with no effect
-		if o.inherit != nil && o.inherit.interval > 0 {
-			rp.spec.Interval = o.inherit.interval
+		if o.inherit != nil && o.inherit.Interval > 0 {
+			rp.spec.Interval = o.inherit.Interval
 		}
 		for _, name := range g.Unused(algos) {
 			if first {
@@ -261,12 +172,9 @@ func sweepReplay(o *sweepOptions, g *sweep.Grid, algos []sweep.Algo, cons sweep.
 		}
 	}
 	sp := rp.spec
-	for i, c := range cands {
-		c.Score(sp.Lanes[i], &rep.Algos[i], sp.Intent, sp.Unit)
-	}
-	picked := sweep.Pick(cands, cons)
+	picked := sweep.ScoreAll(cands, sp.Lanes, rep.Algos, sp.Intent, sp.Unit, cons)
 	return &sweepResult{rp: rp, po: po, SweepRun: report.SweepRun{Trace: rp.trace.name, Report: rep, Policy: sp, Grid: g, Algos: algos,
-		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intentFrom}}, nil
+		Candidates: cands, Picked: picked, Constraints: cons, Intent: &rep.Algos[len(cands)], IntentFrom: intent.From}}, nil
 }
 
 // rereadable reports whether the traces of o can be opened again: files,
@@ -281,22 +189,6 @@ func rereadable(o *traceOptions) bool {
 		}
 	}
 	return true
-}
-
-// parseIntent parses --intent LIMIT/WINDOW into the limit and the window's
-// text.
-func parseIntent(s string) (limit int64, window string, err error) {
-	l, w, ok := strings.Cut(s, "/")
-	n, perr := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
-	switch {
-	case !ok || strings.TrimSpace(w) == "":
-		return 0, "", usageErrorf("--intent %q: want LIMIT/WINDOW, such as 100/1m", s)
-	case perr != nil:
-		return 0, "", usageErrorf("--intent %q: the limit %q is not a whole number", s, l)
-	case n <= 0:
-		return 0, "", usageErrorf("--intent %q: the limit must be positive", s)
-	}
-	return n, strings.TrimSpace(w), nil
 }
 
 func runSweep(o *sweepOptions, s streams) error {
@@ -351,7 +243,7 @@ func runSweep(o *sweepOptions, s streams) error {
 			return err
 		}
 		finished := rp.trace.finish()
-		var skipped *partialError
+		var skipped *traces.SkippedError
 		if finished != nil && !errors.As(finished, &skipped) {
 			return finished
 		}
@@ -364,32 +256,18 @@ func runSweep(o *sweepOptions, s streams) error {
 	}
 
 	w := render.NewTextWriter(s.out, format)
-	w.Line(fmt.Sprintf("sweep on %s: %s, %s", rp.trace.name, render.Plural(rep.Requests, "request"), render.Plural(int64(rep.Keys), "key")))
-	grid := len(cands)
+	grid, deployed := len(cands), ""
 	if o.gateway.From != "" {
 		grid--
+		deployed = tables.DeployedLine(cands[grid], o.gateway.From)
 	}
-	w.Line(fmt.Sprintf("grid: %s: %s", render.Plural(int64(grid), "candidate"), g.Describe(algos)))
-	if o.gateway.From != "" {
-		w.Line(deployedLine(cands[grid], o.gateway.From))
-	}
-	w.Line(fmt.Sprintf("intent: limit %d per %s, clock %s (a sliding log: false allows and rejects are against it; max_in_interval is over %s)",
-		sp.Intent.Limit, sp.Duration(sp.Intent.Window), spec.ClockName(sp.Intent.Clock), sp.Duration(sp.Interval)))
-	if line := tables.BackwardsLine(rep); line != "" {
-		w.Line(line)
-	}
+	w.Lines(tables.SweepHeading(rp.trace.name, rep, sp, grid, g.Describe(algos), deployed))
 	w.Blank()
 	if cons != nil {
 		if len(picked) == 0 {
-			for _, l := range tables.Unreachable(cands, cons, intent, sp) {
-				w.Line(l)
-			}
+			w.Lines(tables.Unreachable(cands, cons, intent, sp))
 		} else {
-			verb := "meet"
-			if len(picked) == 1 {
-				verb = "meets"
-			}
-			w.Line(fmt.Sprintf("%s of %d %s %s; best first, the best marked *:", render.Plural(int64(len(picked)), "candidate"), len(cands), verb, cons))
+			w.Line(tables.PickedLine(picked, cands, cons))
 			w.Blank()
 			rows = picked
 			if o.Frontier {
@@ -407,7 +285,7 @@ func runSweep(o *sweepOptions, s streams) error {
 	// Rows a lenient read skipped end the command with its own status, but
 	// only after the export and the by-key table the skips do not change.
 	finished := rp.trace.finish()
-	var skipped *partialError
+	var skipped *traces.SkippedError
 	if finished != nil && !errors.As(finished, &skipped) {
 		return finished
 	}

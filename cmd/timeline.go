@@ -39,7 +39,7 @@ func runTimeline(o *compareOptions, rp *replay, format render.Format, s streams)
 		return rp.trace.finish()
 	}
 	w := render.NewTextWriter(s.out, format)
-	compareHeader(w, rp, rep, false)
+	w.Lines(tables.CompareHeading(rp.trace.name, rep, rp.spec, false))
 	w.Blank()
 	for _, l := range tables.TimelineStrips(rep.Intervals, every, rp.spec) {
 		w.Line(l)

@@ -2,9 +2,12 @@ package report
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ratesim/ratesim/internal/tables"
 	"github.com/ratesim/ratesim/limiters"
+	"github.com/ratesim/ratesim/traces"
 )
 
 // A Frame is what the figures of one replay share: the lines their titles
@@ -34,6 +37,33 @@ type Frame struct {
 	// Interval is the burst interval: the length of the closed intervals
 	// bursts are counted in.
 	Interval time.Duration
+}
+
+// NewFrame returns the frame of the figures of a replay of trace under
+// sp: the lines their titles state the replay in (the policy, the
+// limiters), how times become X and durations are written, the intent
+// and the burst interval.
+func NewFrame(trace string, sp *tables.Policy) *Frame {
+	var names []string
+	for _, l := range sp.Lanes {
+		names = append(names, l.Name)
+	}
+	lines := append([]string{"policy: " + sp.Describe(true)}, sp.LaneLines()...)
+	xLabel := "time (" + traces.UnitName(sp.Unit) + ")"
+	if sp.RFC3339 {
+		xLabel = "time (UTC)"
+	}
+	return &Frame{
+		Trace:       trace,
+		Lines:       append(lines, "limiters: "+strings.Join(names, ", ")),
+		Clock:       sp.RFC3339,
+		Unit:        sp.Unit,
+		XLabel:      xLabel,
+		Duration:    sp.Duration,
+		Intent:      sp.Intent,
+		IntentNamed: sp.IntentNamed,
+		Interval:    sp.Interval,
+	}
 }
 
 // X is the X of a time of the trace, in nanoseconds.

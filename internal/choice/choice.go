@@ -28,6 +28,15 @@ func (l List) Names() []string {
 // String lists the names: "reject, clamp".
 func (l List) String() string { return strings.Join(l.Names(), ", ") }
 
+// Join joins names as a sentence does, with conj ("and", "or"): "a, b
+// or c".
+func Join(names []string, conj string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
+
 // Index returns the place of the choice named name, or -1.
 func (l List) Index(name string) int {
 	for i, c := range l {

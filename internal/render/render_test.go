@@ -218,3 +218,20 @@ func TestFormatTable(t *testing.T) {
 		}
 	}
 }
+
+// TestCard: a card's texts wrap at 78 columns, lined up after their
+// labels, and a field's Then follows its text at the same indent.
+func TestCard(t *testing.T) {
+	got := Card("gcra: generic cell rate algorithm", []Field{
+		{Label: "how", Text: strings.Repeat("word ", 20)},
+		{Label: "example", Text: "u1 at 0", Then: "$ ratesim run"},
+	})
+	want := "gcra: generic cell rate algorithm\n" +
+		"  how:        word word word word word word word word word word word word word\n" +
+		"              word word word word word word word\n" +
+		"  example:    u1 at 0\n" +
+		"              $ ratesim run\n"
+	if got != want {
+		t.Errorf("Card:\n%s\nwant:\n%s", got, want)
+	}
+}

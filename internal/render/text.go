@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/internal/choice"
 )
 
 // Enc returns the encoder a row's values are appended with, between Begin
@@ -103,10 +105,41 @@ func WrapLines(text, first, rest string, width int) string {
 }
 
 // JoinList joins names as a sentence does, with conj ("and", "or"): "a,
-// b or c".
-func JoinList(names []string, conj string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
+// b or c" (choice.Join).
+func JoinList(names []string, conj string) string { return choice.Join(names, conj) }
+
+// A Field is one labelled text of a card (Card), and Then, when not "",
+// a line that follows it at its indent (a command to run).
+type Field struct{ Label, Text, Then string }
+
+// cardIndent and cardWidth are where a card's texts begin and the
+// columns they fill.
+const (
+	cardIndent = 14
+	cardWidth  = 78
+)
+
+// Card writes title, then each field on lines of its own: its label,
+// indented by two, then its text, wrapped, its continuation lines
+// indented to line up with it. Every line ends with a newline.
+func Card(title string, fields []Field) string {
+	var b strings.Builder
+	b.WriteString(title + "\n")
+	indent := strings.Repeat(" ", cardIndent)
+	for _, f := range fields {
+		label := "  " + f.Label + ":"
+		b.WriteString(WrapLines(f.Text, label+strings.Repeat(" ", max(1, cardIndent-len(label))), indent, cardWidth))
+		b.WriteByte('\n')
+		if f.Then != "" {
+			b.WriteString(indent + f.Then + "\n")
+		}
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+	return b.String()
+}
+
+// Lines writes each of lines, "" as a blank line.
+func (tw *TextWriter) Lines(lines []string) {
+	for _, l := range lines {
+		tw.Line(l)
+	}
 }

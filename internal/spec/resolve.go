@@ -387,3 +387,22 @@ func ParseAlgorithms(list []string, flag string) ([]limiters.Algorithm, error) {
 	}
 	return algos, nil
 }
+
+// CheckUnit binds the plan in unit as a check before the trace is read,
+// whose times may turn out to be RFC 3339 ones, with durations in
+// seconds whatever the unit: an error in unit that seconds do not have
+// ("1.5" with --unit ns) is deferred, returned to be given only once the
+// trace turns out to be numeric; one that seconds have too is err.
+func (pl *Plan) CheckUnit(unit time.Duration) (deferred, err error) {
+	_, err = pl.Bind(unit)
+	switch {
+	case err == nil:
+		return nil, nil
+	case unit == time.Second:
+		return nil, err
+	}
+	if _, errSeconds := pl.Bind(time.Second); errSeconds != nil {
+		return nil, err
+	}
+	return err, nil
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratesim/ratesim/internal/render"
 	"github.com/ratesim/ratesim/internal/spec"
+	"github.com/ratesim/ratesim/internal/sweep"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/sim"
 	"github.com/ratesim/ratesim/traces"
@@ -301,4 +302,38 @@ func (sp *Policy) InstantCell(ns int64) render.Cell {
 		return render.Num(text)
 	}
 	return render.Str(text)
+}
+
+// BackwardsWarning says, when the replay of trace found requests earlier
+// than their key's latest, that the trace is not in time order, and what
+// to do; empty when there are none. clamp says --clock clamp judged them.
+func BackwardsWarning(rep *sim.Report, trace string, clamp bool) string {
+	if rep.ClockBackwards == 0 {
+		return ""
+	}
+	remedy := "replay it with --sort, or use --clock clamp to judge them at their key's latest time"
+	if clamp {
+		remedy = "--clock clamp judged them at their key's latest time; --sort judges them at their own"
+	}
+	return fmt.Sprintf("%s came earlier than their key's latest request, the first at %s:%d: the trace is not in time order; %s",
+		render.Plural(rep.ClockBackwards, "request"), trace, rep.FirstBackwards.Line, remedy)
+}
+
+// ResolutionWarning says, when the times of the log named name are whole
+// multiples of res coarser than the emission interval of some of the
+// lanes (sweep.FinerThan), that the requests of one step arrive at once
+// and are refused more than at their own times; empty when none is.
+func ResolutionWarning(lanes []sim.Lane, name string, res time.Duration) string {
+	if res == 0 {
+		return ""
+	}
+	coarse := sweep.FinerThan(lanes, res)
+	if len(coarse) == 0 {
+		return ""
+	}
+	if len(coarse) > 3 {
+		coarse = append(coarse[:3], fmt.Sprintf("%d more", len(coarse)-3))
+	}
+	return fmt.Sprintf("the times of %s are whole multiples of %v, coarser than the time between two requests a limiter lets through at its rate (its emission interval), %s: the requests of one step arrive at once, and it refuses more of them than it would at their own times; log times with milliseconds (nginx's $msec) to replay them as they came",
+		name, res, render.JoinList(coarse, "and"))
 }

@@ -321,3 +321,29 @@ func RunFooter(rep *sim.Report, shown int64, only string, cost CostSum) map[stri
 		"reason":    strconv.FormatInt(st.Rejected, 10) + " rejected",
 	}
 }
+
+// WriteRun writes one batch of run's rows, the decisions of the batch's
+// one lane, adding every request's cost to cost; with keepAllowed or
+// keepRejected false, the allowed or refused requests are left out.
+// The state column is written when row.Explain says.
+func WriteRun(rw *render.RecordWriter, row *RunRow, b *sim.Batch, keepAllowed, keepRejected bool, cost *CostSum) error {
+	for i := range b.Requests {
+		row.Req, row.D = &b.Requests[i], b.Decision(i, 0)
+		cost.Add(row.Req.Cost)
+		if row.D.Allowed {
+			if !keepAllowed {
+				continue
+			}
+		} else if !keepRejected {
+			continue
+		}
+		row.Exact = b.Exact(i, 0)
+		if row.Explain {
+			row.State = b.State(i, 0)
+		}
+		if err := rw.End(row.AppendTo(rw.Enc(), rw.Begin())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
