@@ -244,15 +244,13 @@ func (s *bucketWords) decide(r *Rule, now, cost int64, commit bool, out *Decisio
 	return allowed, back
 }
 
-// admit is decide without a Decision, bucket.decide's drain and fill in
-// 64 bits: the level and Capacity, times per, are below 2^63 (see
-// narrowBucket), and so is cost*per for 1 <= cost <= Capacity, so their
-// sum does not overflow.
-func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
-	level := s.level &^ seenBit
+// drained returns the level at now, drained since the last request, in
+// 64 bits; back, when now is before the last request.
+func (s *bucketWords) drained(r *Rule, now int64) (level uint64, back bool) {
+	level = s.level &^ seenBit
 	if s.level&seenBit != 0 {
 		if now < s.last {
-			return false, true
+			return 0, true
 		}
 		if level != 0 {
 			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
@@ -261,6 +259,18 @@ func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
 				level = 0
 			}
 		}
+	}
+	return level, false
+}
+
+// admit is decide without a Decision, bucket.decide's drain and fill in
+// 64 bits: the level and Capacity, times per, are below 2^63 (see
+// narrowBucket), and so is cost*per for 1 <= cost <= Capacity, so their
+// sum does not overflow.
+func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
+	level, back := s.drained(r, now)
+	if back {
+		return false, true
 	}
 	if n := level + uint64(cost)*r.per; n <= uint64(r.limit)*r.per {
 		level, allowed = n, true
@@ -273,18 +283,9 @@ func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
 // give it just after: the level admit drained is the one wait drains to,
 // and the refused cost's overflow over the capacity is already at hand.
 func (s *bucketWords) admitWait(r *Rule, now, cost int64) (allowed, back bool, wait Span) {
-	level := s.level &^ seenBit
-	if s.level&seenBit != 0 {
-		if now < s.last {
-			return false, true, Span{}
-		}
-		if level != 0 {
-			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
-				level -= dl
-			} else {
-				level = 0
-			}
-		}
+	level, back := s.drained(r, now)
+	if back {
+		return false, true, Span{}
 	}
 	n, c := level+uint64(cost)*r.per, uint64(r.limit)*r.per
 	if n <= c {
@@ -297,18 +298,9 @@ func (s *bucketWords) admitWait(r *Rule, now, cost int64) (allowed, back bool, w
 
 // wait is bucket.wait in 64 bits, as admit is decide.
 func (s *bucketWords) wait(r *Rule, now, cost int64) (wait Span, refused, back bool) {
-	level := s.level &^ seenBit
-	if s.level&seenBit != 0 {
-		if now < s.last {
-			return Span{}, false, true
-		}
-		if level != 0 {
-			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
-				level -= dl
-			} else {
-				level = 0
-			}
-		}
+	level, back := s.drained(r, now)
+	if back {
+		return Span{}, false, true
 	}
 	n, c := level+uint64(cost)*r.per, uint64(r.limit)*r.per
 	if n <= c {
