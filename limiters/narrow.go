@@ -24,9 +24,6 @@ type form struct {
 	ops  kindOps
 	fast fastDecide
 	wait fastWait // nil: a refusal's wait takes a full decision
-	// admitWait is admit and, for a refusal, wait in one call (see
-	// fastAdmitWait); nil: admit, then wait.
-	admitWait fastAdmitWait
 }
 
 // formOf returns the form r's states are kept in: the narrow one the
@@ -37,14 +34,14 @@ func formOf(r *Rule) form {
 			return *f
 		}
 	}
-	return form{ops: r.k.ops, fast: r.k.fast, wait: r.k.wait}
+	return form{r.k.ops, r.k.fast, r.k.wait}
 }
 
 // wide returns a copy of r that keeps its states in the kind's own state
 // type, for tests that hold narrow and wide states side by side.
 func (r *Rule) wide() *Rule {
 	w := *r
-	w.form = form{ops: r.k.ops, fast: r.k.fast, wait: r.k.wait}
+	w.form = form{r.k.ops, r.k.fast, r.k.wait}
 	return &w
 }
 
@@ -198,12 +195,7 @@ type bucketWords struct {
 	level uint64
 }
 
-var bucketNarrow = form{
-	ops:       ops[bucketWords, *bucketWords]{},
-	fast:      fastOf((*bucketWords).decide),
-	wait:      waitOf((*bucketWords).wait),
-	admitWait: admitWaitOf((*bucketWords).admitWait),
-}
+var bucketNarrow = form{ops[bucketWords, *bucketWords]{}, fastOf((*bucketWords).decide), waitOf((*bucketWords).wait)}
 
 // seenBit marks a bucketWords that has seen a request.
 const seenBit = 1 << 63
@@ -247,20 +239,23 @@ func (s *bucketWords) decide(r *Rule, now, cost int64, commit bool, out *Decisio
 // drained returns the level at now, drained since the last request, in
 // 64 bits; back, when now is before the last request.
 func (s *bucketWords) drained(r *Rule, now int64) (level uint64, back bool) {
-	level = s.level &^ seenBit
-	if s.level&seenBit != 0 {
-		if now < s.last {
-			return 0, true
-		}
-		if level != 0 {
-			if dh, dl := bits.Mul64(since(now, s.last), r.n); dh == 0 && dl < level {
-				level -= dl
-			} else {
-				level = 0
-			}
-		}
+	if s.level&seenBit != 0 && now < s.last {
+		return 0, true
 	}
-	return level, false
+	return s.drainedBy(r.n, now), false
+}
+
+// drainedBy is drained for a rule whose rate's numerator is n, at a time
+// now not before the last request.
+func (s *bucketWords) drainedBy(n uint64, now int64) uint64 {
+	level := s.level &^ seenBit
+	if s.level&seenBit != 0 && level != 0 {
+		if dh, dl := bits.Mul64(since(now, s.last), n); dh == 0 && dl < level {
+			return level - dl
+		}
+		return 0
+	}
+	return level
 }
 
 // admit is decide without a Decision, bucket.decide's drain and fill in
@@ -277,23 +272,6 @@ func (s *bucketWords) admit(r *Rule, now, cost int64) (allowed, back bool) {
 	}
 	s.last, s.level = now, level|seenBit
 	return allowed, false
-}
-
-// admitWait is admit that also returns a refusal's wait, as wait would
-// give it just after: the level admit drained is the one wait drains to,
-// and the refused cost's overflow over the capacity is already at hand.
-func (s *bucketWords) admitWait(r *Rule, now, cost int64) (allowed, back bool, wait Span) {
-	level, back := s.drained(r, now)
-	if back {
-		return false, true, Span{}
-	}
-	n, c := level+uint64(cost)*r.per, uint64(r.limit)*r.per
-	if n <= c {
-		s.last, s.level = now, n|seenBit
-		return true, false, Span{}
-	}
-	s.last, s.level = now, level|seenBit
-	return false, false, overflowWait(r, 0, n, 0, c)
 }
 
 // wait is bucket.wait in 64 bits, as admit is decide.

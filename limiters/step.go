@@ -115,19 +115,6 @@ func waitOf[S any](wait func(s *S, r *Rule, now, cost int64) (Span, bool, bool))
 	return *(*fastWait)(unsafe.Pointer(&wait))
 }
 
-// fastAdmitWait decides a request of 1 <= cost <= limit at now as a
-// fastDecide without a Decision does and, when it refuses it for want of
-// room, also returns the refusal's RetryAfter in full, as the state's wait
-// would just after: one call where a replay that needs its refusals'
-// waits would make two. back as for fastDecide.
-type fastAdmitWait func(p unsafe.Pointer, r *Rule, now, cost int64) (allowed, back bool, wait Span)
-
-// admitWaitOf returns the fastAdmitWait of a state type from its method,
-// as fastOf does.
-func admitWaitOf[S any](f func(s *S, r *Rule, now, cost int64) (allowed, back bool, wait Span)) fastAdmitWait {
-	return *(*fastAdmitWait)(unsafe.Pointer(&f))
-}
-
 // ops is the kindOps of state type S.
 type ops[S any, P stateOps[S]] struct{}
 

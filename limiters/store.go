@@ -17,11 +17,9 @@ type member struct {
 	ops  kindOps
 	fast fastDecide
 	wait fastWait // nil: waits take full decisions
-	// admitWait, when not nil, is fast and wait in one call.
-	admitWait fastAdmitWait
-	d         Decision // scratch for decide, on the heap with the store
-	x         Exact    // scratch for waits' full decisions
-	off       uintptr  // the state's offset in the block
+	d    Decision // scratch for decide, on the heap with the store
+	x    Exact    // scratch for waits' full decisions
+	off  uintptr  // the state's offset in the block
 	// lead is the index of the earlier member whose state this one
 	// shares, or -1. Sharing members make the same decision but for the
 	// name of a plain refusal: an identical rule given twice, or the two
@@ -47,6 +45,22 @@ type store struct {
 	// owners are the members that own their state (lead < 0), and faces
 	// the others: admit decides the owners, then copies to the faces.
 	owners, faces []int
+	// lean holds per owner, in order, what admitWaits reads of one that
+	// keeps a two-word bucket and no zone (a sweep's grid of token
+	// buckets), side by side: it walks 40 bytes for such an owner instead
+	// of the member's hundreds.
+	lean []leanOwner
+}
+
+// leanOwner is what deciding a request reads of an owner whose state is a
+// bucketWords (word): its member, its place in the block and its rule's
+// figures.
+type leanOwner struct {
+	member int
+	word   bool
+	off    uintptr
+	limit  int64
+	n, per uint64
 }
 
 // newStore lays out the blocks of rules.
@@ -55,7 +69,7 @@ func newStore(rules []*Rule) store {
 	var fields []reflect.StructField
 	var owner []int // the member of each field
 	for i, r := range rules {
-		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, wait: r.form.wait, admitWait: r.form.admitWait, lead: -1}
+		m := member{rule: *r, ops: r.form.ops, fast: r.form.fast, wait: r.form.wait, lead: -1}
 		for j := range s.members {
 			o := &s.members[j]
 			if o.lead < 0 && shareable(r, &o.rule) {
@@ -103,6 +117,11 @@ func newStore(rules []*Rule) store {
 		} else {
 			s.faces = append(s.faces, i)
 		}
+	}
+	for _, i := range s.owners {
+		m := &s.members[i]
+		s.lean = append(s.lean, leanOwner{member: i, word: m.ops == bucketNarrow.ops && m.zone == nil,
+			off: m.off, limit: m.rule.limit, n: m.rule.n, per: m.rule.per})
 	}
 	return s
 }
@@ -289,38 +308,7 @@ func (s *store) admit(id uint32, now, cost int64) uint64 {
 // admitWaits is Group.AdmitWaits.
 func (s *store) admitWaits(id uint32, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
 	base := s.blocks.At(id)
-	for _, i := range s.owners {
-		m := &s.members[i]
-		r := &m.rule
-		p := unsafe.Add(base, m.off)
-		var ok bool
-		if validCost(r, cost) {
-			s.enter(m, id, now, cost)
-			if m.admitWait != nil && want&(1<<i) != 0 {
-				var back bool
-				var w Span
-				if ok, back, w = m.admitWait(p, r, now, cost); !back {
-					if ok {
-						allowed |= 1 << i
-					} else {
-						waits[i] = w
-					}
-					continue
-				}
-				ok = m.ops.admit(r, p, now, cost, &m.d)
-			} else {
-				var back bool
-				if ok, back = m.fast(p, r, now, cost, true, nil, nil); back {
-					ok = m.ops.admit(r, p, now, cost, &m.d)
-				}
-			}
-		}
-		if ok {
-			allowed |= 1 << i
-		} else if want&(1<<i) != 0 {
-			wrong |= s.wait(i, base, now, cost, waits)
-		}
-	}
+	allowed, wrong = s.ownerWaits(id, base, now, cost, want, waits)
 	for _, i := range s.faces {
 		lead := s.members[i].lead
 		allowed |= (allowed >> lead & 1) << i
@@ -331,6 +319,68 @@ func (s *store) admitWaits(id uint32, now, cost int64, want uint64, waits []Span
 			waits[i] = waits[lead]
 		} else {
 			wrong |= s.wait(i, base, now, cost, waits)
+		}
+	}
+	return allowed, wrong
+}
+
+// admitWait decides a request of cost at now for key id, whose block is
+// base, under owner i, and when it refuses it and want holds i, writes its
+// RetryAfter to waits[i]: it returns bit i in ok when the owner allows the
+// request, and in wrong when its wait, judged again, would allow it.
+func (s *store) admitWait(i int, id uint32, base unsafe.Pointer, now, cost int64, want uint64, waits []Span) (ok, wrong uint64) {
+	m := &s.members[i]
+	r := &m.rule
+	p := unsafe.Add(base, m.off)
+	var allowed bool
+	if validCost(r, cost) {
+		s.enter(m, id, now, cost)
+		var back bool
+		if allowed, back = m.fast(p, r, now, cost, true, nil, nil); back {
+			allowed = m.ops.admit(r, p, now, cost, &m.d)
+		}
+	}
+	if allowed {
+		return 1 << i, 0
+	}
+	if want&(1<<i) != 0 {
+		return 0, s.wait(i, base, now, cost, waits)
+	}
+	return 0, 0
+}
+
+// ownerWaits is admitWaits' loop over the owners. For one that keeps a
+// two-word bucket it is bucketWords.admit written out over the figures in
+// s.lean, with a refusal's wait from the overflow admit found, as
+// bucketWords.wait would work it out just after; for the others, and a
+// request out of order or of a cost past the bucket's capacity,
+// admitWait.
+func (s *store) ownerWaits(id uint32, base unsafe.Pointer, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
+	for j := range s.lean {
+		b := &s.lean[j]
+		i := b.member
+		st := (*bucketWords)(unsafe.Add(base, b.off))
+		if !b.word || uint64(cost-1) >= uint64(b.limit) || st.level&seenBit != 0 && now < st.last {
+			ok, w := s.admitWait(i, id, base, now, cost, want, waits)
+			allowed |= ok
+			wrong |= w
+			continue
+		}
+		level := st.drainedBy(b.n, now)
+		n, c := level+uint64(cost)*b.per, uint64(b.limit)*b.per
+		st.last = now
+		if n <= c {
+			st.level = n | seenBit
+			allowed |= 1 << i
+			continue
+		}
+		st.level = level | seenBit
+		if want&(1<<i) != 0 {
+			if o := n - c; b.n == 1 {
+				waits[i] = span64(o)
+			} else {
+				waits[i] = divCeilSpan(0, o, b.n)
+			}
 		}
 	}
 	return allowed, wrong
