@@ -43,6 +43,56 @@ var pow10 = [20]uint64{
 // With round, a value finer than a nanosecond is rounded to the nearest
 // one, halves away from zero, instead of being an error.
 func parseDecimal(s []byte, unit int64, round bool) (int64, numErr) {
+	if unit == int64(time.Second) {
+		if ns, ok := plainSeconds(s); ok {
+			return ns, numOK
+		}
+	}
+	return parseDecimalExact(s, unit, round)
+}
+
+// plainSeconds reads the commonest decimal of a log, seconds as digits
+// with at most nine digits of fraction ("1728561336.123", "0.250"), into
+// nanoseconds: exact, and in range, so parseDecimalExact, which reads
+// every decimal, would find the same. ok is false for any other text.
+func plainSeconds(s []byte) (int64, bool) {
+	var sec uint64
+	i := 0
+	for ; i < len(s) && i < 11; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		sec = sec*10 + uint64(d)
+	}
+	// At most the whole seconds int64 nanoseconds hold with any fraction.
+	const maxSec = uint64(math.MaxInt64/int64(time.Second) - 1)
+	if i == 0 || sec > maxSec {
+		return 0, false
+	}
+	var frac uint64
+	if i < len(s) {
+		if s[i] != '.' {
+			return 0, false
+		}
+		digits := s[i+1:]
+		if len(digits) == 0 || len(digits) > 9 {
+			return 0, false
+		}
+		for _, c := range digits {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			frac = frac*10 + uint64(d)
+		}
+		frac *= pow10[9-len(digits)]
+	}
+	return int64(sec*1e9 + frac), true
+}
+
+// parseDecimalExact is parseDecimal for every text.
+func parseDecimalExact(s []byte, unit int64, round bool) (int64, numErr) {
 	n, ok := decimal.Parse(s)
 	if !ok {
 		return 0, numSyntax
