@@ -1,6 +1,8 @@
 package traces
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -49,6 +51,10 @@ type jsonKey struct {
 	alias    string
 	hasAlias bool
 	role     jsonRole
+	// plain: the name has no byte a JSON string escapes or that needs
+	// checking (no quote, backslash, control character or non-ASCII
+	// byte), so that a record spells it the same way in its bytes.
+	plain bool
 }
 
 // jsonRole says which of the fields names the user, the time and the
@@ -92,6 +98,12 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 	if p.aliasLens&(1<<min(len(k.name), 63)) != 0 {
 		k.alias, k.hasAlias = p.aliases[k.name]
 	}
+	k.plain = true
+	for i := 0; i < len(k.name); i++ {
+		if jsonSpecial[k.name[i]] {
+			k.plain = false
+		}
+	}
 	switch names := &p.c.names; k.name {
 	case names.user:
 		k.role = roleUser
@@ -107,6 +119,32 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 		p.keys = append(p.keys, k)
 	}
 	return k, n
+}
+
+// predictedKey returns the record's next field, and its order, when its
+// name at line[i:] (line[i] is '"'), a key of the object at prefix, is
+// the last records' field of that order spelled without an escape, and
+// the offset after the name: such a name needs no scan of its own, and
+// str and key would find the same. ok is false otherwise: str and key
+// read the name.
+func (p *jsonlParser) predictedKey(line []byte, i int, prefix string, depth int) (k jsonKey, n, next int, ok bool) {
+	n = p.nkeys
+	if n >= len(p.keys) || !p.keys[n].plain {
+		return jsonKey{}, 0, 0, false
+	}
+	seg := p.keys[n].name
+	if depth > 0 {
+		if len(seg) <= len(prefix) || seg[len(prefix)] != '.' || seg[:len(prefix)] != prefix {
+			return jsonKey{}, 0, 0, false
+		}
+		seg = seg[len(prefix)+1:]
+	}
+	end := i + 1 + len(seg)
+	if end >= len(line) || line[end] != '"' || string(line[i+1:end]) != seg {
+		return jsonKey{}, 0, 0, false
+	}
+	p.nkeys++
+	return p.keys[n], n, end + 1, true
 }
 
 // known reports whether the field of order n of the record is known to
@@ -318,11 +356,15 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 			return i, &jsonError{i, "expected a field name in double quotes"}
 		}
 		keyOff := i
-		raw, ni, jerr := p.str(line, i, true)
-		if jerr != nil {
-			return ni, jerr
+		k, kn, ni, ok := p.predictedKey(line, i, prefix, depth)
+		if !ok {
+			raw, end, jerr := p.str(line, i, true)
+			if jerr != nil {
+				return end, jerr
+			}
+			k, kn = p.key(prefix, raw, depth)
+			ni = end
 		}
-		k, kn := p.key(prefix, raw, depth)
 		key := k.name
 		i = skipSpace(line, ni)
 		if i >= len(line) {
@@ -581,16 +623,21 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 	j := i
 	ascii := true
 	for j < len(line) {
-		// Most bytes of a string are none of the four kinds below: one
-		// look-up passes them.
-		k := 0
-		for _, c := range line[j:] {
-			if jsonSpecial[c] {
+		// Most bytes of a string are none of the four kinds below:
+		// eight at a time pass while a word holds none, then one
+		// look-up a byte.
+		for j+8 <= len(line) {
+			m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:]))
+			if m != 0 {
+				j += bits.TrailingZeros64(m) / 8
 				break
 			}
-			k++
+			j += 8
 		}
-		if j += k; j >= len(line) {
+		for j < len(line) && !jsonSpecial[line[j]] {
+			j++
+		}
+		if j >= len(line) {
 			break
 		}
 		c := line[j]
@@ -686,6 +733,14 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 		}
 	}
 	return nil, j, truncated(j)
+}
+
+// jsonSpecialBytes returns w, eight bytes of a string, with the high
+// bit set of each byte that jsonSpecial marks (the closing quote, a
+// backslash, a control character, a non-ASCII byte) and every other bit
+// clear.
+func jsonSpecialBytes(w uint64) uint64 {
+	return zeroBytes(w^('"'*ones)) | zeroBytes(w^('\\'*ones)) | zeroBytes(w&(0xe0*ones)) | w&(0x80*ones)
 }
 
 // jsonSpecial marks the bytes a JSON string's scan stops at: the
