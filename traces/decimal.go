@@ -209,29 +209,20 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 	} else {
 		abs = uint64(ns)
 	}
+	if u == uint64(time.Second) {
+		// The commonest unit, whose divisions by a constant are
+		// multiplications.
+		return appendFraction(strconv.AppendUint(dst, abs/1e9, 10), abs%1e9, 9)
+	}
 	q, r := abs/u, abs%u
 	dst = strconv.AppendUint(dst, q, 10)
 	if r == 0 {
 		return dst
 	}
-	dst = append(dst, '.')
 	if width := pow10Digits(u); width > 0 {
-		// u is 10^width ns: the fraction is r written in width digits,
-		// without its trailing zeros.
-		start := len(dst)
-		for range width {
-			dst = append(dst, '0')
-		}
-		for i := len(dst) - 1; r != 0; i-- {
-			dst[i] = byte('0' + r%10)
-			r /= 10
-		}
-		end := len(dst)
-		for end > start && dst[end-1] == '0' {
-			end--
-		}
-		return dst[:end]
+		return appendFraction(dst, r, width)
 	}
+	dst = append(dst, '.')
 	for digits := 0; r != 0 && digits < 30; digits++ {
 		hi, lo := bits.Mul64(r, 10)
 		var d uint64
@@ -239,6 +230,28 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 		dst = append(dst, byte('0'+d))
 	}
 	return dst
+}
+
+// appendFraction appends r, a fraction of 10^width, as a point and
+// width digits without their trailing zeros; nothing when r is 0.
+func appendFraction(dst []byte, r uint64, width int) []byte {
+	if r == 0 {
+		return dst
+	}
+	dst = append(dst, '.')
+	start := len(dst)
+	for range width {
+		dst = append(dst, '0')
+	}
+	for i := len(dst) - 1; r != 0; i-- {
+		dst[i] = byte('0' + r%10)
+		r /= 10
+	}
+	end := len(dst)
+	for end > start && dst[end-1] == '0' {
+		end--
+	}
+	return dst[:end]
 }
 
 // pow10Digits returns k when u is 10^k (k >= 1), else 0.

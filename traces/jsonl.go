@@ -121,30 +121,30 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 	return k, n
 }
 
-// predictedKey returns the record's next field, and its order, when its
+// predictedKey returns the order of the record's next field when its
 // name at line[i:] (line[i] is '"'), a key of the object at prefix, is
 // the last records' field of that order spelled without an escape, and
 // the offset after the name: such a name needs no scan of its own, and
 // str and key would find the same. ok is false otherwise: str and key
 // read the name.
-func (p *jsonlParser) predictedKey(line []byte, i int, prefix string, depth int) (k jsonKey, n, next int, ok bool) {
+func (p *jsonlParser) predictedKey(line []byte, i int, prefix string, depth int) (n, next int, ok bool) {
 	n = p.nkeys
 	if n >= len(p.keys) || !p.keys[n].plain {
-		return jsonKey{}, 0, 0, false
+		return 0, 0, false
 	}
 	seg := p.keys[n].name
 	if depth > 0 {
 		if len(seg) <= len(prefix) || seg[len(prefix)] != '.' || seg[:len(prefix)] != prefix {
-			return jsonKey{}, 0, 0, false
+			return 0, 0, false
 		}
 		seg = seg[len(prefix)+1:]
 	}
 	end := i + 1 + len(seg)
 	if end >= len(line) || line[end] != '"' || string(line[i+1:end]) != seg {
-		return jsonKey{}, 0, 0, false
+		return 0, 0, false
 	}
 	p.nkeys++
-	return p.keys[n], n, end + 1, true
+	return n, end + 1, true
 }
 
 // known reports whether the field of order n of the record is known to
@@ -356,8 +356,11 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 			return i, &jsonError{i, "expected a field name in double quotes"}
 		}
 		keyOff := i
-		k, kn, ni, ok := p.predictedKey(line, i, prefix, depth)
-		if !ok {
+		var k jsonKey
+		kn, ni, ok := p.predictedKey(line, i, prefix, depth)
+		if ok {
+			k = p.keys[kn]
+		} else {
 			raw, end, jerr := p.str(line, i, true)
 			if jerr != nil {
 				return end, jerr

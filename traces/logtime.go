@@ -337,16 +337,7 @@ func (lc *logClock) formatMinute(k timeKind, ns int64, off int, minute, zone str
 	rest := local - m*60e9 // 0 to 60e9
 	sec, frac := rest/1e9, rest%1e9
 	b = append(b, ':', byte('0'+sec/10), byte('0'+sec%10))
-	if frac != 0 {
-		b = append(b, '.')
-		start := len(b)
-		for d := int64(1e8); d > 0; d /= 10 {
-			b = append(b, byte('0'+frac/d%10))
-		}
-		for len(b) > start && b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-	}
+	b = appendFraction(b, uint64(frac), 9)
 	lc.buf = append(b, lc.fmtPrefix[cut+1:]...)
 	return lc.buf
 }
