@@ -232,26 +232,30 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 	return dst
 }
 
-// appendFraction appends r, a fraction of 10^width, as a point and
-// width digits without their trailing zeros; nothing when r is 0.
+// appendFraction appends r, a fraction of 10^width (width at most 19),
+// as a point and width digits without their trailing zeros; nothing when
+// r is 0.
 func appendFraction(dst []byte, r uint64, width int) []byte {
 	if r == 0 {
 		return dst
 	}
-	dst = append(dst, '.')
-	start := len(dst)
-	for range width {
-		dst = append(dst, '0')
+	// Trailing zeros three at a time first: times and durations are
+	// mostly whole milliseconds or microseconds.
+	for r%1000 == 0 {
+		r /= 1000
+		width -= 3
 	}
-	for i := len(dst) - 1; r != 0; i-- {
-		dst[i] = byte('0' + r%10)
+	for r%10 == 0 {
+		r /= 10
+		width--
+	}
+	var digits [20]byte
+	digits[0] = '.'
+	for i := width; i > 0; i-- {
+		digits[i] = byte('0' + r%10)
 		r /= 10
 	}
-	end := len(dst)
-	for end > start && dst[end-1] == '0' {
-		end--
-	}
-	return dst[:end]
+	return append(dst, digits[:width+1]...)
 }
 
 // pow10Digits returns k when u is 10^k (k >= 1), else 0.

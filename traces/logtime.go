@@ -146,6 +146,7 @@ type logClock struct {
 	fmtKind   timeKind
 	fmtOff    int
 	fmtPrefix []byte
+	fmtCut    int // where the zone's 0 byte is in fmtPrefix
 }
 
 // parse reads text, a time of kind k, into Unix nanoseconds.
@@ -329,10 +330,11 @@ func (lc *logClock) formatMinute(k timeKind, ns int64, off int, minute, zone str
 	if lc.fmtPrefix == nil || m != lc.fmtMinute || k != lc.fmtKind || off != lc.fmtOff {
 		t := time.Unix(0, ns).In(lc.zoneAt(off))
 		lc.fmtPrefix = t.AppendFormat(lc.fmtPrefix[:0], minute)
+		lc.fmtCut = len(lc.fmtPrefix)
 		lc.fmtPrefix = t.AppendFormat(append(lc.fmtPrefix, 0), zone) // the zone after a 0 byte
 		lc.fmtMinute, lc.fmtKind, lc.fmtOff = m, k, off
 	}
-	cut := bytes.IndexByte(lc.fmtPrefix, 0)
+	cut := lc.fmtCut
 	b := append(lc.buf[:0], lc.fmtPrefix[:cut]...)
 	rest := local - m*60e9 // 0 to 60e9
 	sec, frac := rest/1e9, rest%1e9
