@@ -43,7 +43,45 @@ type jsonlParser struct {
 	// needs no search for a duplicate among the fields before it.
 	hits     bool
 	distinct int
+
+	// The shape of the last record the members' reading read: its steps
+	// (a value, a nested object's start and end, the record's end), each
+	// after the text from the step before (names, colons, commas and
+	// braces), in shapeLine. The lines of a log mostly have the same
+	// shape: replay reads a record of that shape by comparing that text
+	// and reading the values only (none: no shape). steps, mark and
+	// shapeOK are the shape being recorded.
+	shape     []jsonStep
+	shapeLine []byte
+	steps     []jsonStep
+	mark      int
+	shapeOK   bool
+	nested    []jsonOpen // replay's nested objects
 }
+
+// jsonStep is one step of a record's shape: the text line[from:to]
+// before it, then, for a value, one of kind vkind, the value of the
+// record's field of order kn (also for a nested object's start and end).
+type jsonStep struct {
+	what     jsonStepKind
+	vkind    jsonKind
+	kn       int
+	from, to int
+}
+
+// jsonStepKind is what a step of a shape is.
+type jsonStepKind uint8
+
+const (
+	jsonStepValue jsonStepKind = iota // a value (the text before it ends at its start)
+	jsonStepOpen                      // a nested object's start (the text before it ends with its '{')
+	jsonStepClose                     // a nested object's end (the text before it ends with its '}')
+	jsonStepEnd                       // the record's end (the text before it ends with its '}')
+)
+
+// jsonOpen is a nested object replay is in: its field's order, its
+// attribute's slot and where its text starts.
+type jsonOpen struct{ kn, slot, start int }
 
 // jsonKey is the name of a field of a record, and its alias.
 type jsonKey struct {
@@ -168,7 +206,7 @@ func (p *jsonlParser) setAliases(aliases map[string]string) {
 }
 
 // alias notes the alias of the field k, whose value is val.
-func (p *jsonlParser) alias(k jsonKey, val []byte) {
+func (p *jsonlParser) alias(k *jsonKey, val []byte) {
 	if k.hasAlias {
 		// Set field by field, as Event.addAttr does.
 		n := len(p.pending)
@@ -267,18 +305,25 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	if line[i] != '{' {
 		return &jsonError{i, "expected a JSON object"}
 	}
-	p.scratch = p.scratch[:0]
-	p.pending = p.pending[:0]
-	p.nkeys, p.hits = 0, true
-	ev.attrs = ev.attrs[:0]
-	ev.User, ev.TimeText, ev.costText = nil, nil, nil
 	var rec jsonRecord
-	if p.seen != nil {
-		clear(p.seen)
-	}
-	i, err := p.members(ev, line, i, "", &rec, 0)
-	if err != nil {
-		return err
+	p.reset(ev)
+	if end, ok := p.replay(ev, line, i, &rec); ok {
+		i = end
+	} else {
+		// The members' reading, recording the record's shape.
+		rec = jsonRecord{}
+		p.reset(ev)
+		p.shape, p.steps, p.mark, p.shapeOK = p.shape[:0], p.steps[:0], i, true
+		end, err := p.members(ev, line, i, "", &rec, 0)
+		if err != nil {
+			return err
+		}
+		p.step(jsonStepEnd, 0, 0, end)
+		if p.shapeOK && p.nkeys <= len(p.keys) {
+			p.shapeLine = append(p.shapeLine[:0], line...)
+			p.shape, p.steps = p.steps, p.shape
+		}
+		i = end
 	}
 	haveUser, haveTime, haveCost := rec.haveUser, rec.haveTime, rec.haveCost
 	userOff, timeOff, costOff := rec.userOff, rec.timeOff, rec.costOff
@@ -381,18 +426,17 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && k.role == roleNone {
 			// A nested object: an attribute of its JSON text, and one of
 			// each of its members, read in one pass.
-			if !p.known(kn) && p.seenAttr(ev, key) {
+			slot, ok := p.open(ev, &k, kn)
+			if !ok {
 				return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 			}
-			p.checked(kn)
-			slot := len(ev.attrs)
-			ev.addAttr(key, nil)
+			p.step(jsonStepOpen, 0, kn, i+1)
 			end, jerr := p.members(ev, line, i, key, rec, depth+1)
 			if jerr != nil {
 				return end, jerr
 			}
-			ev.attrs[slot].value = line[valOff:end]
-			p.alias(k, ev.attrs[slot].value)
+			p.step(jsonStepClose, 0, kn, end)
+			p.close(ev, &k, slot, line[valOff:end])
 			i = skipSpace(line, end)
 			if i >= len(line) {
 				return i, truncated(i)
@@ -411,29 +455,13 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 			return ni, jerr
 		}
 		i = ni
-		dup := false
-		p.alias(k, val)
-		switch k.role {
-		case roleUser:
-			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
-			ev.User = val
-		case roleTimestamp:
-			dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
-			ev.TimeText = val
-		case roleCost:
-			dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
-			rec.costVal = val
-		default:
-			dup = !p.known(kn) && p.seenAttr(ev, key)
-			if !dup {
-				ev.addAttr(key, val)
-			}
-		}
-		if dup {
+		if !p.take(ev, &k, kn, val, kind, valOff, rec) {
 			return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 		}
-		p.checked(kn)
+		p.step(jsonStepValue, kind, kn, valOff)
+		p.mark = i
 		if kind == jsonComposite && line[valOff] == '{' {
+			p.shapeOK = false // an object the record reads as its user, time or cost, or too deep
 			if _, jerr := p.members(ev, line, valOff, key, rec, depth+1); jerr != nil {
 				return valOff, jerr
 			}
@@ -451,6 +479,145 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		}
 		return i, &jsonError{i, "expected , or } after a field"}
 	}
+}
+
+// reset makes ev and the parser ready to read a record.
+func (p *jsonlParser) reset(ev *Event) {
+	p.scratch = p.scratch[:0]
+	p.pending = p.pending[:0]
+	p.nkeys, p.hits = 0, true
+	ev.attrs = ev.attrs[:0]
+	ev.User, ev.TimeText, ev.costText = nil, nil, nil
+	if p.seen != nil {
+		clear(p.seen)
+	}
+}
+
+// step records the next step of the record's shape, whose text before
+// it ends at to.
+func (p *jsonlParser) step(what jsonStepKind, vkind jsonKind, kn, to int) {
+	p.steps = append(p.steps, jsonStep{what: what, vkind: vkind, kn: kn, from: p.mark, to: to})
+	p.mark = to
+}
+
+// replay reads the record at line[i:] (line[i] is '{') into ev and rec
+// when it has the shape of the last record the members' reading read:
+// the same text between its values, values of the same kinds, plain
+// strings (no escape, only ASCII). It takes every value as members
+// would (take, open, close) and returns the offset after the record.
+// ok is false when the record does not have that shape: members reads it
+// then, from the start, and finds what replay would have.
+func (p *jsonlParser) replay(ev *Event, line []byte, i int, rec *jsonRecord) (end int, ok bool) {
+	if len(p.shape) == 0 {
+		return 0, false
+	}
+	p.nested = p.nested[:0]
+	pos := i
+	for _, st := range p.shape {
+		lit := p.shapeLine[st.from:st.to]
+		if len(line)-pos < len(lit) || string(line[pos:pos+len(lit)]) != string(lit) {
+			return 0, false
+		}
+		pos += len(lit)
+		switch st.what {
+		case jsonStepEnd:
+			return pos, true
+		case jsonStepOpen:
+			slot, ok := p.open(ev, &p.keys[st.kn], st.kn)
+			if !ok {
+				return 0, false
+			}
+			p.nkeys++
+			p.nested = append(p.nested, jsonOpen{st.kn, slot, pos - 1})
+			continue
+		case jsonStepClose:
+			o := p.nested[len(p.nested)-1]
+			p.nested = p.nested[:len(p.nested)-1]
+			p.close(ev, &p.keys[o.kn], o.slot, line[o.start:pos])
+			continue
+		}
+		valOff := pos
+		var val []byte
+		switch st.vkind {
+		case jsonString:
+			j := pos + 1
+			for j+8 <= len(line) {
+				if m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:])); m != 0 {
+					j += bits.TrailingZeros64(m) / 8
+					break
+				}
+				j += 8
+			}
+			for j < len(line) && !jsonSpecial[line[j]] {
+				j++
+			}
+			if pos >= len(line) || line[pos] != '"' || j >= len(line) || line[j] != '"' {
+				return 0, false
+			}
+			val, pos = line[pos+1:j], j+1
+		default:
+			v, kind, ni, err := p.value(line, pos, len(p.nested))
+			if err != nil || kind != st.vkind || kind == jsonString || kind == jsonComposite && line[pos] != '[' {
+				return 0, false
+			}
+			val, pos = v, ni
+		}
+		p.nkeys++
+		if !p.take(ev, &p.keys[st.kn], st.kn, val, st.vkind, valOff, rec) {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// take takes val, the value of the record's field k of order kn, of
+// kind kind at offset valOff: the user, time or cost into rec, any other
+// an attribute, and its alias. It reports false for a field the record
+// has twice (nothing is taken then).
+func (p *jsonlParser) take(ev *Event, k *jsonKey, kn int, val []byte, kind jsonKind, valOff int, rec *jsonRecord) bool {
+	dup := false
+	p.alias(k, val)
+	switch k.role {
+	case roleUser:
+		dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
+		ev.User = val
+	case roleTimestamp:
+		dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
+		ev.TimeText = val
+	case roleCost:
+		dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
+		rec.costVal = val
+	default:
+		dup = !p.known(kn) && p.seenAttr(ev, k.name)
+		if !dup {
+			ev.addAttr(k.name, val)
+		}
+	}
+	if dup {
+		return false
+	}
+	p.checked(kn)
+	return true
+}
+
+// open takes the start of a nested object, the record's field k of
+// order kn: an attribute whose value, its JSON text, close sets. It
+// returns the attribute's slot, and false for a field the record has
+// twice.
+func (p *jsonlParser) open(ev *Event, k *jsonKey, kn int) (int, bool) {
+	if !p.known(kn) && p.seenAttr(ev, k.name) {
+		return 0, false
+	}
+	p.checked(kn)
+	slot := len(ev.attrs)
+	ev.addAttr(k.name, nil)
+	return slot, true
+}
+
+// close takes the JSON text of the nested object open took.
+func (p *jsonlParser) close(ev *Event, k *jsonKey, slot int, text []byte) {
+	ev.attrs[slot].value = text
+	p.alias(k, text)
 }
 
 // seenAttr reports whether the attribute key was already in this record.
