@@ -282,6 +282,11 @@ func checkPlainSeconds(t *testing.T, s string) {
 			t.Errorf("plainSeconds(%q) = %d, want %d (%v)", s, ns, want, e)
 		}
 	}
+	// And written back, in seconds, it reads as itself.
+	text := AppendDecimal(nil, ns, time.Second)
+	if back, e := parseDecimalExact(text, int64(time.Second), false); e != numOK || back != ns {
+		t.Errorf("AppendDecimal(%d) = %q, which reads as %d (%v)", ns, text, back, e)
+	}
 }
 
 // FuzzPlainSeconds checks plainSeconds against parseDecimalExact.
