@@ -41,9 +41,9 @@ func zeroBytes(w uint64) uint64 {
 
 // indexByte returns the index of the first c in s, or -1, as
 // bytes.IndexByte does. Most fields of a log line are short, and for them
-// the call of bytes.IndexByte and its set-up cost more than the search:
-// indexByte looks at the first 8 bytes as a word, inline, and leaves only
-// what is past them to bytes.IndexByte.
+// the set-up of bytes.IndexByte's vector search costs more than the
+// search: indexByte looks at the first 8 bytes as one word, and leaves
+// only what is past them to bytes.IndexByte.
 func indexByte(s []byte, c byte) int {
 	if len(s) >= 8 {
 		if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ (uint64(c) * ones)); m != 0 {
