@@ -2,7 +2,6 @@ package traces
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"math/bits"
 	"strings"
@@ -292,35 +291,6 @@ func addField(fields []csvField, val []byte, line, col int) []csvField {
 	f := &fields[n]
 	f.val, f.line, f.col = val, line, col
 	return fields
-}
-
-// wordAt returns the eight bytes of line from i on as a little-endian word,
-// with zero bytes (neither comma nor quote) past the end of line.
-func wordAt(line []byte, i int) uint64 {
-	switch rest := len(line) - i; {
-	case rest >= 8:
-		return binary.LittleEndian.Uint64(line[i:])
-	case len(line) >= 8:
-		// The last eight bytes, shifted so that line[i] is the low byte.
-		return binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
-	default:
-		var w uint64
-		for k := range rest {
-			w |= uint64(line[i+k]) << (8 * k)
-		}
-		return w
-	}
-}
-
-// ones has a one in every byte.
-const ones = 0x0101010101010101
-
-// zeroBytes returns w with the high bit of each zero byte set and every
-// other bit clear. Unlike the usual (w-ones)&^w trick it is exact: no
-// borrow runs from one byte into the next.
-func zeroBytes(w uint64) uint64 {
-	const low7 = 0x7f * ones
-	return ^((w&low7 + low7) | w | low7)
 }
 
 // splitQuoted parses a record that has a quote, reading further lines for

@@ -43,6 +43,56 @@ var pow10 = [20]uint64{
 // With round, a value finer than a nanosecond is rounded to the nearest
 // one, halves away from zero, instead of being an error.
 func parseDecimal(s []byte, unit int64, round bool) (int64, numErr) {
+	if unit == int64(time.Second) {
+		if ns, ok := plainSeconds(s); ok {
+			return ns, numOK
+		}
+	}
+	return parseDecimalExact(s, unit, round)
+}
+
+// plainSeconds reads the commonest decimal of a log, seconds as digits
+// with at most nine digits of fraction ("1728561336.123", "0.250"), into
+// nanoseconds: exact, and in range, so parseDecimalExact, which reads
+// every decimal, would find the same. ok is false for any other text.
+func plainSeconds(s []byte) (int64, bool) {
+	var sec uint64
+	i := 0
+	for ; i < len(s) && i < 11; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		sec = sec*10 + uint64(d)
+	}
+	// At most the whole seconds int64 nanoseconds hold with any fraction.
+	const maxSec = uint64(math.MaxInt64/int64(time.Second) - 1)
+	if i == 0 || sec > maxSec {
+		return 0, false
+	}
+	var frac uint64
+	if i < len(s) {
+		if s[i] != '.' {
+			return 0, false
+		}
+		digits := s[i+1:]
+		if len(digits) == 0 || len(digits) > 9 {
+			return 0, false
+		}
+		for _, c := range digits {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			frac = frac*10 + uint64(d)
+		}
+		frac *= pow10[9-len(digits)]
+	}
+	return int64(sec*1e9 + frac), true
+}
+
+// parseDecimalExact is parseDecimal for every text.
+func parseDecimalExact(s []byte, unit int64, round bool) (int64, numErr) {
 	n, ok := decimal.Parse(s)
 	if !ok {
 		return 0, numSyntax
@@ -159,29 +209,20 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 	} else {
 		abs = uint64(ns)
 	}
+	if u == uint64(time.Second) {
+		// The commonest unit, whose divisions by a constant are
+		// multiplications.
+		return appendFraction(strconv.AppendUint(dst, abs/1e9, 10), abs%1e9, 9)
+	}
 	q, r := abs/u, abs%u
 	dst = strconv.AppendUint(dst, q, 10)
 	if r == 0 {
 		return dst
 	}
-	dst = append(dst, '.')
 	if width := pow10Digits(u); width > 0 {
-		// u is 10^width ns: the fraction is r written in width digits,
-		// without its trailing zeros.
-		start := len(dst)
-		for range width {
-			dst = append(dst, '0')
-		}
-		for i := len(dst) - 1; r != 0; i-- {
-			dst[i] = byte('0' + r%10)
-			r /= 10
-		}
-		end := len(dst)
-		for end > start && dst[end-1] == '0' {
-			end--
-		}
-		return dst[:end]
+		return appendFraction(dst, r, width)
 	}
+	dst = append(dst, '.')
 	for digits := 0; r != 0 && digits < 30; digits++ {
 		hi, lo := bits.Mul64(r, 10)
 		var d uint64
@@ -189,6 +230,32 @@ func AppendDecimal(dst []byte, ns int64, unit time.Duration) []byte {
 		dst = append(dst, byte('0'+d))
 	}
 	return dst
+}
+
+// appendFraction appends r, a fraction of 10^width (width at most 19),
+// as a point and width digits without their trailing zeros; nothing when
+// r is 0.
+func appendFraction(dst []byte, r uint64, width int) []byte {
+	if r == 0 {
+		return dst
+	}
+	// Trailing zeros three at a time first: times and durations are
+	// mostly whole milliseconds or microseconds.
+	for r%1000 == 0 {
+		r /= 1000
+		width -= 3
+	}
+	for r%10 == 0 {
+		r /= 10
+		width--
+	}
+	var digits [20]byte
+	digits[0] = '.'
+	for i := width; i > 0; i-- {
+		digits[i] = byte('0' + r%10)
+		r /= 10
+	}
+	return append(dst, digits[:width+1]...)
 }
 
 // pow10Digits returns k when u is 10^k (k >= 1), else 0.

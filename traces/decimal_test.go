@@ -255,3 +255,44 @@ func TestParseUnitFormat(t *testing.T) {
 		}
 	}
 }
+
+// plainSecondsCases are decimals at the edges of plainSeconds' shape.
+var plainSecondsCases = []string{
+	"0", "0.250", "1728561336.123", "1728561336.123456789", "1728561336.1234567891",
+	"9223372035.999999999", "9223372036", "9223372036.854775807", "9223372036.854775808",
+	"00000000001", "000000000001", "1.", ".5", "-1", "+1", "1e3", "1.5e3", "", "1.2.3", "12a", "0.000000001",
+}
+
+// TestPlainSeconds checks that the reading of plain seconds gives what
+// the reading of every decimal does, wherever it takes a text.
+func TestPlainSeconds(t *testing.T) {
+	for _, s := range plainSecondsCases {
+		checkPlainSeconds(t, s)
+	}
+}
+
+func checkPlainSeconds(t *testing.T, s string) {
+	t.Helper()
+	ns, ok := plainSeconds([]byte(s))
+	if !ok {
+		return
+	}
+	for _, round := range []bool{false, true} {
+		if want, e := parseDecimalExact([]byte(s), int64(time.Second), round); e != numOK || want != ns {
+			t.Errorf("plainSeconds(%q) = %d, want %d (%v)", s, ns, want, e)
+		}
+	}
+	// And written back, in seconds, it reads as itself.
+	text := AppendDecimal(nil, ns, time.Second)
+	if back, e := parseDecimalExact(text, int64(time.Second), false); e != numOK || back != ns {
+		t.Errorf("AppendDecimal(%d) = %q, which reads as %d (%v)", ns, text, back, e)
+	}
+}
+
+// FuzzPlainSeconds checks plainSeconds against parseDecimalExact.
+func FuzzPlainSeconds(f *testing.F) {
+	for _, s := range plainSecondsCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkPlainSeconds)
+}

@@ -1,6 +1,8 @@
 package traces
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -41,7 +43,45 @@ type jsonlParser struct {
 	// needs no search for a duplicate among the fields before it.
 	hits     bool
 	distinct int
+
+	// The shape of the last record the members' reading read: its steps
+	// (a value, a nested object's start and end, the record's end), each
+	// after the text from the step before (names, colons, commas and
+	// braces), in shapeLine. The lines of a log mostly have the same
+	// shape: replay reads a record of that shape by comparing that text
+	// and reading the values only (none: no shape). steps, mark and
+	// shapeOK are the shape being recorded.
+	shape     []jsonStep
+	shapeLine []byte
+	steps     []jsonStep
+	mark      int
+	shapeOK   bool
+	nested    []jsonOpen // replay's nested objects
 }
+
+// jsonStep is one step of a record's shape: the text line[from:to]
+// before it, then, for a value, one of kind vkind, the value of the
+// record's field of order kn (also for a nested object's start and end).
+type jsonStep struct {
+	what     jsonStepKind
+	vkind    jsonKind
+	kn       int
+	from, to int
+}
+
+// jsonStepKind is what a step of a shape is.
+type jsonStepKind uint8
+
+const (
+	jsonStepValue jsonStepKind = iota // a value (the text before it ends at its start)
+	jsonStepOpen                      // a nested object's start (the text before it ends with its '{')
+	jsonStepClose                     // a nested object's end (the text before it ends with its '}')
+	jsonStepEnd                       // the record's end (the text before it ends with its '}')
+)
+
+// jsonOpen is a nested object replay is in: its field's order, its
+// attribute's slot and where its text starts.
+type jsonOpen struct{ kn, slot, start int }
 
 // jsonKey is the name of a field of a record, and its alias.
 type jsonKey struct {
@@ -49,6 +89,10 @@ type jsonKey struct {
 	alias    string
 	hasAlias bool
 	role     jsonRole
+	// plain: the name has no byte a JSON string escapes or that needs
+	// checking (no quote, backslash, control character or non-ASCII
+	// byte), so that a record spells it the same way in its bytes.
+	plain bool
 }
 
 // jsonRole says which of the fields names the user, the time and the
@@ -92,6 +136,12 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 	if p.aliasLens&(1<<min(len(k.name), 63)) != 0 {
 		k.alias, k.hasAlias = p.aliases[k.name]
 	}
+	k.plain = true
+	for i := 0; i < len(k.name); i++ {
+		if jsonSpecial[k.name[i]] {
+			k.plain = false
+		}
+	}
 	switch names := &p.c.names; k.name {
 	case names.user:
 		k.role = roleUser
@@ -107,6 +157,32 @@ func (p *jsonlParser) key(prefix string, key []byte, depth int) (jsonKey, int) {
 		p.keys = append(p.keys, k)
 	}
 	return k, n
+}
+
+// predictedKey returns the order of the record's next field when its
+// name at line[i:] (line[i] is '"'), a key of the object at prefix, is
+// the last records' field of that order spelled without an escape, and
+// the offset after the name: such a name needs no scan of its own, and
+// str and key would find the same. ok is false otherwise: str and key
+// read the name.
+func (p *jsonlParser) predictedKey(line []byte, i int, prefix string, depth int) (n, next int, ok bool) {
+	n = p.nkeys
+	if n >= len(p.keys) || !p.keys[n].plain {
+		return 0, 0, false
+	}
+	seg := p.keys[n].name
+	if depth > 0 {
+		if len(seg) <= len(prefix) || seg[len(prefix)] != '.' || seg[:len(prefix)] != prefix {
+			return 0, 0, false
+		}
+		seg = seg[len(prefix)+1:]
+	}
+	end := i + 1 + len(seg)
+	if end >= len(line) || line[end] != '"' || string(line[i+1:end]) != seg {
+		return 0, 0, false
+	}
+	p.nkeys++
+	return n, end + 1, true
 }
 
 // known reports whether the field of order n of the record is known to
@@ -130,7 +206,7 @@ func (p *jsonlParser) setAliases(aliases map[string]string) {
 }
 
 // alias notes the alias of the field k, whose value is val.
-func (p *jsonlParser) alias(k jsonKey, val []byte) {
+func (p *jsonlParser) alias(k *jsonKey, val []byte) {
 	if k.hasAlias {
 		// Set field by field, as Event.addAttr does.
 		n := len(p.pending)
@@ -229,18 +305,25 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 	if line[i] != '{' {
 		return &jsonError{i, "expected a JSON object"}
 	}
-	p.scratch = p.scratch[:0]
-	p.pending = p.pending[:0]
-	p.nkeys, p.hits = 0, true
-	ev.attrs = ev.attrs[:0]
-	ev.User, ev.TimeText, ev.costText = nil, nil, nil
 	var rec jsonRecord
-	if p.seen != nil {
-		clear(p.seen)
-	}
-	i, err := p.members(ev, line, i, "", &rec, 0)
-	if err != nil {
-		return err
+	p.reset(ev)
+	if end, ok := p.replay(ev, line, i, &rec); ok {
+		i = end
+	} else {
+		// The members' reading, recording the record's shape.
+		rec = jsonRecord{}
+		p.reset(ev)
+		p.shape, p.steps, p.mark, p.shapeOK = p.shape[:0], p.steps[:0], i, true
+		end, err := p.members(ev, line, i, "", &rec, 0)
+		if err != nil {
+			return err
+		}
+		p.step(jsonStepEnd, 0, 0, end)
+		if p.shapeOK && p.nkeys <= len(p.keys) {
+			p.shapeLine = append(p.shapeLine[:0], line...)
+			p.shape, p.steps = p.steps, p.shape
+		}
+		i = end
 	}
 	haveUser, haveTime, haveCost := rec.haveUser, rec.haveTime, rec.haveCost
 	userOff, timeOff, costOff := rec.userOff, rec.timeOff, rec.costOff
@@ -318,11 +401,18 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 			return i, &jsonError{i, "expected a field name in double quotes"}
 		}
 		keyOff := i
-		raw, ni, jerr := p.str(line, i, true)
-		if jerr != nil {
-			return ni, jerr
+		var k jsonKey
+		kn, ni, ok := p.predictedKey(line, i, prefix, depth)
+		if ok {
+			k = p.keys[kn]
+		} else {
+			raw, end, jerr := p.str(line, i, true)
+			if jerr != nil {
+				return end, jerr
+			}
+			k, kn = p.key(prefix, raw, depth)
+			ni = end
 		}
-		k, kn := p.key(prefix, raw, depth)
 		key := k.name
 		i = skipSpace(line, ni)
 		if i >= len(line) {
@@ -336,18 +426,17 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		if i < len(line) && line[i] == '{' && depth < maxJSONDepth && k.role == roleNone {
 			// A nested object: an attribute of its JSON text, and one of
 			// each of its members, read in one pass.
-			if !p.known(kn) && p.seenAttr(ev, key) {
+			slot, ok := p.open(ev, &k, kn)
+			if !ok {
 				return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 			}
-			p.checked(kn)
-			slot := len(ev.attrs)
-			ev.addAttr(key, nil)
+			p.step(jsonStepOpen, 0, kn, i+1)
 			end, jerr := p.members(ev, line, i, key, rec, depth+1)
 			if jerr != nil {
 				return end, jerr
 			}
-			ev.attrs[slot].value = line[valOff:end]
-			p.alias(k, ev.attrs[slot].value)
+			p.step(jsonStepClose, 0, kn, end)
+			p.close(ev, &k, slot, line[valOff:end])
 			i = skipSpace(line, end)
 			if i >= len(line) {
 				return i, truncated(i)
@@ -366,29 +455,13 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 			return ni, jerr
 		}
 		i = ni
-		dup := false
-		p.alias(k, val)
-		switch k.role {
-		case roleUser:
-			dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
-			ev.User = val
-		case roleTimestamp:
-			dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
-			ev.TimeText = val
-		case roleCost:
-			dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
-			rec.costVal = val
-		default:
-			dup = !p.known(kn) && p.seenAttr(ev, key)
-			if !dup {
-				ev.addAttr(key, val)
-			}
-		}
-		if dup {
+		if !p.take(ev, &k, kn, val, kind, valOff, rec) {
 			return keyOff, &jsonError{keyOff, "duplicate field " + quote([]byte(key))}
 		}
-		p.checked(kn)
+		p.step(jsonStepValue, kind, kn, valOff)
+		p.mark = i
 		if kind == jsonComposite && line[valOff] == '{' {
+			p.shapeOK = false // an object the record reads as its user, time or cost, or too deep
 			if _, jerr := p.members(ev, line, valOff, key, rec, depth+1); jerr != nil {
 				return valOff, jerr
 			}
@@ -406,6 +479,145 @@ func (p *jsonlParser) members(ev *Event, line []byte, i int, prefix string, rec 
 		}
 		return i, &jsonError{i, "expected , or } after a field"}
 	}
+}
+
+// reset makes ev and the parser ready to read a record.
+func (p *jsonlParser) reset(ev *Event) {
+	p.scratch = p.scratch[:0]
+	p.pending = p.pending[:0]
+	p.nkeys, p.hits = 0, true
+	ev.attrs = ev.attrs[:0]
+	ev.User, ev.TimeText, ev.costText = nil, nil, nil
+	if p.seen != nil {
+		clear(p.seen)
+	}
+}
+
+// step records the next step of the record's shape, whose text before
+// it ends at to.
+func (p *jsonlParser) step(what jsonStepKind, vkind jsonKind, kn, to int) {
+	p.steps = append(p.steps, jsonStep{what: what, vkind: vkind, kn: kn, from: p.mark, to: to})
+	p.mark = to
+}
+
+// replay reads the record at line[i:] (line[i] is '{') into ev and rec
+// when it has the shape of the last record the members' reading read:
+// the same text between its values, values of the same kinds, plain
+// strings (no escape, only ASCII). It takes every value as members
+// would (take, open, close) and returns the offset after the record.
+// ok is false when the record does not have that shape: members reads it
+// then, from the start, and finds what replay would have.
+func (p *jsonlParser) replay(ev *Event, line []byte, i int, rec *jsonRecord) (end int, ok bool) {
+	if len(p.shape) == 0 {
+		return 0, false
+	}
+	p.nested = p.nested[:0]
+	pos := i
+	for _, st := range p.shape {
+		lit := p.shapeLine[st.from:st.to]
+		if len(line)-pos < len(lit) || string(line[pos:pos+len(lit)]) != string(lit) {
+			return 0, false
+		}
+		pos += len(lit)
+		switch st.what {
+		case jsonStepEnd:
+			return pos, true
+		case jsonStepOpen:
+			slot, ok := p.open(ev, &p.keys[st.kn], st.kn)
+			if !ok {
+				return 0, false
+			}
+			p.nkeys++
+			p.nested = append(p.nested, jsonOpen{st.kn, slot, pos - 1})
+			continue
+		case jsonStepClose:
+			o := p.nested[len(p.nested)-1]
+			p.nested = p.nested[:len(p.nested)-1]
+			p.close(ev, &p.keys[o.kn], o.slot, line[o.start:pos])
+			continue
+		}
+		valOff := pos
+		var val []byte
+		switch st.vkind {
+		case jsonString:
+			j := pos + 1
+			for j+8 <= len(line) {
+				if m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:])); m != 0 {
+					j += bits.TrailingZeros64(m) / 8
+					break
+				}
+				j += 8
+			}
+			for j < len(line) && !jsonSpecial[line[j]] {
+				j++
+			}
+			if pos >= len(line) || line[pos] != '"' || j >= len(line) || line[j] != '"' {
+				return 0, false
+			}
+			val, pos = line[pos+1:j], j+1
+		default:
+			v, kind, ni, err := p.value(line, pos, len(p.nested))
+			if err != nil || kind != st.vkind || kind == jsonString || kind == jsonComposite && line[pos] != '[' {
+				return 0, false
+			}
+			val, pos = v, ni
+		}
+		p.nkeys++
+		if !p.take(ev, &p.keys[st.kn], st.kn, val, st.vkind, valOff, rec) {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// take takes val, the value of the record's field k of order kn, of
+// kind kind at offset valOff: the user, time or cost into rec, any other
+// an attribute, and its alias. It reports false for a field the record
+// has twice (nothing is taken then).
+func (p *jsonlParser) take(ev *Event, k *jsonKey, kn int, val []byte, kind jsonKind, valOff int, rec *jsonRecord) bool {
+	dup := false
+	p.alias(k, val)
+	switch k.role {
+	case roleUser:
+		dup, rec.haveUser, rec.userOff, rec.userKind = rec.haveUser, true, valOff, kind
+		ev.User = val
+	case roleTimestamp:
+		dup, rec.haveTime, rec.timeOff, rec.timeKind = rec.haveTime, true, valOff, kind
+		ev.TimeText = val
+	case roleCost:
+		dup, rec.haveCost, rec.costOff, rec.costKind = rec.haveCost, true, valOff, kind
+		rec.costVal = val
+	default:
+		dup = !p.known(kn) && p.seenAttr(ev, k.name)
+		if !dup {
+			ev.addAttr(k.name, val)
+		}
+	}
+	if dup {
+		return false
+	}
+	p.checked(kn)
+	return true
+}
+
+// open takes the start of a nested object, the record's field k of
+// order kn: an attribute whose value, its JSON text, close sets. It
+// returns the attribute's slot, and false for a field the record has
+// twice.
+func (p *jsonlParser) open(ev *Event, k *jsonKey, kn int) (int, bool) {
+	if !p.known(kn) && p.seenAttr(ev, k.name) {
+		return 0, false
+	}
+	p.checked(kn)
+	slot := len(ev.attrs)
+	ev.addAttr(k.name, nil)
+	return slot, true
+}
+
+// close takes the JSON text of the nested object open took.
+func (p *jsonlParser) close(ev *Event, k *jsonKey, slot int, text []byte) {
+	ev.attrs[slot].value = text
+	p.alias(k, text)
 }
 
 // seenAttr reports whether the attribute key was already in this record.
@@ -581,16 +793,21 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 	j := i
 	ascii := true
 	for j < len(line) {
-		// Most bytes of a string are none of the four kinds below: one
-		// look-up passes them.
-		k := 0
-		for _, c := range line[j:] {
-			if jsonSpecial[c] {
+		// Most bytes of a string are none of the four kinds below:
+		// eight at a time pass while a word holds none, then one
+		// look-up a byte.
+		for j+8 <= len(line) {
+			m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:]))
+			if m != 0 {
+				j += bits.TrailingZeros64(m) / 8
 				break
 			}
-			k++
+			j += 8
 		}
-		if j += k; j >= len(line) {
+		for j < len(line) && !jsonSpecial[line[j]] {
+			j++
+		}
+		if j >= len(line) {
 			break
 		}
 		c := line[j]
@@ -686,6 +903,14 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 		}
 	}
 	return nil, j, truncated(j)
+}
+
+// jsonSpecialBytes returns w, eight bytes of a string, with the high
+// bit set of each byte that jsonSpecial marks (the closing quote, a
+// backslash, a control character, a non-ASCII byte) and every other bit
+// clear.
+func jsonSpecialBytes(w uint64) uint64 {
+	return zeroBytes(w^('"'*ones)) | zeroBytes(w^('\\'*ones)) | zeroBytes(w&(0xe0*ones)) | w&(0x80*ones)
 }
 
 // jsonSpecial marks the bytes a JSON string's scan stops at: the

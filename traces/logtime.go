@@ -146,6 +146,7 @@ type logClock struct {
 	fmtKind   timeKind
 	fmtOff    int
 	fmtPrefix []byte
+	fmtCut    int // where the zone's 0 byte is in fmtPrefix
 }
 
 // parse reads text, a time of kind k, into Unix nanoseconds.
@@ -329,24 +330,16 @@ func (lc *logClock) formatMinute(k timeKind, ns int64, off int, minute, zone str
 	if lc.fmtPrefix == nil || m != lc.fmtMinute || k != lc.fmtKind || off != lc.fmtOff {
 		t := time.Unix(0, ns).In(lc.zoneAt(off))
 		lc.fmtPrefix = t.AppendFormat(lc.fmtPrefix[:0], minute)
+		lc.fmtCut = len(lc.fmtPrefix)
 		lc.fmtPrefix = t.AppendFormat(append(lc.fmtPrefix, 0), zone) // the zone after a 0 byte
 		lc.fmtMinute, lc.fmtKind, lc.fmtOff = m, k, off
 	}
-	cut := bytes.IndexByte(lc.fmtPrefix, 0)
+	cut := lc.fmtCut
 	b := append(lc.buf[:0], lc.fmtPrefix[:cut]...)
 	rest := local - m*60e9 // 0 to 60e9
 	sec, frac := rest/1e9, rest%1e9
 	b = append(b, ':', byte('0'+sec/10), byte('0'+sec%10))
-	if frac != 0 {
-		b = append(b, '.')
-		start := len(b)
-		for d := int64(1e8); d > 0; d /= 10 {
-			b = append(b, byte('0'+frac/d%10))
-		}
-		for len(b) > start && b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-	}
+	b = appendFraction(b, uint64(frac), 9)
 	lc.buf = append(b, lc.fmtPrefix[cut+1:]...)
 	return lc.buf
 }

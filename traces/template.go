@@ -38,10 +38,8 @@ type template struct {
 	fixed  bool
 	user   string // the default user attribute
 	attrs  []string
-	// special lists the fields that are not simple, in order; nattrs
-	// is the number of attributes of all the fields.
-	special []int
-	nattrs  int
+	// nattrs is the number of attributes of all the fields.
+	nattrs int
 }
 
 // tfield is one field of a template.
@@ -194,9 +192,6 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		f := &t.fields[i]
 		f.slot = t.nattrs
 		t.nattrs += f.role.attrs(f)
-		if !f.simple {
-			t.special = append(t.special, i)
-		}
 	}
 	for i := range fields {
 		for j := range i {
@@ -222,11 +217,7 @@ type tmplParser struct {
 	userAt int
 	timeIs TimeIs
 	extra  []string // extra field names: extra1, extra2, ...
-	spans  []span   // where each field's value is in the line
 }
-
-// span is where a field's value is in its line: line[start:end].
-type span struct{ start, end int }
 
 func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
 	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
@@ -293,102 +284,59 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	if !bytes.HasPrefix(line, t.lead) {
 		return c.errorf(n, 1, "expected %s at the start of the line (%s)", quote(t.lead), t.name)
 	}
-	// The line is read in two passes, each a small loop: the first
-	// finds where the fields are and writes the simple ones (most are),
-	// the second reads the others. The first stops at the first field
-	// it cannot find or that is missing; the second reports, in the
-	// order of the fields, the first problem of either.
+	// The line is read in one loop over the fields: each is found, then
+	// written in its slot (most fields only need that) or read as its
+	// role says. The first problem, in the order of the fields, is the
+	// error; a line of an older version of the format, which has fewer
+	// fields, stops early (its last value runs to the end of the line).
 	if cap(ev.attrs) < t.nattrs {
 		ev.attrs = make([]attr, 0, t.nattrs+8)
 	}
-	m, pos, stopped, scanErr := p.scan(ev.attrs[:t.nattrs], line, len(t.lead), n)
-	if m < len(t.fields) {
-		ev.attrs = ev.attrs[:t.fields[m].slot]
-	} else {
-		ev.attrs = ev.attrs[:t.nattrs]
-	}
-	attrs := ev.attrs
+	attrs := ev.attrs[:t.nattrs]
 	var times [2]fieldText // the logged time and the arrival
 	var durs [4]fieldText
 	nd := 0
-	for _, i := range t.special {
-		if i >= m {
+	pos := len(t.lead)
+	m := len(t.fields) // the fields found
+	for i := range t.fields {
+		f := &t.fields[i]
+		end := findEnd(line, pos, f)
+		stopped := false
+		if end < 0 {
+			var err error
+			if end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1); err != nil {
+				// A line of an older version of the format ends here.
+				if t.min == 0 || i+1 < t.min {
+					return err
+				}
+				end = len(line)
+				if f.quoted && end > pos && line[end-1] == '"' {
+					end--
+				}
+				stopped, m = true, i+1
+			}
+		}
+		v := line[pos:end]
+		if f.simple {
+			if end == pos && !f.quoted && !f.bracketed && !stopped {
+				// Servers write - for a value they have not: an empty
+				// one is a field missing.
+				return c.errorf(n, pos+1, "missing %s", f.name)
+			}
+			attrs[f.slot].set(f.attr, v)
+		} else if err := p.special(attrs, f, i, v, pos, n, stopped, &times, &durs, &nd); err != nil {
+			return err
+		}
+		if stopped {
+			pos = len(line)
 			break
 		}
-		f := &t.fields[i]
-		sp := p.spans[i]
-		v := line[sp.start:sp.end]
-		if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !(stopped && i == m-1) {
-			// Servers write - for a value they have not: an empty one
-			// is a field missing.
-			return c.errorf(n, sp.start+1, "missing %s", f.name)
-		}
-		if f.word {
-			// A word: a space inside it is a field too many or missing.
-			if k := bytes.IndexByte(v, ' '); k >= 0 {
-				return c.errorf(n, sp.start+k+1, "expected %s after %s", quote(f.after), f.name)
-			}
-		}
-		switch f.check {
-		case checkStatus:
-			if len(v) != 3 || !isDigits(v) {
-				return c.errorf(n, sp.start+1, "invalid status %s (want three digits)", quote(v))
-			}
-		case checkBytes:
-			if len(v) == 0 {
-				return c.errorf(n, sp.start+1, "missing the size")
-			}
-			if !isDigits(v) && string(v) != "-" {
-				return c.errorf(n, sp.start+1, "invalid size %s (want a number of bytes or -)", quote(v))
-			}
-		case checkNumber:
-			if len(v) == 0 || (!isDigits(v) && string(v) != "-") {
-				return c.errorf(n, sp.start+1, "invalid %s %s (want a number or -)", f.name, quote(v))
-			}
-		}
-		a := attrs[f.slot : f.slot+f.role.attrs(f)]
-		switch f.role {
-		case roleAttr:
-			a[0].set(f.attr, v)
-		case roleRequest:
-			m, pth, proto := splitRequest(v)
-			a[0].set("method", m)
-			a[1].set("path", pth)
-			a[2].set("protocol", proto)
-		case roleHostPort:
-			host, port := v, v[len(v):]
-			if k := bytes.LastIndexByte(v, ':'); k >= 0 {
-				host, port = v[:k], v[k+1:]
-			}
-			// An IPv6 address with a port is bracketed ([2001:db8::7]:443,
-			// as Envoy writes it): the address is what is inside.
-			if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
-				host = host[1 : len(host)-1]
-			}
-			a[0].set(f.attr, host)
-			a[1].set(f.port, port)
-		case roleTime:
-			if f.attr != "" {
-				a[0].set(f.attr, v)
-			}
-		case roleHAProxyTail:
-			if err := p.haproxyTail(a, v, sp.start, n); err != nil {
-				return err
-			}
-		}
-		switch {
-		case i == t.time:
-			times[0] = fieldText{v, sp.start + 1, i}
-		case i == t.arrival:
-			times[1] = fieldText{v, sp.start + 1, i}
-		}
-		if f.dur != durNone && nd < len(durs) {
-			durs[nd] = fieldText{v, sp.start + 1, i}
-			nd++
-		}
+		pos = end + len(f.after)
 	}
-	if scanErr != nil {
-		return scanErr
+	if m < len(t.fields) {
+		ev.attrs = attrs[:t.fields[m].slot]
+	} else {
+		ev.attrs = attrs
 	}
 	if pos < len(line) {
 		if !t.extras {
@@ -418,89 +366,125 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	return p.setArrival(ev, times, durs[:nd], n)
 }
 
-// scan finds where the fields of line are, from pos, the end of the
-// literal before the first: it writes the simple fields' attributes in
-// their slots of attrs and the others' places in p.spans. It returns m,
-// the fields found, the offset after the last literal, whether the line
-// stopped early (an older version of the format, which has fewer
-// fields: the last value runs to the end of the line), and the error of
-// field m when it could not be found or is missing.
-func (p *tmplParser) scan(attrs []attr, line []byte, pos, n int) (int, int, bool, error) {
-	t := p.t
-	if cap(p.spans) < len(t.fields) {
-		p.spans = make([]span, len(t.fields))
+// findEnd returns where the value of field f, starting at line[pos:],
+// ends, when one of the common shapes of fields finds it (f.scan); -1
+// when fieldEnd must.
+func findEnd(line []byte, pos int, f *tfield) int {
+	switch f.scan {
+	case scanByte:
+		if k := indexByte(line[pos:], f.after[0]); k >= 0 {
+			return pos + k
+		}
+	case scanQuoted:
+		// A quoted value without an escaped quote in it.
+		if k := indexByte(line[pos:], '"'); k >= 0 {
+			j := pos + k
+			if (j == pos || line[j-1] != '\\') && hasLit(line[j:], f.after) {
+				return j
+			}
+		}
+	case scanLit:
+		// A value before a literal of several bytes ("] \"" after a
+		// bracketed time): where the literal first is, as fieldEnd
+		// would find it.
+		if k := indexLit(line[pos:], f.after); k >= 0 {
+			return pos + k
+		}
+	case scanList:
+		// A list: its items' ", " and " : " are not the literal.
+		for j := pos; j < len(line); j++ {
+			if line[j] != ' ' {
+				continue
+			}
+			if j > pos && line[j-1] == ',' {
+				continue
+			}
+			if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
+				j += 2
+				continue
+			}
+			return j
+		}
 	}
-	spans := p.spans[:len(t.fields)]
-	for i := range t.fields {
-		f := &t.fields[i]
-		end := -1
-		switch f.scan {
-		case scanByte:
-			if k := bytes.IndexByte(line[pos:], f.after[0]); k >= 0 {
-				end = pos + k
-			}
-		case scanQuoted:
-			// A quoted value without an escaped quote in it.
-			if k := bytes.IndexByte(line[pos:], '"'); k >= 0 {
-				j := pos + k
-				if (j == pos || line[j-1] != '\\') && hasLit(line[j:], f.after) {
-					end = j
-				}
-			}
-		case scanLit:
-			// A value before a literal of several bytes ("] \"" after
-			// a bracketed time): where the literal first is, as fieldEnd
-			// would find it.
-			if k := indexLit(line[pos:], f.after); k >= 0 {
-				end = pos + k
-			}
-		case scanList:
-			// A list: its items' ", " and " : " are not the literal.
-			for j := pos; j < len(line); j++ {
-				if line[j] != ' ' {
-					continue
-				}
-				if j > pos && line[j-1] == ',' {
-					continue
-				}
-				if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
-					j += 2
-					continue
-				}
-				end = j
-				break
-			}
-		}
-		if end < 0 {
-			var err error
-			if end, err = p.fieldEnd(line, pos, f, n, i == len(t.fields)-1); err != nil {
-				// A line of an older version of the format ends here.
-				if t.min == 0 || i+1 < t.min {
-					return i, pos, false, err
-				}
-				end = len(line)
-				if f.quoted && end > pos && line[end-1] == '"' {
-					end--
-				}
-				spans[i] = span{pos, end}
-				if f.simple {
-					attrs[f.slot].set(f.attr, line[pos:end])
-				}
-				return i + 1, len(line), true, nil
-			}
-		}
-		if !f.simple {
-			spans[i] = span{pos, end}
-		} else if end > pos || f.quoted || f.bracketed {
-			attrs[f.slot].set(f.attr, line[pos:end])
-		} else {
-			// Servers write - for a value they have not: an empty one
-			// is a field missing.
-			return i, pos, false, p.c.errorf(n, pos+1, "missing %s", f.name)
-		}
-		pos = end + len(f.after)
+	return -1
+}
+
+// special reads v, the value at column pos+1 of line n of field i, f,
+// which is not simple: it checks it, writes its attributes in their
+// slots of attrs, and notes it in times and durs (nd of them) when it
+// is a time or a duration. stopped: the line, of an older version of
+// the format, ends with it.
+func (p *tmplParser) special(attrs []attr, f *tfield, i int, v []byte, pos, n int, stopped bool, times *[2]fieldText, durs *[4]fieldText, nd *int) error {
+	c, t := p.c, p.t
+	if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !stopped {
+		// Servers write - for a value they have not: an empty one is a
+		// field missing.
+		return c.errorf(n, pos+1, "missing %s", f.name)
 	}
-	return len(t.fields), pos, false, nil
+	if f.word {
+		// A word: a space inside it is a field too many or missing.
+		if k := bytes.IndexByte(v, ' '); k >= 0 {
+			return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+		}
+	}
+	switch f.check {
+	case checkStatus:
+		if len(v) != 3 || !isDigits(v) {
+			return c.errorf(n, pos+1, "invalid status %s (want three digits)", quote(v))
+		}
+	case checkBytes:
+		if len(v) == 0 {
+			return c.errorf(n, pos+1, "missing the size")
+		}
+		if !isDigits(v) && string(v) != "-" {
+			return c.errorf(n, pos+1, "invalid size %s (want a number of bytes or -)", quote(v))
+		}
+	case checkNumber:
+		if len(v) == 0 || (!isDigits(v) && string(v) != "-") {
+			return c.errorf(n, pos+1, "invalid %s %s (want a number or -)", f.name, quote(v))
+		}
+	}
+	a := attrs[f.slot : f.slot+f.role.attrs(f)]
+	switch f.role {
+	case roleAttr:
+		a[0].set(f.attr, v)
+	case roleRequest:
+		m, pth, proto := splitRequest(v)
+		a[0].set("method", m)
+		a[1].set("path", pth)
+		a[2].set("protocol", proto)
+	case roleHostPort:
+		host, port := v, v[len(v):]
+		if k := bytes.LastIndexByte(v, ':'); k >= 0 {
+			host, port = v[:k], v[k+1:]
+		}
+		// An IPv6 address with a port is bracketed ([2001:db8::7]:443,
+		// as Envoy writes it): the address is what is inside.
+		if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+			host = host[1 : len(host)-1]
+		}
+		a[0].set(f.attr, host)
+		a[1].set(f.port, port)
+	case roleTime:
+		if f.attr != "" {
+			a[0].set(f.attr, v)
+		}
+	case roleHAProxyTail:
+		if err := p.haproxyTail(a, v, pos, n); err != nil {
+			return err
+		}
+	}
+	switch {
+	case i == t.time:
+		times[0] = fieldText{v, pos + 1, i}
+	case i == t.arrival:
+		times[1] = fieldText{v, pos + 1, i}
+	}
+	if f.dur != durNone && *nd < len(durs) {
+		durs[*nd] = fieldText{v, pos + 1, i}
+		*nd++
+	}
+	return nil
 }
 
 // hasLit reports whether s begins with lit, a literal of a few bytes.

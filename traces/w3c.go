@@ -156,7 +156,7 @@ func (p *w3cParser) parse(ev *Event, line []byte, n int) error {
 	p.vals = p.vals[:0]
 	start := 0
 	for {
-		k := bytes.IndexByte(line[start:], p.sep)
+		k := indexByte(line[start:], p.sep)
 		if k < 0 {
 			p.vals = append(p.vals, line[start:])
 			break

@@ -1,0 +1,58 @@
+package traces
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// The readers look at eight bytes of a line at a time where that pays:
+// finding a CSV line's commas, and the ends of a log line's short
+// fields. These are the word operations they share.
+
+// wordAt returns the eight bytes of line from i on as a little-endian word,
+// with zero bytes (neither comma nor quote) past the end of line.
+func wordAt(line []byte, i int) uint64 {
+	switch rest := len(line) - i; {
+	case rest >= 8:
+		return binary.LittleEndian.Uint64(line[i:])
+	case len(line) >= 8:
+		// The last eight bytes, shifted so that line[i] is the low byte.
+		return binary.LittleEndian.Uint64(line[len(line)-8:]) >> (8 * (8 - rest))
+	default:
+		var w uint64
+		for k := range rest {
+			w |= uint64(line[i+k]) << (8 * k)
+		}
+		return w
+	}
+}
+
+// ones has a one in every byte.
+const ones = 0x0101010101010101
+
+// zeroBytes returns w with the high bit of each zero byte set and every
+// other bit clear. Unlike the usual (w-ones)&^w trick it is exact: no
+// borrow runs from one byte into the next.
+func zeroBytes(w uint64) uint64 {
+	const low7 = 0x7f * ones
+	return ^((w&low7 + low7) | w | low7)
+}
+
+// indexByte returns the index of the first c in s, or -1, as
+// bytes.IndexByte does. Most fields of a log line are short, and for them
+// the set-up of bytes.IndexByte's vector search costs more than the
+// search: indexByte looks at the first 8 bytes as one word, and leaves
+// only what is past them to bytes.IndexByte.
+func indexByte(s []byte, c byte) int {
+	if len(s) >= 8 {
+		if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ (uint64(c) * ones)); m != 0 {
+			return bits.TrailingZeros64(m) / 8
+		}
+		if k := bytes.IndexByte(s[8:], c); k >= 0 {
+			return 8 + k
+		}
+		return -1
+	}
+	return bytes.IndexByte(s, c)
+}
