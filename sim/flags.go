@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/ratesim/ratesim/internal/choice"
 	"github.com/ratesim/ratesim/traces"
 )
 
@@ -37,17 +37,9 @@ func (f *ClientFlags) AddFlags(fs *pflag.FlagSet) {
 // A FlagError is a flag of ClientFlags, or --shard, given a value it
 // does not take, or a retry flag without the --clients it needs. It is a mistake in how the program
 // was called.
-type FlagError struct{ Msg string }
+type FlagError = choice.UsageError
 
-func (e *FlagError) Error() string { return e.Msg }
-
-// Usage reports that the error is a mistake in how the program was
-// called.
-func (e *FlagError) Usage() bool { return true }
-
-func flagErrorf(format string, args ...any) error {
-	return &FlagError{fmt.Sprintf(format, args...)}
-}
+var flagErrorf = choice.Usagef
 
 // Clients returns the client model the flags give, Model ClientsNone
 // when --clients is none; given says which flags were given on the

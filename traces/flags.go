@@ -41,17 +41,9 @@ type ReadFlags struct {
 // A FlagError is a flag of ReadFlags or LabelFlags given a value it does
 // not take, or flags that exclude each other given together. It is a
 // mistake in how the program was called.
-type FlagError struct{ Msg string }
+type FlagError = choice.UsageError
 
-func (e *FlagError) Error() string { return e.Msg }
-
-// Usage reports that the error is a mistake in how the program was
-// called.
-func (e *FlagError) Usage() bool { return true }
-
-func flagErrorf(format string, args ...any) error {
-	return &FlagError{fmt.Sprintf(format, args...)}
-}
+var flagErrorf = choice.Usagef
 
 // text is err's message without the package's name.
 func text(err error) string { return strings.TrimPrefix(err.Error(), "traces: ") }
@@ -200,7 +192,7 @@ func (f *LabelFlags) Labeler() (*Labeler, error) {
 	}
 	l, err := NewLabeler(f.Legit, f.Abusive, f.Column, os.ReadFile)
 	if err != nil {
-		return nil, &FlagError{text(err)}
+		return nil, &FlagError{Msg: text(err)}
 	}
 	return l, nil
 }

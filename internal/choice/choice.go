@@ -5,7 +5,10 @@
 // its completion from them, so that none is written by hand.
 package choice
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // A Choice is one value a setting takes.
 type Choice struct {
@@ -45,4 +48,21 @@ func (l List) Index(name string) int {
 		}
 	}
 	return -1
+}
+
+// A UsageError is a flag given a value it does not take, or flags that
+// exclude each other given together: a mistake in how the program was
+// called. The packages that own a setting's flags return it (as their
+// FlagError) for the command line to map to its usage exit status.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usage reports that the error is a mistake in how the program was
+// called.
+func (e *UsageError) Usage() bool { return true }
+
+// Usagef returns a *UsageError of the formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Sprintf(format, args...)}
 }

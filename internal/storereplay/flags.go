@@ -66,17 +66,9 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 // A FlagError is a flag of Flags given a value it does not take, or
 // flags that exclude each other given together. It is a mistake in how
 // the program was called.
-type FlagError struct{ Msg string }
+type FlagError = choice.UsageError
 
-func (e *FlagError) Error() string { return e.Msg }
-
-// Usage reports that the error is a mistake in how the program was
-// called.
-func (e *FlagError) Usage() bool { return true }
-
-func flagErrorf(format string, args ...any) error {
-	return &FlagError{fmt.Sprintf(format, args...)}
-}
+var flagErrorf = choice.Usagef
 
 // text is err's message without the store's package name.
 func text(err error) string { return strings.TrimPrefix(err.Error(), "redisstore: ") }
