@@ -373,12 +373,63 @@ func (s *shortLog[A]) boundary(r *Rule, now int64) (int64, bool) {
 }
 
 func (s *shortLog[A]) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if out == nil {
+		return s.admit(r, now, cost, commit)
+	}
 	w := s.load()
 	allowed, back = w.decide(r, now, cost, commit, out, x)
 	if allowed && commit {
 		s.store(&w) // only an admission changes a log
 	}
 	return allowed, back
+}
+
+// admit is decide without a Decision, worked on the narrow log itself
+// instead of the wide state it decodes to, as SlidingLogState.decide
+// does it: a request before the newest entry is back; an entry at t has
+// left the window at now when now-t > W; the request is refused when its
+// cost does not fit beside the entries left, and an admission drops the
+// entries that left and logs cost at now, added to the newest entry when
+// that is at now.
+func (s *shortLog[A]) admit(r *Rule, now, cost int64, commit bool) (allowed, back bool) {
+	n := 0
+	for n < len(s.t) && s.cost>>(8*n)&0xff != 0 {
+		n++
+	}
+	if n > 0 && now < s.t[n-1] {
+		return false, true
+	}
+	w := uint64(r.window)
+	first := 0
+	for first < n && since(now, s.t[first]) > w {
+		first++
+	}
+	var sum int64
+	for i := first; i < n; i++ {
+		sum += int64(s.cost >> (8 * i) & 0xff)
+	}
+	if cost > r.limit-sum {
+		return false, false
+	}
+	if !commit || cost <= 0 {
+		return true, false
+	}
+	var t A
+	var c uint64
+	k := 0
+	for i := first; i < n; i++ {
+		t[k] = s.t[i]
+		c |= (s.cost >> (8 * i) & 0xff) << (8 * k)
+		k++
+	}
+	if k > 0 && t[k-1] == now {
+		c += uint64(cost) << (8 * (k - 1)) // the sum stays within the limit, so within the byte
+	} else {
+		t[k] = now // k < len(t): the entries left cost at least one each and sum to under the limit
+		c |= uint64(cost) << (8 * k)
+	}
+	s.t, s.cost = t, c
+	return true, false
 }
 
 func (s *shortLog[A]) idle(r *Rule, now int64) bool {
