@@ -733,8 +733,9 @@ func outcome(mask uint64, oracle bool) int {
 
 // waitsOf returns the per-lane waits holding those of the lanes in mask
 // (bit j lane base+j), which refused the request just decided: wk.waits,
-// which admitWaits or refusedWaits filled, or into which it copies them
-// from the full decisions in scratch when detail.
+// which refusedWaits filled, or into which it copies them from the full
+// decisions in scratch when detail. (A decision by admitWaits leaves its
+// waits in wk.spans, for noteSpans.)
 func (wk *worker) waitsOf(detail bool, base int, mask uint64) []time.Duration {
 	if detail {
 		for m := mask; m != 0; m &= m - 1 {
