@@ -45,10 +45,10 @@ type store struct {
 	// owners are the members that own their state (lead < 0), and faces
 	// the others: admit decides the owners, then copies to the faces.
 	owners, faces []int
-	// lean holds per owner, in order, what admitWaits reads of one that
-	// keeps a two-word bucket and no zone (a sweep's grid of token
-	// buckets), side by side: it walks 40 bytes for such an owner instead
-	// of the member's hundreds.
+	// lean holds, per owner in order, its member and, for one that keeps
+	// a two-word bucket and no zone (a sweep's grid of token buckets),
+	// what admitWaits reads of it, side by side: it walks 48 bytes for
+	// such an owner instead of the member's hundreds.
 	lean []leanOwner
 }
 
