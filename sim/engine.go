@@ -587,8 +587,8 @@ func requestsOf(wk *worker) int64 {
 	for _, c := range wk.outcomes {
 		total += c
 	}
-	for _, c := range wk.manyOutcomes {
-		total += c
+	if wk.manyOutcomes != nil {
+		total += wk.manyOutcomes.total()
 	}
 	return total
 }
@@ -653,8 +653,8 @@ func (e *engine) report(requests int64) *Report {
 				tally(uint64(o>>1), o&1 == 1, c)
 			}
 		}
-		for o, c := range wk.manyOutcomes {
-			tally(o.mask, o.oracle, c)
+		if wk.manyOutcomes != nil {
+			wk.manyOutcomes.each(tally)
 		}
 		for j, c := range wk.counts {
 			s := &r.Algos[n0+j]

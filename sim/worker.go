@@ -67,7 +67,7 @@ type worker struct {
 	// count, false allow and agreement derives from it. Runs of more than
 	// smallOutcomes lanes count in manyOutcomes instead.
 	outcomes     [2 << smallOutcomes]int64
-	manyOutcomes map[outcomeKey]int64
+	manyOutcomes *outcomeTable
 	first        []*Rejection // per lane, the first rejection seen
 	unrejected   []uint64     // lanes with no rejection yet, by word
 	all          []uint64     // every lane, by word
@@ -149,7 +149,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 		wk.labels = newLabelCounts(cfg.Labels, n)
 	}
 	if n0 > smallOutcomes {
-		wk.manyOutcomes = map[outcomeKey]int64{}
+		wk.manyOutcomes = newOutcomeTable()
 	}
 	if !cfg.DecisionsOnly {
 		// Lanes that decide alike and take requests at the same times (a
@@ -424,7 +424,7 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if wk.manyOutcomes == nil {
 			wk.outcomes[outcome(mask, oracle)]++
 		} else {
-			wk.manyOutcomes[outcomeKey{mask, oracle}]++
+			wk.manyOutcomes.add(mask, oracle)
 		}
 		if mask != 0 && wk.burst != nil {
 			wk.recordBursts(b, int(i), id, mask, back, 0, 0)
@@ -714,12 +714,6 @@ func (hs *hashSet) grow() {
 			hs.add(h)
 		}
 	}
-}
-
-// outcomeKey is an outcome of a run of many lanes.
-type outcomeKey struct {
-	mask   uint64
-	oracle bool
 }
 
 // outcome indexes worker.outcomes: the allowed mask and the oracle's word.
