@@ -17,7 +17,8 @@ import (
 // already computed. A slot is eight bytes, the high half of the key's hash
 // and its id, so that the table costs little per key however long the
 // keys: with millions of keys live at once, bytes per key are what limit
-// a replay. refs holds, per id, a key of up to seven bytes itself, and
+// a replay. Its ref (see idEntry) holds, per id, a key of up to seven
+// bytes itself, and
 // says for a longer one where in a chunked arena its bytes are, stored
 // once after their length. Looking a key up is then two dependent loads
 // (its slot, its ref), and for a long key a third (its bytes), each a
@@ -29,15 +30,25 @@ import (
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
 type interner struct {
-	slots []internSlot        // at most 3/4 full
-	n     int                 // keys held
-	refs  chunk.Array[keyRef] // per id, its key (see keyRef); 0 for a free id
-	nids  int                 // one past the largest id given out
-	free  []uint32            // ids to reuse
-	arena [][]byte            // chunks of long keys, each a uvarint length and the bytes
-	spare [][]byte            // empty chunks for the arena, from tables grown out of
-	bytes int                 // bytes in the arena
-	dead  int                 // of which, bytes of removed keys
+	slots []internSlot         // at most 3/4 full
+	n     int                  // keys held
+	perID chunk.Array[idEntry] // per id, its key and latest time
+	nids  int                  // one past the largest id given out
+	free  []uint32             // ids to reuse
+	arena [][]byte             // chunks of long keys, each a uvarint length and the bytes
+	spare [][]byte             // empty chunks for the arena, from tables grown out of
+	bytes int                  // bytes in the arena
+	dead  int                  // of which, bytes of removed keys
+}
+
+// idEntry is what the interner keeps per id: its key's ref (0 for a free
+// id) and, for the worker, the latest time of a request of its key. They
+// sit side by side so that a request's ref and latest time are one cache
+// line, not two: with more keys than the cache holds, each line a request
+// touches is a miss.
+type idEntry struct {
+	ref  keyRef
+	last int64
 }
 
 // internSlot is one table entry: the high half of the key's hash and its
@@ -86,13 +97,16 @@ func (in *interner) ref(id uint32) keyRef {
 }
 
 // setRef sets id's keyRef.
-func (in *interner) setRef(id uint32, r keyRef) { *in.refs.At(uint64(id)) = r }
+func (in *interner) setRef(id uint32, r keyRef) { in.perID.At(uint64(id)).ref = r }
+
+// last returns where id's latest request time is kept, 0 until set.
+func (in *interner) last(id uint32) *int64 { return &in.perID.At(uint64(id)).last }
 
 // getRef is ref for an id that may be past every id given out (a stale
 // hint): it reports false then, and grows nothing.
 func (in *interner) getRef(id uint32) (keyRef, bool) {
-	if r := in.refs.Get(uint64(id)); r != nil {
-		return *r, true
+	if e := in.perID.Get(uint64(id)); e != nil {
+		return e.ref, true
 	}
 	return 0, false
 }
@@ -111,7 +125,7 @@ func (in *interner) Len() int { return in.n }
 // change when id's key does: a caller that keeps them past a removal or
 // an insert copies them.
 func (in *interner) key(id uint32) []byte {
-	p := in.refs.At(uint64(id))
+	p := &in.perID.At(uint64(id)).ref
 	r := *p
 	if r&inlined == 0 {
 		return in.at(r)
@@ -180,8 +194,8 @@ func (in *interner) candidate(h uint64) *internSlot {
 // address without reading the ref, which would wait for the very miss
 // the prefetch is to overlap.
 func (in *interner) prefetchRef(id uint32) {
-	if p := in.refs.Get(uint64(id)); p != nil {
-		prefetch.Range(unsafe.Pointer(p), unsafe.Sizeof(keyRef(0)))
+	if e := in.perID.Get(uint64(id)); e != nil {
+		prefetch.Range(unsafe.Pointer(e), unsafe.Sizeof(*e))
 	}
 }
 

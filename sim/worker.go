@@ -7,10 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
-	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/limiters"
 	"github.com/ratesim/ratesim/traces"
 )
@@ -55,9 +53,6 @@ type worker struct {
 	// counts are the figures of the lanes past the first Group, which
 	// outcomes does not count.
 	counts []laneCount
-	// last holds each key's latest request time: a request earlier than
-	// its key's latest goes back in time.
-	last chunk.Array[int64]
 	// cands holds, per row of the batch, the interner slot prefetchStates
 	// found for its key. It is the worker's own, not the batch's: the
 	// other worker writes its rows' entries at the same time, and sharing
@@ -322,9 +317,6 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		id := c.id1 - 1
 		in.prefetchRef(id)
 		wk.lanes.prefetch(id)
-		if p := wk.last.Get(uint64(id)); p != nil {
-			prefetch.Range(unsafe.Pointer(p), 8)
-		}
 		if wk.burst != nil {
 			wk.burst.prefetch(id)
 		}
@@ -355,7 +347,8 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
-		last := wk.last.At(uint64(id))
+		// A request earlier than its key's latest goes back in time.
+		last := in.last(id)
 		back := !added && r.time < *last
 		if back {
 			wk.wentBack(b, int(i))
@@ -518,7 +511,7 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 			// latest as its library does (x/time/rate, nginx, ...): its
 			// bursts count it at that latest time, so that no ring needs
 			// what it has let go of.
-			if latest := *wk.last.At(uint64(id)); t < latest {
+			if latest := *wk.keys.last(id); t < latest {
 				t = latest
 			}
 		}
@@ -587,7 +580,7 @@ func (wk *worker) sweep() {
 		// A key whose latest request is not before now stays: should it
 		// come back a little earlier, that is a request going back in
 		// time, which only its latest time can tell.
-		if !in.held(id) || *wk.last.At(uint64(id)) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) ||
+		if !in.held(id) || *wk.keys.last(id) >= now || !wk.lanes.idle(id, now) || (wk.burst != nil && !wk.burst.idle(id, now)) ||
 			(wk.iv != nil && wk.iv.current(id, wk.latest)) {
 			continue
 		}
