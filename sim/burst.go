@@ -204,8 +204,9 @@ func (bt *burstTracker) ring(s *laneRing) ([]burstEntry, uint32) {
 	return bt.arena[s.chunk][s.off : s.off+s.cap], s.cap - 1
 }
 
-// prefetch starts loading id's ring slots. It does not follow a slot to
-// a ring in the arena, which would mean waiting for the slot.
+// prefetch starts loading id's ring slots, but for the rings its list
+// serves (see prefetchSpilled). It does not follow a slot to a ring in
+// the arena, which would mean waiting for the slot.
 func (bt *burstTracker) prefetch(id uint32) {
 	if len(bt.listRing) > 0 {
 		bt.prefetchList(id)
@@ -219,13 +220,39 @@ func (bt *burstTracker) prefetch(id uint32) {
 		if !bt.tracks(l) {
 			continue
 		}
-		if s := bt.slots[l].Get(uint64(id)); s != nil {
-			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
+		if bt.listBit[l] < 0 {
+			bt.prefetchSlot(l, id)
 		}
 		if bt.perKey {
 			if k := bt.keyBst[l].Get(uint64(id)); k != nil {
 				prefetch.Range(unsafe.Pointer(k), unsafe.Sizeof(*k))
 			}
+		}
+	}
+}
+
+// prefetchSlot starts loading id's slot of ring l.
+func (bt *burstTracker) prefetchSlot(l int, id uint32) {
+	if s := bt.slots[l].Get(uint64(id)); s != nil {
+		prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(*s))
+	}
+}
+
+// prefetchSpilled starts loading id's slots of the rings its list serves,
+// if the key has spilled: while it has not, the list is all a request
+// reads of them, and loading lines it will not read would hold up those
+// it will. It reads the list, which prefetch started loading a while
+// before.
+func (bt *burstTracker) prefetchSpilled(id uint32) {
+	if len(bt.listRing) == 0 {
+		return
+	}
+	if k := bt.lists.Get(uint64(id)); k == nil || !k.spilled() {
+		return
+	}
+	for _, l := range bt.listRing {
+		if bt.tracks(l) {
+			bt.prefetchSlot(l, id)
 		}
 	}
 }

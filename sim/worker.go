@@ -327,11 +327,15 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 }
 
 // prefetchKeys starts loading the key bytes of the slots prefetchStates
-// found for rows, whose refs it prefetched.
+// found for rows, whose refs it prefetched, and the burst rings a key's
+// list, also prefetched, says it has spilled to.
 func (wk *worker) prefetchKeys(rows []int32) {
 	for _, i := range rows {
 		if c := wk.cands[i]; c != nil {
 			wk.keys.prefetchKey(c.id1 - 1)
+			if wk.burst != nil {
+				wk.burst.prefetchSpilled(c.id1 - 1)
+			}
 		}
 	}
 }
