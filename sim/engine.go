@@ -397,6 +397,9 @@ func (e *engine) fill(b *batch, src Source) error {
 		b.labels = b.labels[:0]
 	}
 	b.withs, b.nwith = b.withs[:0], len(e.cfg.With)
+	if e.cfg.WithFile {
+		b.nwith++
+	}
 	b.keys = b.keys[:0]
 	shard, _ := src.(*shardSource)
 	if shard != nil {
@@ -463,9 +466,7 @@ func (e *engine) appendWith(b *batch, ev *traces.Event) error {
 		v, ok := ev.Attr(name)
 		if !ok && name == "file" {
 			// The trace's own file, unless it has a field of that name.
-			start := len(b.arena)
-			b.arena = append(b.arena, e.fileOf(ev)...)
-			b.withs = append(b.withs, span{uint32(start), uint32(len(b.arena))})
+			e.appendFile(b, ev)
 			continue
 		}
 		if !ok {
@@ -474,7 +475,17 @@ func (e *engine) appendWith(b *batch, ev *traces.Event) error {
 		}
 		b.withs = append(b.withs, e.appendText(b, v))
 	}
+	if e.cfg.WithFile {
+		e.appendFile(b, ev)
+	}
 	return nil
+}
+
+// appendFile copies the name of ev's trace file into b as its next value.
+func (e *engine) appendFile(b *batch, ev *traces.Event) {
+	start := len(b.arena)
+	b.arena = append(b.arena, e.fileOf(ev)...)
+	b.withs = append(b.withs, span{uint32(start), uint32(len(b.arena))})
 }
 
 // appendKey copies the key of ev under ks into b's arena and returns where

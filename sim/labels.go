@@ -74,5 +74,5 @@ func mergeLabels(stats []AlgoStats, workers []*worker, labels int) {
 }
 
 // NumWith returns the number of values each request carries
-// (Config.With).
+// (Config.With, and the trace file with Config.WithFile).
 func (b *Batch) NumWith() int { return b.nwith }

@@ -3,7 +3,9 @@ package sim
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +102,29 @@ func TestWithFile(t *testing.T) {
 	})
 	if err != nil || len(got) != 2 || got[0] != "a.log" || got[1] != "a.log" {
 		t.Errorf("file: %q, %v", got, err)
+	}
+}
+
+// TestWithFileField: Config.WithFile carries the trace's name even where
+// the trace has a field "file", which With's "file" gives instead.
+func TestWithFileField(t *testing.T) {
+	trace := "user,timestamp,file\nu1,1,x.txt\nu1,2,y.txt\n"
+	r, err := traces.NewReader(strings.NewReader(trace), "trace.csv", traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Algorithms: []limiters.Algorithm{limiters.FixedWindow}, Policy: seedPolicy, Rows: true, With: []string{"file"}, WithFile: true}
+	var got []string
+	_, err = Run(r, cfg, func(b *Batch) error {
+		if b.NumWith() != 2 {
+			t.Errorf("NumWith %d, want 2", b.NumWith())
+		}
+		for i := range b.Requests {
+			got = append(got, string(b.With(i, 0))+" "+string(b.With(i, 1)))
+		}
+		return nil
+	})
+	if want := []string{"x.txt trace.csv", "y.txt trace.csv"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("with file: %q, %v; want %q", got, err, want)
 	}
 }

@@ -46,6 +46,11 @@ type Config struct {
 	// With names event attributes to carry with each request, for
 	// Batch.With: a record without one of them is an error naming it.
 	With []string
+	// WithFile carries with each request, after the With values, the
+	// name of the trace file it came from: Batch.With(i, len(With)). It
+	// is the file's name even where an event has an attribute "file"
+	// (which With's "file" would give).
+	WithFile bool
 	// Rows asks for per-request results through the emit callback. Without
 	// it, Run only gathers the Report.
 	Rows bool
@@ -177,7 +182,7 @@ type Batch struct {
 	nalg     int
 	n0       int         // lanes in the first mask word
 	words    int         // mask words per request
-	nwith    int         // len(Config.With)
+	nwith    int         // len(Config.With), plus 1 with Config.WithFile
 	withVals [][]byte    // per request, Config.With's values
 	masks    []uint64    // per request, words of the lanes that allowed it
 	states   []stateSpan // per request and algorithm, with Config.Explain

@@ -90,7 +90,7 @@ func Observe(cfg *sim.Config, obs *traces.Observer, opts Options) *Check {
 	cfg.Rows = true
 	cfg.Labels = 3
 	cfg.Label = func(ev *traces.Event, _ []byte) (uint8, error) { return uint8(obs.Outcome(ev)), nil }
-	cfg.With = append(cfg.With, "file")
+	cfg.WithFile = true
 	c := &Check{opts: opts}
 	if opts.Keys > 0 {
 		c.keys = map[string][]int64{}

@@ -73,3 +73,29 @@ func TestCheckCounts(t *testing.T) {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
 }
+
+// TestCheckFileField: a disagreement names the trace's file even where
+// the log has a field named "file".
+func TestCheckFileField(t *testing.T) {
+	trace := "user,timestamp,limit_req_status,file\n" +
+		"u1,1,PASSED,x.txt\n" +
+		"u1,2,PASSED,y.txt\n" // refused by the model: a disagreement
+	r, err := traces.NewReader(strings.NewReader(trace), "trace.csv", traces.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := traces.ParseObserved("limit_req_status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := limiters.Policy{Limit: 1, Window: 10 * time.Second}
+	cfg := sim.Config{Lanes: []sim.Lane{{Name: "fw", Algorithm: limiters.FixedWindow, Policy: policy}}, Policy: policy, DecisionsOnly: true}
+	chk := Observe(&cfg, obs, Options{First: 1})
+	if _, err := sim.Run(r, cfg, chk.Emit); err != nil {
+		t.Fatal(err)
+	}
+	l := chk.Report()[0]
+	if len(l.First) != 1 || l.First[0].File != "trace.csv" || l.First[0].Line != 3 {
+		t.Errorf("first disagreements %+v, want one at trace.csv:3", l.First)
+	}
+}
