@@ -5,8 +5,10 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/ratesim/ratesim/internal/chunk"
+	"github.com/ratesim/ratesim/internal/prefetch"
 	"github.com/ratesim/ratesim/limiters"
 )
 
@@ -56,6 +58,23 @@ func (rj *rejections) entry(id uint32, h uint64) []uint64 {
 	}
 	off := int(*p-1) * rj.words
 	return rj.slab[off : off+rj.words]
+}
+
+// prefetchID starts loading where id's link to its entry is.
+func (rj *rejections) prefetchID(id uint32) {
+	if p := rj.byID.Get(uint64(id)); p != nil {
+		prefetch.Range(unsafe.Pointer(p), 4)
+	}
+}
+
+// prefetchEntry starts loading id's entry, if it has one: it reads id's
+// link, which prefetchID started loading a while before.
+func (rj *rejections) prefetchEntry(id uint32) {
+	if p := rj.byID.Get(uint64(id)); p != nil && *p != 0 {
+		if off := int(*p-1) * rj.words; off < len(rj.slab) {
+			prefetch.Range(unsafe.Pointer(&rj.slab[off]), uintptr(rj.words)*8)
+		}
+	}
 }
 
 // forget drops id's link to its entry, as id is about to stand for

@@ -323,18 +323,25 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 		if wk.kc != nil {
 			wk.kc.prefetch(id)
 		}
+		if wk.rej != nil {
+			wk.rej.prefetchID(id)
+		}
 	}
 }
 
 // prefetchKeys starts loading the key bytes of the slots prefetchStates
-// found for rows, whose refs it prefetched, and the burst rings a key's
-// list, also prefetched, says it has spilled to.
+// found for rows, whose refs it prefetched, the burst rings a key's
+// list, also prefetched, says it has spilled to, and its rejections'
+// entry.
 func (wk *worker) prefetchKeys(rows []int32) {
 	for _, i := range rows {
 		if c := wk.cands[i]; c != nil {
 			wk.keys.prefetchKey(c.id1 - 1)
 			if wk.burst != nil {
 				wk.burst.prefetchSpilled(c.id1 - 1)
+			}
+			if wk.rej != nil {
+				wk.rej.prefetchEntry(c.id1 - 1)
 			}
 		}
 	}
