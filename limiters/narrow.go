@@ -392,10 +392,8 @@ func (s *shortLog[A]) decide(r *Rule, now, cost int64, commit bool, out *Decisio
 // entries that left and logs cost at now, added to the newest entry when
 // that is at now.
 func (s *shortLog[A]) admit(r *Rule, now, cost int64, commit bool) (allowed, back bool) {
-	n := 0
-	for n < len(s.t) && s.cost>>(8*n)&0xff != 0 {
-		n++
-	}
+	c := s.cost
+	n := (bits.Len64(c) + 7) / 8 // the costs are the low n bytes, none 0
 	if n > 0 && now < s.t[n-1] {
 		return false, true
 	}
@@ -404,31 +402,32 @@ func (s *shortLog[A]) admit(r *Rule, now, cost int64, commit bool) (allowed, bac
 	for first < n && since(now, s.t[first]) > w {
 		first++
 	}
-	var sum int64
-	for i := first; i < n; i++ {
-		sum += int64(s.cost >> (8 * i) & 0xff)
-	}
-	if cost > r.limit-sum {
+	c >>= 8 * first
+	// The entries' costs sum to at most the limit, under a byte: the top
+	// byte of c times a one in every byte is their sum.
+	if cost > r.limit-int64(c*0x0101010101010101>>56) {
 		return false, false
 	}
 	if !commit || cost <= 0 {
 		return true, false
 	}
-	var t A
-	var c uint64
-	k := 0
-	for i := first; i < n; i++ {
-		t[k] = s.t[i]
-		c |= (s.cost >> (8 * i) & 0xff) << (8 * k)
-		k++
+	k := n - first // the entries left, now at the front
+	if first > 0 {
+		for i := range k {
+			s.t[i] = s.t[first+i]
+		}
 	}
-	if k > 0 && t[k-1] == now {
+	if k > 0 && s.t[k-1] == now {
 		c += uint64(cost) << (8 * (k - 1)) // the sum stays within the limit, so within the byte
 	} else {
-		t[k] = now // k < len(t): the entries left cost at least one each and sum to under the limit
+		s.t[k] = now // k < len(t): the entries left cost at least one each and sum to under the limit
 		c |= uint64(cost) << (8 * k)
+		k++
 	}
-	s.t, s.cost = t, c
+	for i := k; i < n; i++ {
+		s.t[i] = 0
+	}
+	s.cost = c
 	return true, false
 }
 

@@ -45,23 +45,33 @@ type store struct {
 	// owners are the members that own their state (lead < 0), and faces
 	// the others: admit decides the owners, then copies to the faces.
 	owners, faces []int
-	// lean holds, per owner in order, its member and, for one that keeps
-	// a two-word bucket and no zone (a sweep's grid of token buckets),
-	// what admitWaits reads of it, side by side: it walks 48 bytes for
-	// such an owner instead of the member's hundreds.
+	// lean holds, per owner in order, what admit and admitWaits read of
+	// it, side by side: they walk 56 bytes an owner instead of the
+	// member's hundreds. For one that keeps a two-word bucket and no zone
+	// (a sweep's grid of token buckets), admitWaits decides from them
+	// alone.
 	lean []leanOwner
+	// faceLeads holds, per face in order, its member and its lead's, for
+	// admit's copy of the lead's bit.
+	faceLeads []faceLead
 }
 
-// leanOwner is what deciding a request reads of an owner whose state is a
-// bucketWords (word): its member, its place in the block and its rule's
-// figures.
+// leanOwner is what deciding a request reads of an owner: its member and
+// rule, its state's decide, its place in the block and its rule's
+// figures, which for a bucketWords (word) are all a decision needs.
 type leanOwner struct {
-	member int
-	word   bool
+	rule   *Rule
+	fast   fastDecide
 	off    uintptr
 	limit  int64
 	n, per uint64
+	member int32
+	word   bool // a bucketWords, with no zone
+	zoned  bool // a kind whose keys share an nginx zone
 }
+
+// faceLead is a face and the owner whose decision it copies.
+type faceLead struct{ face, lead uint8 }
 
 // newStore lays out the blocks of rules.
 func newStore(rules []*Rule) store {
@@ -120,8 +130,11 @@ func newStore(rules []*Rule) store {
 	}
 	for _, i := range s.owners {
 		m := &s.members[i]
-		s.lean = append(s.lean, leanOwner{member: i, word: m.ops == bucketNarrow.ops && m.zone == nil,
-			off: m.off, limit: m.rule.limit, n: m.rule.n, per: m.rule.per})
+		s.lean = append(s.lean, leanOwner{rule: &m.rule, fast: m.fast, member: int32(i), word: m.ops == bucketNarrow.ops && m.zone == nil,
+			zoned: m.zone != nil, off: m.off, limit: m.rule.limit, n: m.rule.n, per: m.rule.per})
+	}
+	for _, i := range s.faces {
+		s.faceLeads = append(s.faceLeads, faceLead{face: uint8(i), lead: uint8(s.members[i].lead)})
 	}
 	return s
 }
@@ -283,24 +296,27 @@ func (s *store) refusal(i int, base unsafe.Pointer, now, cost int64, x *Exact) (
 func (s *store) admit(id uint32, now, cost int64) uint64 {
 	base := s.blocks.At(id)
 	var mask uint64
-	for _, i := range s.owners {
-		m := &s.members[i]
-		r := &m.rule
-		p := unsafe.Add(base, m.off)
-		var ok bool
-		if validCost(r, cost) {
-			s.enter(m, id, now, cost)
-			var back bool
-			if ok, back = m.fast(p, r, now, cost, true, nil, nil); back {
-				ok = m.ops.admit(r, p, now, cost, &m.d)
-			}
+	for j := range s.lean {
+		b := &s.lean[j]
+		if uint64(cost-1) >= uint64(b.limit) { // validCost
+			continue
+		}
+		if b.zoned {
+			m := &s.members[b.member]
+			m.zone.enter(s, m, id, now, cost)
+		}
+		p := unsafe.Add(base, b.off)
+		ok, back := b.fast(p, b.rule, now, cost, true, nil, nil)
+		if back {
+			m := &s.members[b.member]
+			ok = m.ops.admit(b.rule, p, now, cost, &m.d)
 		}
 		if ok {
-			mask |= 1 << i
+			mask |= 1 << (b.member & 63)
 		}
 	}
-	for _, i := range s.faces {
-		mask |= (mask >> s.members[i].lead & 1) << i
+	for _, f := range s.faceLeads {
+		mask |= (mask >> (f.lead & 63) & 1) << (f.face & 63)
 	}
 	return mask
 }
@@ -358,7 +374,7 @@ func (s *store) admitWait(i int, id uint32, base unsafe.Pointer, now, cost int64
 func (s *store) ownerWaits(id uint32, base unsafe.Pointer, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
 	for j := range s.lean {
 		b := &s.lean[j]
-		i := b.member
+		i := int(b.member)
 		st := (*bucketWords)(unsafe.Add(base, b.off))
 		if !b.word || uint64(cost-1) >= uint64(b.limit) || st.level&seenBit != 0 && now < st.last {
 			ok, w := s.admitWait(i, id, base, now, cost, want, waits)

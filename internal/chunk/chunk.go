@@ -33,14 +33,16 @@ func Written[T any](n int) []T {
 // Array is a growable array of T indexed by id. The zero Array is empty;
 // every element is the zero T until written.
 type Array[T any] struct {
-	chunks [][]T
+	// chunks are arrays, not slices: an element's index within one needs
+	// no bounds check, and finding it one load fewer.
+	chunks []*[Size]T
 }
 
 // At returns the element of id, growing the array to hold it.
 func (a *Array[T]) At(id uint64) *T {
 	c := int(id >> Bits)
 	for c >= len(a.chunks) {
-		a.chunks = append(a.chunks, Written[T](Size))
+		a.chunks = append(a.chunks, (*[Size]T)(Written[T](Size)))
 	}
 	return &a.chunks[c][id&(Size-1)]
 }
