@@ -85,6 +85,11 @@ type burstTracker struct {
 	lists    chunk.Array[burstList]
 	listBit  []int
 	listRing []int
+	// slotRings are the open rings no list serves, whose slots prefetch
+	// loads, and spillRings the open rings the lists serve, whose slots
+	// prefetchSpilled loads: kept as rings close, so that a prefetch
+	// walks only what it loads.
+	slotRings, spillRings []int
 	// listed counts the requests the lists took, spills the keys that
 	// spilled (for tests).
 	listed, spills int64
@@ -159,7 +164,23 @@ func newBurstTracker(interval int64, align, bound []int64, ringOf []int, top int
 		bt.open[a] = true
 		bt.ringBank[a] = -1
 	}
+	bt.openRings()
 	return bt
+}
+
+// openRings sets slotRings and spillRings from the rings open and the
+// lists' bits.
+func (bt *burstTracker) openRings() {
+	bt.slotRings, bt.spillRings = bt.slotRings[:0], bt.spillRings[:0]
+	for l := range bt.nrings {
+		switch {
+		case !bt.open[l], bt.ringBank[l] >= 0: // closed, or a bank's
+		case l < len(bt.listBit) && bt.listBit[l] >= 0:
+			bt.spillRings = append(bt.spillRings, l)
+		default:
+			bt.slotRings = append(bt.slotRings, l)
+		}
+	}
 }
 
 // addBank has the bank of mask word word keep the rings of the lanes in
@@ -216,17 +237,18 @@ func (bt *burstTracker) prefetch(id uint32) {
 			bk.prefetch(id)
 		}
 	}
+	for _, l := range bt.slotRings {
+		bt.prefetchSlot(l, id)
+	}
+	if !bt.perKey {
+		return
+	}
 	for l := range bt.nrings {
 		if !bt.tracks(l) {
 			continue
 		}
-		if bt.listBit[l] < 0 {
-			bt.prefetchSlot(l, id)
-		}
-		if bt.perKey {
-			if k := bt.keyBst[l].Get(uint64(id)); k != nil {
-				prefetch.Range(unsafe.Pointer(k), unsafe.Sizeof(*k))
-			}
+		if k := bt.keyBst[l].Get(uint64(id)); k != nil {
+			prefetch.Range(unsafe.Pointer(k), unsafe.Sizeof(*k))
 		}
 	}
 }
@@ -244,16 +266,14 @@ func (bt *burstTracker) prefetchSlot(l int, id uint32) {
 // it will. It reads the list, which prefetch started loading a while
 // before.
 func (bt *burstTracker) prefetchSpilled(id uint32) {
-	if len(bt.listRing) == 0 {
+	if len(bt.spillRings) == 0 {
 		return
 	}
 	if k := bt.lists.Get(uint64(id)); k == nil || !k.spilled() {
 		return
 	}
-	for _, l := range bt.listRing {
-		if bt.tracks(l) {
-			bt.prefetchSlot(l, id)
-		}
+	for _, l := range bt.spillRings {
+		bt.prefetchSlot(l, id)
 	}
 }
 
@@ -390,6 +410,7 @@ func (bt *burstTracker) closeIfDone(l int) {
 	}
 	// Its rings are no longer read, and give their memory back.
 	bt.open[l] = false
+	bt.openRings()
 	bt.slots[l].Drop(bt.release)
 	if w := bt.ringBank[l]; w >= 0 {
 		bt.banks[w].close(1 << bt.ringBit[l])

@@ -71,6 +71,7 @@ func (bt *burstTracker) listBits(delays []bool, none bool) {
 			bt.listRing = append(bt.listRing, l)
 		}
 	}
+	bt.openRings()
 }
 
 // listOf returns the list bit of ring l, or -1 when no list serves it.
