@@ -77,11 +77,17 @@ func refOf(chunk, off int) keyRef { return keyRef(uint64(chunk)<<refOffBits|uint
 
 // inlineRef returns the keyRef that holds key, of at most inlineKey bytes.
 func inlineRef(key []byte) keyRef {
-	v := uint64(inlined) | uint64(len(key))<<56
-	for i, c := range key {
-		v |= uint64(c) << (8 * i)
+	// Two loads that overlap, each byte landing at its own place in
+	// both, instead of a loop over the bytes.
+	n := len(key)
+	var v uint64
+	switch {
+	case n >= 4:
+		v = uint64(binary.LittleEndian.Uint32(key)) | uint64(binary.LittleEndian.Uint32(key[n-4:]))<<(8*(n-4))
+	case n > 0:
+		v = uint64(key[0]) | uint64(key[n/2])<<(8*(n/2)) | uint64(key[n-1])<<(8*(n-1))
 	}
-	return keyRef(v)
+	return keyRef(v | inlined | uint64(n)<<56)
 }
 
 func (r keyRef) place() (chunk, off int) {
@@ -221,18 +227,12 @@ func (in *interner) owns(s *internSlot) bool {
 	return off < uintptr(len(in.slots))*unsafe.Sizeof(internSlot{})
 }
 
-// holds reports whether slot s, which is not empty, holds key, whose ref
+// matches reports whether r, the ref of a slot's id, is key's, whose ref
 // is short if key is short, else 0.
-func (in *interner) holds(s *internSlot, key []byte, short keyRef) bool {
+func (in *interner) matches(r keyRef, key []byte, short keyRef) bool {
 	if short != 0 {
-		return in.ref(s.id1-1) == short
+		return r == short
 	}
-	return in.holdsLong(s.id1-1, key)
-}
-
-// holdsLong is holds for a long key.
-func (in *interner) holdsLong(id uint32, key []byte) bool {
-	r := in.ref(id)
 	return r&inlined == 0 && bytes.Equal(in.at(r), key)
 }
 
@@ -242,22 +242,34 @@ func (in *interner) holdsLong(id uint32, key []byte) bool {
 // of; only a slot of the current table is trusted, and only once its key
 // is checked.
 func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
+	id, _, added = in.find(key, h, start)
+	return id, added
+}
+
+// find is lookup that also returns id's entry, where the caller keeps
+// the key's latest time.
+func (in *interner) find(key []byte, h uint64, start *internSlot) (id uint32, e *idEntry, added bool) {
 	tag := tagOf(h)
 	var short keyRef
 	if len(key) <= inlineKey {
 		short = inlineRef(key)
 	}
-	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag && in.holds(start, key, short) {
-		return start.id1 - 1, false
+	if start != nil && in.owns(start) && start.id1 != 0 && start.tag == tag {
+		if e := in.perID.Get(uint64(start.id1 - 1)); e != nil && in.matches(e.ref, key, short) {
+			return start.id1 - 1, e, false
+		}
 	}
 	p := in.home(tag)
 	for {
 		s := &in.slots[p]
 		if s.id1 == 0 {
-			return in.insert(p, tag, key), true
+			id := in.insert(p, tag, key)
+			return id, in.perID.At(uint64(id)), true
 		}
-		if s.tag == tag && in.holds(s, key, short) {
-			return s.id1 - 1, false
+		if s.tag == tag {
+			if e := in.perID.Get(uint64(s.id1 - 1)); e != nil && in.matches(e.ref, key, short) {
+				return s.id1 - 1, e, false
+			}
 		}
 		p = in.next(p)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
@@ -245,6 +246,31 @@ func TestInternerShortKeys(t *testing.T) {
 		id, added := intern(k)
 		if !added || string(in.key(id)) != string(k) {
 			t.Fatalf("%q after removals: id %d, added %v, bytes %q", k, id, added, in.key(id))
+		}
+	}
+}
+
+// TestInlineRef checks inlineRef's overlapping loads against the bytes
+// placed one by one, for every length it takes, on random keys and keys
+// whose bytes all differ.
+func TestInlineRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for n := 0; n <= inlineKey; n++ {
+		for trial := range 200 {
+			key := make([]byte, n, n+trial%3) // spare capacity must not be read
+			for i := range key {
+				key[i] = byte(rng.Uint32())
+				if trial == 0 {
+					key[i] = byte(i + 1)
+				}
+			}
+			want := uint64(inlined) | uint64(n)<<56
+			for i, c := range key {
+				want |= uint64(c) << (8 * i)
+			}
+			if got := inlineRef(key); uint64(got) != want {
+				t.Fatalf("inlineRef(%x) = %#x, want %#x", key, uint64(got), want)
+			}
 		}
 	}
 }

@@ -354,12 +354,12 @@ func (wk *worker) decide(b *batch, rows []int32, text []byte) []byte {
 	in, n, explain := wk.keys, wk.nalg, wk.cfg.Explain
 	for _, i := range rows {
 		r := &b.rows[i]
-		id, added := in.lookup(b.slice(r.key), r.hash, wk.cands[i])
+		id, e, added := in.find(b.slice(r.key), r.hash, wk.cands[i])
 		if added && wk.seen != nil && !wk.seen.add(r.hash) && r.time < wk.sweptAt && b.errs[wk.w] == nil {
 			b.errs[wk.w] = wk.cameBack(b, int(i))
 		}
 		// A request earlier than its key's latest goes back in time.
-		last := in.last(id)
+		last := &e.last
 		back := !added && r.time < *last
 		if back {
 			wk.wentBack(b, int(i))
