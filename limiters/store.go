@@ -365,41 +365,55 @@ func (s *store) admitWait(i int, id uint32, base unsafe.Pointer, now, cost int64
 	return 0, 0
 }
 
-// ownerWaits is admitWaits' loop over the owners. For one that keeps a
-// two-word bucket it is bucketWords.admit written out over the figures in
-// s.lean, with a refusal's wait from the overflow admit found, as
-// bucketWords.wait would work it out just after; for the others, and a
-// request out of order or of a cost past the bucket's capacity,
-// admitWait.
+// ownerWaits is admitWaits' loop over the owners: leanWaits, then
+// admitWait for the owners it leaves. The owners' states are apart, so
+// the order they decide in is their own.
 func (s *store) ownerWaits(id uint32, base unsafe.Pointer, now, cost int64, want uint64, waits []Span) (allowed, wrong uint64) {
-	for j := range s.lean {
-		b := &s.lean[j]
-		i := int(b.member)
+	allowed, slow := leanWaits(s.lean, base, now, cost, want, waits)
+	for ; slow != 0; slow &= slow - 1 {
+		ok, w := s.admitWait(int(s.lean[bits.TrailingZeros64(slow)].member), id, base, now, cost, want, waits)
+		allowed |= ok
+		wrong |= w
+	}
+	return allowed, wrong
+}
+
+// leanWaits decides a request of cost at now under each owner in lean
+// that keeps a two-word bucket, in the block at base: bucketWords.admit
+// written out over the figures in lean, with a refusal's wait, where want
+// holds it, from the overflow admit found, as bucketWords.wait would work
+// it out just after. It returns the mask of those that allowed it, and in
+// slow, bit j for lean[j], the owners it left for admitWait: the others,
+// and any for a request out of order or of a cost past the bucket's
+// capacity. It is a function of its own, with no call in its loop, so
+// that what it keeps in registers is only what the loop needs.
+func leanWaits(lean []leanOwner, base unsafe.Pointer, now, cost int64, want uint64, waits []Span) (allowed, slow uint64) {
+	for j := range lean {
+		b := &lean[j]
 		st := (*bucketWords)(unsafe.Add(base, b.off))
 		if !b.word || uint64(cost-1) >= uint64(b.limit) || st.level&seenBit != 0 && now < st.last {
-			ok, w := s.admitWait(i, id, base, now, cost, want, waits)
-			allowed |= ok
-			wrong |= w
+			slow |= 1 << (j & 63)
 			continue
 		}
+		bit := uint64(1) << (uint(b.member) & 63)
 		level := st.drainedBy(b.n, now)
 		n, c := level+uint64(cost)*b.per, uint64(b.limit)*b.per
 		st.last = now
 		if n <= c {
 			st.level = n | seenBit
-			allowed |= 1 << i
+			allowed |= bit
 			continue
 		}
 		st.level = level | seenBit
-		if want&(1<<i) != 0 {
+		if want&bit != 0 {
 			if o := n - c; b.n == 1 {
-				waits[i] = span64(o)
+				waits[b.member] = span64(o)
 			} else {
-				waits[i] = divCeilSpan(0, o, b.n)
+				waits[b.member] = divCeilSpan(0, o, b.n)
 			}
 		}
 	}
-	return allowed, wrong
+	return allowed, slow
 }
 
 // wait writes the RetryAfter of member i, which has just refused a request
