@@ -90,6 +90,10 @@ type burstTracker struct {
 	// prefetchSpilled loads: kept as rings close, so that a prefetch
 	// walks only what it loads.
 	slotRings, spillRings []int
+	// openLanes is, by mask word, the set of lanes whose ring is open:
+	// once most rings have closed, a request then walks only the lanes
+	// whose bursts are still kept.
+	openLanes []uint64
 	// listed counts the requests the lists took, spills the keys that
 	// spilled (for tests).
 	listed, spills int64
@@ -164,13 +168,20 @@ func newBurstTracker(interval int64, align, bound []int64, ringOf []int, top int
 		bt.open[a] = true
 		bt.ringBank[a] = -1
 	}
+	bt.openLanes = make([]uint64, (len(ringOf)+wordLanes-1)/wordLanes)
 	bt.openRings()
 	return bt
 }
 
-// openRings sets slotRings and spillRings from the rings open and the
-// lists' bits.
+// openRings sets slotRings, spillRings and openLanes from the rings open
+// and the lists' bits.
 func (bt *burstTracker) openRings() {
+	clear(bt.openLanes)
+	for a, l := range bt.ringOf {
+		if bt.open[l] {
+			bt.openLanes[a/wordLanes] |= 1 << (a % wordLanes)
+		}
+	}
 	bt.slotRings, bt.spillRings = bt.slotRings[:0], bt.spillRings[:0]
 	for l := range bt.nrings {
 		switch {

@@ -493,6 +493,9 @@ func (wk *worker) recordBursts(b *batch, i int, id uint32, mask uint64, back boo
 	r := &b.rows[i]
 	clamp := back && wk.cfg.Policy.Clock == limiters.ClockClamp
 	mask &^= wk.sharing[word]
+	// The lanes whose rings have closed need nothing, but a queue's
+	// release time, which must still fit.
+	mask &= wk.burst.openLanes[word] | wk.queue[word]
 	if bk := wk.burst.bankOf(word); bk != nil {
 		if m := mask & bk.lanes; m != 0 && !wk.burst.recordBank(bk, id, m, r.time, r.cost, b.seqOf(i)) {
 			wk.fail(b, i, "%s allowed this key more than %d units of cost within one burst interval, more than ratesim can add up", wk.cfg.Lanes[bk.base+bits.TrailingZeros64(m)].Name, int64(math.MaxInt64))
