@@ -46,7 +46,7 @@ type store struct {
 	// the others: admit decides the owners, then copies to the faces.
 	owners, faces []int
 	// lean holds, per owner in order, what admit and admitWaits read of
-	// it, side by side: they walk 56 bytes an owner instead of the
+	// it, side by side: they walk 72 bytes an owner instead of the
 	// member's hundreds. For one that keeps a two-word bucket and no zone
 	// (a sweep's grid of token buckets), admitWaits decides from them
 	// alone.
@@ -65,6 +65,8 @@ type leanOwner struct {
 	off    uintptr
 	limit  int64
 	n, per uint64
+	full   uint64 // limit*per, a full bucket (word only)
+	bit    uint64 // 1 << member
 	member int32
 	word   bool // a bucketWords, with no zone
 	zoned  bool // a kind whose keys share an nginx zone
@@ -130,8 +132,12 @@ func newStore(rules []*Rule) store {
 	}
 	for _, i := range s.owners {
 		m := &s.members[i]
-		s.lean = append(s.lean, leanOwner{rule: &m.rule, fast: m.fast, member: int32(i), word: m.ops == bucketNarrow.ops && m.zone == nil,
-			zoned: m.zone != nil, off: m.off, limit: m.rule.limit, n: m.rule.n, per: m.rule.per})
+		b := leanOwner{rule: &m.rule, fast: m.fast, member: int32(i), bit: 1 << i, word: m.ops == bucketNarrow.ops && m.zone == nil,
+			zoned: m.zone != nil, off: m.off, limit: m.rule.limit, n: m.rule.n, per: m.rule.per}
+		if b.word {
+			b.full = uint64(b.limit) * b.per // below 2^63: see narrowBucket
+		}
+		s.lean = append(s.lean, b)
 	}
 	for _, i := range s.faces {
 		s.faceLeads = append(s.faceLeads, faceLead{face: uint8(i), lead: uint8(s.members[i].lead)})
@@ -395,17 +401,31 @@ func leanWaits(lean []leanOwner, base unsafe.Pointer, now, cost int64, want uint
 			slow |= 1 << (j & 63)
 			continue
 		}
-		bit := uint64(1) << (uint(b.member) & 63)
-		level := st.drainedBy(b.n, now)
-		n, c := level+uint64(cost)*b.per, uint64(b.limit)*b.per
+		// drainedBy, with no multiply at a rate of one unit a tick.
+		level := st.level &^ seenBit
+		if st.level&seenBit != 0 && level != 0 {
+			d := since(now, st.last)
+			if b.n != 1 {
+				var hi uint64
+				if hi, d = bits.Mul64(d, b.n); hi != 0 {
+					d = level
+				}
+			}
+			if d < level {
+				level -= d
+			} else {
+				level = 0
+			}
+		}
+		n, c := level+uint64(cost)*b.per, b.full
 		st.last = now
 		if n <= c {
 			st.level = n | seenBit
-			allowed |= bit
+			allowed |= b.bit
 			continue
 		}
 		st.level = level | seenBit
-		if want&bit != 0 {
+		if want&b.bit != 0 {
 			if o := n - c; b.n == 1 {
 				waits[b.member] = span64(o)
 			} else {
