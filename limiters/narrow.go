@@ -103,10 +103,43 @@ func (s *windowWord) boundary(r *Rule, now int64) (int64, bool) {
 }
 
 func (s *windowWord) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if out == nil {
+		return s.admit(r, now, cost)
+	}
 	w := s.load(r)
 	allowed, back = w.decide(r, now, cost, commit, out, x)
 	s.store(r, &w)
 	return allowed, back
+}
+
+// admit is decide without a Decision, FixedWindowState.decide's worked
+// on the word itself: a request in an earlier window than the state's is
+// back; one in a later window finds it fresh; it is refused when its cost
+// does not fit beside the window's count, and an admission adds it. A
+// count of 0 is the zero word.
+func (s *windowWord) admit(r *Rule, now, cost int64) (allowed, back bool) {
+	k, _ := floorDivMod(now, r.window)
+	idx := uint64(k) - uint64(r.kmin) // k's index field
+	c := int64(s.w & (1<<r.cbits - 1))
+	if c != 0 {
+		if cur := s.w >> r.cbits; idx < cur {
+			return false, true
+		} else if idx > cur {
+			c = 0
+		}
+	}
+	if cost > r.limit-c {
+		if c == 0 {
+			s.w = 0
+		}
+		return false, false
+	}
+	if c += cost; c == 0 {
+		s.w = 0
+	} else {
+		s.w = idx<<r.cbits | uint64(c) // c <= limit
+	}
+	return true, false
 }
 
 func (s *windowWord) idle(r *Rule, now int64) bool {
@@ -163,10 +196,56 @@ func (s *counterWord) boundary(r *Rule, now int64) (int64, bool) {
 }
 
 func (s *counterWord) decide(r *Rule, now, cost int64, commit bool, out *Decision, x *Exact) (allowed, back bool) {
+	if out == nil {
+		return s.admit(r, now, cost)
+	}
 	w := s.load(r)
 	allowed, back = w.decide(r, now, cost, commit, out, x)
 	s.store(r, &w)
 	return allowed, back
+}
+
+// admit is decide without a Decision, SlidingCounterState's rotate and
+// decide worked on the word itself: a request in an earlier window than
+// the state's is back; one in the next window finds the current count
+// moved to the previous one, and one later finds both 0; it is allowed
+// while prev*(W-m) + cur*W, the estimate scaled by W at elapsed time m,
+// is below (limit-cost+1)*W, and an admission adds its cost to the
+// current count. Counts of 0 are the zero word.
+func (s *counterWord) admit(r *Rule, now, cost int64) (allowed, back bool) {
+	k, m := floorDivMod(now, r.window)
+	idx := uint64(k) - uint64(r.kmin) // k's index field
+	cb := r.cbits
+	low := uint64(1)<<cb - 1
+	cur, prev := s.w&low, s.w>>cb&low
+	if cur != 0 || prev != 0 {
+		at := s.w >> (2 * cb)
+		if idx < at {
+			return false, true
+		}
+		if idx > at {
+			if idx-at == 1 {
+				prev = cur
+			} else {
+				prev = 0
+			}
+			cur = 0
+		}
+	}
+	w := uint64(r.window)
+	ph, pl := bits.Mul64(prev, w-uint64(m))
+	ch, cl := bits.Mul64(cur, w)
+	eh, el := add128(ph, pl, ch, cl)
+	kh, kl := bits.Mul64(uint64(r.limit-cost+1), w)
+	if allowed = less128(eh, el, kh, kl); allowed {
+		cur += uint64(cost) // the estimate, at least cur*W, leaves room: cur+cost <= limit
+	}
+	if cur == 0 && prev == 0 {
+		s.w = 0
+	} else {
+		s.w = idx<<(2*cb) | prev<<cb | cur
+	}
+	return allowed, false
 }
 
 func (s *counterWord) idle(r *Rule, now int64) bool {
