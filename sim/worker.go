@@ -256,11 +256,11 @@ func (wk *worker) step(b *batch) {
 	wk.prefetchSlots(b, part(2))
 	wk.prefetchStates(b, part(0))
 	wk.prefetchStates(b, part(1))
-	wk.prefetchKeys(part(0))
+	wk.prefetchKeys(b, part(0))
 	for k := 0; k*pipePart < len(own); k++ {
 		wk.prefetchSlots(b, part(k+3))
 		wk.prefetchStates(b, part(k+2))
-		wk.prefetchKeys(part(k + 1))
+		wk.prefetchKeys(b, part(k+1))
 		text = wk.decide(b, part(k), text)
 		wk.peak = max(wk.peak, wk.keys.Len())
 		if wk.nextSweep > 0 && wk.keys.Len() >= wk.nextSweep {
@@ -333,10 +333,12 @@ func (wk *worker) prefetchStates(b *batch, rows []int32) {
 // found for rows, whose refs it prefetched, the burst rings a key's
 // list, also prefetched, says it has spilled to, and its rejections'
 // entry.
-func (wk *worker) prefetchKeys(rows []int32) {
+func (wk *worker) prefetchKeys(b *batch, rows []int32) {
 	for _, i := range rows {
 		if c := wk.cands[i]; c != nil {
-			wk.keys.prefetchKey(c.id1 - 1)
+			if k := b.rows[i].key; k.end-k.off > inlineKey {
+				wk.keys.prefetchKey(c.id1 - 1) // a short key is in its ref
+			}
 			if wk.burst != nil {
 				wk.burst.prefetchSpilled(c.id1 - 1)
 			}
