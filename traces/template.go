@@ -63,13 +63,14 @@ type tfield struct {
 	// bracketed: between [ and ] in the format, and so may be empty.
 	bracketed bool
 	// simple: an attribute with no check, duration or time: its value
-	// only needs adding.
+	// only needs adding (a word's, found without a space in it).
 	simple bool
 	// slot is the index of its first attribute among a line's.
 	slot int
 	// word: a value without spaces (not quoted, bracketed or a list,
 	// nor the last field) whose end is not found at a space: a space
-	// inside it is an error.
+	// inside it is an error. findEnd finds its end only when no space
+	// is before it; parse looks for one in an end fieldEnd found.
 	word bool
 }
 
@@ -167,7 +168,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		case f.list && len(f.after) == 1 && f.after[0] == ' ':
 			f.scan = scanList
 		}
-		f.simple = f.role == roleAttr && f.check == checkNone && f.dur == durNone && !f.word
+		f.simple = f.role == roleAttr && f.check == checkNone && f.dur == durNone
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -315,6 +316,13 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 				}
 				stopped, m = true, i+1
 			}
+			if f.word {
+				// A word: a space inside it is a field too many or
+				// missing.
+				if k := bytes.IndexByte(line[pos:end], ' '); k >= 0 {
+					return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+				}
+			}
 		}
 		v := line[pos:end]
 		if f.simple {
@@ -368,10 +376,16 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 
 // findEnd returns where the value of field f, starting at line[pos:],
 // ends, when one of the common shapes of fields finds it (f.scan); -1
-// when fieldEnd must.
+// when fieldEnd must. The value of a word it finds holds no space.
 func findEnd(line []byte, pos int, f *tfield) int {
 	switch f.scan {
 	case scanByte:
+		if f.word {
+			if k := indexEither(line[pos:], f.after[0], ' '); k >= 0 && line[pos+k] != ' ' {
+				return pos + k
+			}
+			return -1
+		}
 		if k := indexByte(line[pos:], f.after[0]); k >= 0 {
 			return pos + k
 		}
@@ -386,24 +400,33 @@ func findEnd(line []byte, pos int, f *tfield) int {
 	case scanLit:
 		// A value before a literal of several bytes ("] \"" after a
 		// bracketed time): where the literal first is, as fieldEnd
-		// would find it.
+		// would find it. A word's is the first of its first byte or a
+		// space: where a later one would be, a space is before it.
+		if f.word {
+			if k := indexEither(line[pos:], f.after[0], ' '); k >= 0 && hasLit(line[pos+k:], f.after) {
+				return pos + k
+			}
+			return -1
+		}
 		if k := indexLit(line[pos:], f.after); k >= 0 {
 			return pos + k
 		}
 	case scanList:
 		// A list: its items' ", " and " : " are not the literal.
-		for j := pos; j < len(line); j++ {
-			if line[j] != ' ' {
-				continue
+		for j := pos; ; {
+			k := indexByte(line[j:], ' ')
+			if k < 0 {
+				break
 			}
-			if j > pos && line[j-1] == ',' {
-				continue
+			j += k
+			switch {
+			case j > pos && line[j-1] == ',':
+				j++
+			case j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ':
+				j += 3
+			default:
+				return j
 			}
-			if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
-				j += 2
-				continue
-			}
-			return j
 		}
 	}
 	return -1
@@ -420,12 +443,6 @@ func (p *tmplParser) special(attrs []attr, f *tfield, i int, v []byte, pos, n in
 		// Servers write - for a value they have not: an empty one is a
 		// field missing.
 		return c.errorf(n, pos+1, "missing %s", f.name)
-	}
-	if f.word {
-		// A word: a space inside it is a field too many or missing.
-		if k := bytes.IndexByte(v, ' '); k >= 0 {
-			return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
-		}
 	}
 	switch f.check {
 	case checkStatus:

@@ -56,3 +56,27 @@ func indexByte(s []byte, c byte) int {
 	}
 	return bytes.IndexByte(s, c)
 }
+
+// indexEither returns the index of the first a or b in s, or -1. It
+// finds the end of a word, a value that may hold no space, before the
+// literal after it, and a space inside the word, in one pass: eight
+// bytes at a time, as words are short.
+func indexEither(s []byte, a, b byte) int {
+	wa, wb := uint64(a)*ones, uint64(b)*ones
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		if m := zeroBytes(w^wa) | zeroBytes(w^wb); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	if rest := len(s) - i; rest > 0 {
+		// The last bytes, the ones past the end (zero in wordAt's word)
+		// masked out.
+		w := wordAt(s, i)
+		if m := (zeroBytes(w^wa) | zeroBytes(w^wb)) & (1<<(8*rest) - 1); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	return -1
+}
