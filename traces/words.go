@@ -46,8 +46,8 @@ func zeroBytes(w uint64) uint64 {
 // only what is past them to bytes.IndexByte.
 func indexByte(s []byte, c byte) int {
 	if len(s) >= 8 {
-		if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ (uint64(c) * ones)); m != 0 {
-			return bits.TrailingZeros64(m) / 8
+		if k := indexInWord(s, uint64(c)*ones); k >= 0 {
+			return k
 		}
 		if k := bytes.IndexByte(s[8:], c); k >= 0 {
 			return 8 + k
@@ -55,6 +55,17 @@ func indexByte(s []byte, c byte) int {
 		return -1
 	}
 	return bytes.IndexByte(s, c)
+}
+
+// indexInWord returns the index of the first byte of cw (a byte in
+// every byte) in the first eight bytes of s, which has them; -1 when
+// none is there. It is indexByte's first step, small enough to inline
+// where a call would cost more than the search.
+func indexInWord(s []byte, cw uint64) int {
+	if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ cw); m != 0 {
+		return bits.TrailingZeros64(m) / 8
+	}
+	return -1
 }
 
 // indexEither returns the index of the first a or b in s, or -1. It
