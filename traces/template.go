@@ -439,21 +439,27 @@ func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs 
 	for i := range t.fields {
 		f := &t.fields[i]
 		end := -1
-		if f.scan == scanByte && !f.word || f.scan == scanQuoted {
-			// findEnd's search, its first step inlined: most values end
-			// in their first eight bytes, and are found without a call.
-			rest, k := line[pos:], -1
-			if len(rest) >= 8 {
-				k = indexInWord(rest, f.stopWord)
+		if rest := line[pos:]; len(rest) >= 8 && (f.scan == scanByte || f.scan == scanQuoted) {
+			// findEnd's search, inlined: most values end in their first
+			// eight bytes, and are found there without a call.
+			k := -1
+			if f.word {
+				k = indexEitherInWord(rest, f.stopWord, ' '*ones)
+			} else if k = indexInWord(rest, f.stopWord); k < 0 {
+				// What is left of indexByte.
+				if j := bytes.IndexByte(rest[8:], f.stop); j >= 0 {
+					k = 8 + j
+				}
 			}
-			if k < 0 {
-				k = bytes.IndexByte(rest, f.stop)
+			// A word's value ends at its stop, not at a space.
+			if k >= 0 && (f.scan == scanByte && (!f.word || rest[k] != ' ') || f.scan == scanQuoted && quoteEnds(line, pos, pos+k, f)) {
+				end = pos + k
 			}
-			if k < 0 || f.scan == scanQuoted && !quoteEnds(line, pos, pos+k, f) {
-				return 0, false
-			}
-			end = pos + k
-		} else if end = findEnd(line, pos, f); end < 0 {
+		}
+		if end < 0 {
+			end = findEnd(line, pos, f)
+		}
+		if end < 0 {
 			var err error
 			if end, err = p.fieldEnd(line, pos, f, 0, i == len(t.fields)-1); err != nil {
 				return 0, false

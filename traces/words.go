@@ -68,6 +68,17 @@ func indexInWord(s []byte, cw uint64) int {
 	return -1
 }
 
+// indexEitherInWord is indexInWord of two bytes: the index of the
+// first byte of aw or of bw in the first eight bytes of s; -1 when
+// neither is there.
+func indexEitherInWord(s []byte, aw, bw uint64) int {
+	w := binary.LittleEndian.Uint64(s)
+	if m := zeroBytes(w^aw) | zeroBytes(w^bw); m != 0 {
+		return bits.TrailingZeros64(m) / 8
+	}
+	return -1
+}
+
 // indexEither returns the index of the first a or b in s, or -1. It
 // finds the end of a word, a value that may hold no space, before the
 // literal after it, and a space inside the word, in one pass: eight
