@@ -74,8 +74,9 @@ type tfield struct {
 	// is before it; fields and plain look for one in an end fieldEnd
 	// found.
 	word bool
-	// stop is the byte its value ends at when findEnd finds it by one
-	// (scanByte, scanQuoted); stopWord has it in every byte.
+	// stop is the byte its value ends at, when findEnd finds it by one
+	// (scanByte, scanQuoted), or the first of the literal after it
+	// (scanLit); stopWord has it in every byte.
 	stop     byte
 	stopWord uint64
 }
@@ -175,7 +176,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 			f.scan = scanList
 		}
 		switch f.scan {
-		case scanByte:
+		case scanByte, scanLit:
 			f.stop = f.after[0]
 		case scanQuoted:
 			f.stop = '"'
@@ -439,20 +440,31 @@ func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs 
 	for i := range t.fields {
 		f := &t.fields[i]
 		end := -1
-		if rest := line[pos:]; len(rest) >= 8 && (f.scan == scanByte || f.scan == scanQuoted) {
+		if rest := line[pos:]; len(rest) >= 8 && f.stop != 0 {
 			// findEnd's search, inlined: most values end in their first
 			// eight bytes, and are found there without a call.
 			k := -1
 			if f.word {
 				k = indexEitherInWord(rest, f.stopWord, ' '*ones)
-			} else if k = indexInWord(rest, f.stopWord); k < 0 {
+			} else if k = indexInWord(rest, f.stopWord); k < 0 && f.scan != scanLit {
 				// What is left of indexByte.
 				if j := bytes.IndexByte(rest[8:], f.stop); j >= 0 {
 					k = 8 + j
 				}
 			}
-			// A word's value ends at its stop, not at a space.
-			if k >= 0 && (f.scan == scanByte && (!f.word || rest[k] != ' ') || f.scan == scanQuoted && quoteEnds(line, pos, pos+k, f)) {
+			// A word's value ends at its stop, not at a space (unless
+			// the literal after it begins with one).
+			switch {
+			case k < 0:
+			case f.scan == scanByte:
+				if !f.word || rest[k] != ' ' {
+					end = pos + k
+				}
+			case f.scan == scanQuoted:
+				if quoteEnds(line, pos, pos+k, f) {
+					end = pos + k
+				}
+			case rest[k] == f.stop && hasLit(rest[k:], f.after):
 				end = pos + k
 			}
 		}
@@ -472,17 +484,23 @@ func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs 
 		if len(v) == 0 && f.required || f.check != checkNone && !f.check.accepts(v) {
 			return 0, false
 		}
-		if f.role == roleAttr {
+		switch f.role {
+		case roleAttr:
 			attrs[f.slot].set(f.attr, v)
-		} else if p.special(attrs[f.slot:], f, v, pos, 0) != nil {
-			return 0, false
-		}
-		if f.role == roleTime {
+		case roleTime:
+			// special's, without the call.
+			if f.attr != "" {
+				attrs[f.slot].set(f.attr, v)
+			}
 			switch i {
 			case t.time:
 				times[0] = fieldText{v, pos + 1, i}
 			case t.arrival:
 				times[1] = fieldText{v, pos + 1, i}
+			}
+		default:
+			if p.special(attrs[f.slot:], f, v, pos, 0) != nil {
+				return 0, false
 			}
 		}
 		if f.dur != durNone && nd < len(durs) {
