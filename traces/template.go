@@ -488,7 +488,7 @@ func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs 
 		case roleAttr:
 			attrs[f.slot].set(f.attr, v)
 		case roleTime:
-			// special's, without the call.
+			// What special does with a time, without the call.
 			if f.attr != "" {
 				attrs[f.slot].set(f.attr, v)
 			}
