@@ -2,9 +2,11 @@ package traces
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ratesim/ratesim/traces/examples"
@@ -160,5 +162,113 @@ func FuzzCombinedMatchesTemplate(f *testing.F) {
 		if errA == nil && strings.Join(a, "\n") != strings.Join(b, "\n") {
 			t.Fatalf("%q:\nown      %q\ntemplate %q", line, a, b)
 		}
+	})
+}
+
+// plainTemplates are templates of the template engine's formats, some of
+// each shape of field, for checking tmplParser.plain against
+// tmplParser.fields.
+var plainTemplates = []struct {
+	name    string
+	compile func() (*template, error)
+}{
+	{"combined", func() (*template, error) { return compileNginx("combined") }},
+	{"main", func() (*template, error) { return compileNginx("main") }},
+	{"upstreaminfo", func() (*template, error) { return compileNginx("upstreaminfo") }},
+	{"request-time", func() (*template, error) { return compileNginx(nginxTimedFormat) }},
+	{"lists", func() (*template, error) {
+		return compileNginx(`$remote_addr $msec ${status}x "$http_x_forwarded_for" $upstream_addr`)
+	}},
+	{"alb", func() (*template, error) { return albTemplate(), nil }},
+	{"haproxy", func() (*template, error) { return haproxyTemplate(), nil }},
+	{"traefik", func() (*template, error) { return traefikTemplate(), nil }},
+	{"envoy", func() (*template, error) { return compileEnvoy("") }},
+	{"envoy-ip", func() (*template, error) {
+		return compileEnvoy(`[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE% %DURATION% "%REQ(USER-AGENT)%"`)
+	}},
+}
+
+// plainSeeds returns lines of every template of plainTemplates: the
+// bundled examples', the benchmark's and logLines'.
+func plainSeeds(tb testing.TB) []string {
+	var out []string
+	for _, name := range []string{"access.log", "upstreaminfo.log", "alb.log", "envoy.log", "haproxy.log", "traefik.log", "nginx-timed.log"} {
+		data, err := examples.FS.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	reqs := benchRequests()[:3]
+	for _, f := range benchFormats {
+		for i := range reqs {
+			out = append(out, string(f.line(nil, &reqs[i])))
+		}
+	}
+	for _, l := range logLines {
+		out = append(out, l.line)
+	}
+	return out
+}
+
+// readBothWays reads the lines of text with tmpl twice: trying each as a
+// plain line first, as parse does, and with fields alone. It fails when
+// the two read a line differently: another event (any of its fields or
+// attributes), or another error.
+func readBothWays(t *testing.T, tmpl *template, timeIs TimeIs, text string) {
+	t.Helper()
+	var parsers [2]*tmplParser
+	for k := range parsers {
+		c := &common{}
+		c.init("x.log", time.Second)
+		c.tf.loc = time.UTC
+		p, err := newTemplateParser(c, nil, tmpl, Options{TimeIs: timeIs})
+		if err != nil {
+			return
+		}
+		parsers[k] = p
+	}
+	for n, line := range strings.Split(text, "\n") {
+		var got [2]string
+		for k, p := range parsers {
+			ev := Event{Line: n + 1}
+			if err := p.read(&ev, []byte(line), k == 0); err != nil {
+				got[k] = "error " + err.Error()
+				continue
+			}
+			got[k] = fmt.Sprintf("user %q time %d %q cost %d", ev.User, ev.Time, ev.TimeText, ev.Cost)
+			for i := range ev.NumAttrs() {
+				name, v := ev.AttrAt(i)
+				got[k] += fmt.Sprintf(" %s=%q", name, v)
+			}
+		}
+		if got[0] != got[1] {
+			t.Fatalf("%s, line %q:\nplain  %s\nfields %s", tmpl.name, line, got[0], got[1])
+		}
+	}
+	if a, b := parsers[0].c.res, parsers[1].c.res; a != b {
+		t.Fatalf("%s, %q: resolution %d read plain, %d by fields", tmpl.name, text, a, b)
+	}
+}
+
+// FuzzPlainMatchesFields checks the template engine's plain lines
+// against its loop over the fields: the first byte picks the template,
+// the text holds its lines; each line reads the same either way.
+func FuzzPlainMatchesFields(f *testing.F) {
+	for _, l := range plainSeeds(f) {
+		for i := range plainTemplates {
+			f.Add(byte(i), l, false)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which byte, text string, completion bool) {
+		tmpl, err := plainTemplates[int(which)%len(plainTemplates)].compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		timeIs := TimeIsArrival
+		if completion {
+			timeIs = TimeIsCompletion
+		}
+		readBothWays(t, tmpl, timeIs, text)
 	})
 }

@@ -299,7 +299,10 @@ func (p *syslogParser) next(ev *Event) error {
 // skipSyslog returns line without a syslog header: the text up to the
 // first "]: " when a "[" and digits (a process id) come just before it.
 func skipSyslog(line []byte) []byte {
-	i := bytes.Index(line, []byte("]: "))
+	// A header is short: an HAProxy line without one need not be
+	// searched to its end.
+	head := line[:min(len(line), 203)]
+	i := bytes.Index(head, []byte("]: "))
 	if i < 0 || i > 200 {
 		return line
 	}

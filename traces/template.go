@@ -29,8 +29,8 @@ type template struct {
 	// without them.
 	min int
 
-	time     int   // the field of the logged time; -1 none
-	arrival  int   // the field of an explicit arrival time; -1 none
+	time     int   // the field of the logged time (of roleTime); -1 none
+	arrival  int   // the field of an explicit arrival time (of roleTime); -1 none
 	duration []int // the fields whose sum is the duration; none: empty
 	// timeIs is what the logged time records; fixed: --time-is
 	// completion is refused (the time is the request's start).
@@ -62,15 +62,23 @@ type tfield struct {
 	scan scanKind
 	// bracketed: between [ and ] in the format, and so may be empty.
 	bracketed bool
-	// simple: an attribute with no check, duration or time: its value
-	// only needs adding.
-	simple bool
+	// required: its value may not be empty (it is not quoted,
+	// bracketed or HAProxy's tail, which may be): servers write - for a
+	// value they have not, so an empty one is a field missing.
+	required bool
 	// slot is the index of its first attribute among a line's.
 	slot int
 	// word: a value without spaces (not quoted, bracketed or a list,
 	// nor the last field) whose end is not found at a space: a space
-	// inside it is an error.
+	// inside it is an error. findEnd finds its end only when no space
+	// is before it; fields and plain look for one in an end fieldEnd
+	// found.
 	word bool
+	// stop is the byte its value ends at, when findEnd finds it by one
+	// (scanByte, scanQuoted), or the first of the literal after it
+	// (scanLit); stopWord has it in every byte.
+	stop     byte
+	stopWord uint64
 }
 
 // scanKind is how the end of a field's value is found at first: the
@@ -167,7 +175,14 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		case f.list && len(f.after) == 1 && f.after[0] == ' ':
 			f.scan = scanList
 		}
-		f.simple = f.role == roleAttr && f.check == checkNone && f.dur == durNone && !f.word
+		switch f.scan {
+		case scanByte, scanLit:
+			f.stop = f.after[0]
+		case scanQuoted:
+			f.stop = '"'
+		}
+		f.stopWord = uint64(f.stop) * ones
+		f.required = !f.quoted && !f.bracketed && f.role != roleHAProxyTail
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -273,7 +288,11 @@ func (p *tmplParser) next(ev *Event) error {
 }
 
 // parse reads one line into ev.
-func (p *tmplParser) parse(ev *Event, line []byte) error {
+func (p *tmplParser) parse(ev *Event, line []byte) error { return p.read(ev, line, true) }
+
+// read reads one line into ev; tryPlain: as a plain line first (see
+// plain), which gives the same result faster when the line is one.
+func (p *tmplParser) read(ev *Event, line []byte, tryPlain bool) error {
 	c, n, t := p.c, ev.Line, p.t
 	if k := len(line); k > 0 && line[k-1] == '\r' {
 		line = line[:k-1]
@@ -284,18 +303,52 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 	if !bytes.HasPrefix(line, t.lead) {
 		return c.errorf(n, 1, "expected %s at the start of the line (%s)", quote(t.lead), t.name)
 	}
-	// The line is read in one loop over the fields: each is found, then
-	// written in its slot (most fields only need that) or read as its
-	// role says. The first problem, in the order of the fields, is the
-	// error; a line of an older version of the format, which has fewer
-	// fields, stops early (its last value runs to the end of the line).
 	if cap(ev.attrs) < t.nattrs {
 		ev.attrs = make([]attr, 0, t.nattrs+8)
 	}
 	attrs := ev.attrs[:t.nattrs]
 	var times [2]fieldText // the logged time and the arrival
 	var durs [4]fieldText
-	nd := 0
+	nd, ok := 0, false
+	if tryPlain {
+		nd, ok = p.plain(line, attrs, &times, &durs)
+	}
+	if ok {
+		ev.attrs = attrs
+	} else {
+		// What plain noted before it gave up is noted again.
+		times, nd = [2]fieldText{}, 0
+		if err := p.fields(ev, line, attrs, &times, &durs, &nd); err != nil {
+			return err
+		}
+	}
+	var user []byte
+	ok = p.userAt >= 0 && p.userAt < len(ev.attrs)
+	if ok {
+		user = ev.attrs[p.userAt].value
+	} else {
+		user, ok = ev.attrValue(p.userName)
+	}
+	if !ok {
+		return c.errorf(n, 0, "no %q field in this line", p.userName)
+	}
+	ev.User = user
+	if err := c.checkUser(ev.User, n, 1); err != nil {
+		return err
+	}
+	return p.setArrival(ev, times, durs[:nd], n)
+}
+
+// fields reads the fields of line ev.Line into attrs, the line's
+// attributes, and ev, noting the logged time and the arrival in times
+// and the durations in durs (nd of them). The line is read in one loop
+// over the fields: each is found, then written in its slot (most fields
+// only need that) or read as its role says. The first problem, in the
+// order of the fields, is the error; a line of an older version of the
+// format, which has fewer fields, stops early (its last value runs to
+// the end of the line).
+func (p *tmplParser) fields(ev *Event, line []byte, attrs []attr, times *[2]fieldText, durs *[4]fieldText, nd *int) error {
+	c, n, t := p.c, ev.Line, p.t
 	pos := len(t.lead)
 	m := len(t.fields) // the fields found
 	for i := range t.fields {
@@ -315,17 +368,39 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 				}
 				stopped, m = true, i+1
 			}
+			if f.word {
+				// A word: a space inside it is a field too many or
+				// missing.
+				if k := bytes.IndexByte(line[pos:end], ' '); k >= 0 {
+					return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
+				}
+			}
 		}
 		v := line[pos:end]
-		if f.simple {
-			if end == pos && !f.quoted && !f.bracketed && !stopped {
-				// Servers write - for a value they have not: an empty
-				// one is a field missing.
-				return c.errorf(n, pos+1, "missing %s", f.name)
-			}
+		if len(v) == 0 && f.required && !stopped {
+			return c.errorf(n, pos+1, "missing %s", f.name)
+		}
+		if f.check != checkNone && !f.check.accepts(v) {
+			return p.invalid(f, v, pos, n)
+		}
+		// Most fields are an attribute as written; the others are read
+		// as their role says.
+		if f.role == roleAttr {
 			attrs[f.slot].set(f.attr, v)
-		} else if err := p.special(attrs, f, i, v, pos, n, stopped, &times, &durs, &nd); err != nil {
+		} else if err := p.special(attrs[f.slot:], f, v, pos, n); err != nil {
 			return err
+		}
+		if f.role == roleTime {
+			switch i {
+			case t.time:
+				times[0] = fieldText{v, pos + 1, i}
+			case t.arrival:
+				times[1] = fieldText{v, pos + 1, i}
+			}
+		}
+		if f.dur != durNone && *nd < len(durs) {
+			durs[*nd] = fieldText{v, pos + 1, i}
+			*nd++
 		}
 		if stopped {
 			pos = len(line)
@@ -345,109 +420,193 @@ func (p *tmplParser) parse(ev *Event, line []byte) error {
 			}
 			return c.errorf(n, pos+1, "unexpected text %s after the last field of %s", quote(bytes.TrimSpace(line[pos:])), t.name)
 		}
-		if err := p.extras(ev, line, pos, n); err != nil {
-			return err
+		return p.extras(ev, line, pos, n)
+	}
+	return nil
+}
+
+// plain reads line as a plain line, and reports whether it is one: a
+// line whose every field ends where findEnd (or fieldEnd, for a field
+// findEnd does not know) finds it, has a value its check accepts, and
+// is followed by the next, the last ending the line. It reads such a
+// line as fields would, into attrs, times and durs (nd of them): most
+// lines are plain, and without the errors to look out for, and the
+// commonest ends found without a call, the loop is the shorter. A line
+// that is not plain may still be good (an older or a longer version of
+// the format): fields reads it, and tells what is wrong if anything is.
+func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs *[4]fieldText) (nd int, ok bool) {
+	t := p.t
+	pos := len(t.lead)
+	for i := range t.fields {
+		f := &t.fields[i]
+		end := -1
+		if rest := line[pos:]; len(rest) >= 8 && f.stop != 0 {
+			// findEnd's search, inlined: most values end in their first
+			// eight bytes, and are found there without a call.
+			k := -1
+			if f.word {
+				k = indexEitherInWord(rest, f.stopWord, ' '*ones)
+			} else if k = indexInWord(rest, f.stopWord); k < 0 && f.scan != scanLit {
+				// What is left of indexByte.
+				if j := bytes.IndexByte(rest[8:], f.stop); j >= 0 {
+					k = 8 + j
+				}
+			}
+			// A word's value ends at its stop, not at a space (unless
+			// the literal after it begins with one).
+			switch {
+			case k < 0:
+			case f.scan == scanByte:
+				if !f.word || rest[k] != ' ' {
+					end = pos + k
+				}
+			case f.scan == scanQuoted:
+				if quoteEnds(line, pos, pos+k, f) {
+					end = pos + k
+				}
+			case rest[k] == f.stop && hasLit(rest[k:], f.after):
+				end = pos + k
+			}
 		}
+		if end < 0 {
+			end = findEnd(line, pos, f)
+		}
+		if end < 0 {
+			var err error
+			if end, err = p.fieldEnd(line, pos, f, 0, i == len(t.fields)-1); err != nil {
+				return 0, false
+			}
+			if f.word && bytes.IndexByte(line[pos:end], ' ') >= 0 {
+				return 0, false
+			}
+		}
+		v := line[pos:end]
+		if len(v) == 0 && f.required || f.check != checkNone && !f.check.accepts(v) {
+			return 0, false
+		}
+		switch f.role {
+		case roleAttr:
+			attrs[f.slot].set(f.attr, v)
+		case roleTime:
+			// What special does with a time, without the call.
+			if f.attr != "" {
+				attrs[f.slot].set(f.attr, v)
+			}
+			switch i {
+			case t.time:
+				times[0] = fieldText{v, pos + 1, i}
+			case t.arrival:
+				times[1] = fieldText{v, pos + 1, i}
+			}
+		default:
+			if p.special(attrs[f.slot:], f, v, pos, 0) != nil {
+				return 0, false
+			}
+		}
+		if f.dur != durNone && nd < len(durs) {
+			durs[nd] = fieldText{v, pos + 1, i}
+			nd++
+		}
+		pos = end + len(f.after)
 	}
-	var user []byte
-	ok := p.userAt >= 0 && p.userAt < len(ev.attrs)
-	if ok {
-		user = ev.attrs[p.userAt].value
-	} else {
-		user, ok = ev.attrValue(p.userName)
+	if pos != len(line) {
+		return 0, false
 	}
-	if !ok {
-		return c.errorf(n, 0, "no %q field in this line", p.userName)
-	}
-	ev.User = user
-	if err := c.checkUser(ev.User, n, 1); err != nil {
-		return err
-	}
-	return p.setArrival(ev, times, durs[:nd], n)
+	return nd, true
 }
 
 // findEnd returns where the value of field f, starting at line[pos:],
 // ends, when one of the common shapes of fields finds it (f.scan); -1
-// when fieldEnd must.
+// when fieldEnd must. The value of a word it finds holds no space.
 func findEnd(line []byte, pos int, f *tfield) int {
 	switch f.scan {
 	case scanByte:
+		if f.word {
+			if k := indexEither(line[pos:], f.after[0], ' '); k >= 0 && line[pos+k] != ' ' {
+				return pos + k
+			}
+			return -1
+		}
 		if k := indexByte(line[pos:], f.after[0]); k >= 0 {
 			return pos + k
 		}
 	case scanQuoted:
-		// A quoted value without an escaped quote in it.
-		if k := indexByte(line[pos:], '"'); k >= 0 {
-			j := pos + k
-			if (j == pos || line[j-1] != '\\') && hasLit(line[j:], f.after) {
-				return j
-			}
+		if k := indexByte(line[pos:], '"'); k >= 0 && quoteEnds(line, pos, pos+k, f) {
+			return pos + k
 		}
 	case scanLit:
 		// A value before a literal of several bytes ("] \"" after a
 		// bracketed time): where the literal first is, as fieldEnd
-		// would find it.
+		// would find it. A word's is the first of its first byte or a
+		// space: where a later one would be, a space is before it.
+		if f.word {
+			k := -1
+			if f.after[0] == ' ' {
+				k = indexByte(line[pos:], ' ')
+			} else {
+				k = indexEither(line[pos:], f.after[0], ' ')
+			}
+			if k >= 0 && hasLit(line[pos+k:], f.after) {
+				return pos + k
+			}
+			return -1
+		}
 		if k := indexLit(line[pos:], f.after); k >= 0 {
 			return pos + k
 		}
 	case scanList:
 		// A list: its items' ", " and " : " are not the literal.
-		for j := pos; j < len(line); j++ {
-			if line[j] != ' ' {
-				continue
+		for j := pos; ; {
+			k := indexByte(line[j:], ' ')
+			if k < 0 {
+				break
 			}
-			if j > pos && line[j-1] == ',' {
-				continue
+			j += k
+			switch {
+			case j > pos && line[j-1] == ',':
+				j++
+			case j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ':
+				j += 3
+			default:
+				return j
 			}
-			if j+2 < len(line) && line[j+1] == ':' && line[j+2] == ' ' {
-				j += 2
-				continue
-			}
-			return j
 		}
 	}
 	return -1
 }
 
-// special reads v, the value at column pos+1 of line n of field i, f,
-// which is not simple: it checks it, writes its attributes in their
-// slots of attrs, and notes it in times and durs (nd of them) when it
-// is a time or a duration. stopped: the line, of an older version of
-// the format, ends with it.
-func (p *tmplParser) special(attrs []attr, f *tfield, i int, v []byte, pos, n int, stopped bool, times *[2]fieldText, durs *[4]fieldText, nd *int) error {
-	c, t := p.c, p.t
-	if len(v) == 0 && !f.quoted && !f.bracketed && f.role != roleHAProxyTail && !stopped {
-		// Servers write - for a value they have not: an empty one is a
-		// field missing.
-		return c.errorf(n, pos+1, "missing %s", f.name)
+// accepts reports whether v is a value the check k lets through.
+func (k checkKind) accepts(v []byte) bool {
+	switch k {
+	case checkStatus:
+		return len(v) == 3 && isDigits(v)
+	case checkBytes, checkNumber:
+		return len(v) > 0 && (isDigits(v) || string(v) == "-")
 	}
-	if f.word {
-		// A word: a space inside it is a field too many or missing.
-		if k := bytes.IndexByte(v, ' '); k >= 0 {
-			return c.errorf(n, pos+k+1, "expected %s after %s", quote(f.after), f.name)
-		}
-	}
+	return true
+}
+
+// invalid is the error for v, the value at column pos+1 of line n of
+// field f, which its check does not accept.
+func (p *tmplParser) invalid(f *tfield, v []byte, pos, n int) error {
+	c := p.c
 	switch f.check {
 	case checkStatus:
-		if len(v) != 3 || !isDigits(v) {
-			return c.errorf(n, pos+1, "invalid status %s (want three digits)", quote(v))
-		}
+		return c.errorf(n, pos+1, "invalid status %s (want three digits)", quote(v))
 	case checkBytes:
 		if len(v) == 0 {
 			return c.errorf(n, pos+1, "missing the size")
 		}
-		if !isDigits(v) && string(v) != "-" {
-			return c.errorf(n, pos+1, "invalid size %s (want a number of bytes or -)", quote(v))
-		}
-	case checkNumber:
-		if len(v) == 0 || (!isDigits(v) && string(v) != "-") {
-			return c.errorf(n, pos+1, "invalid %s %s (want a number or -)", f.name, quote(v))
-		}
+		return c.errorf(n, pos+1, "invalid size %s (want a number of bytes or -)", quote(v))
 	}
-	a := attrs[f.slot : f.slot+f.role.attrs(f)]
+	return c.errorf(n, pos+1, "invalid %s %s (want a number or -)", f.name, quote(v))
+}
+
+// special reads v, the value at column pos+1 of line n of field f, a
+// field of a role other than roleAttr, into its attributes: the first
+// of a is its slot.
+func (p *tmplParser) special(a []attr, f *tfield, v []byte, pos, n int) error {
 	switch f.role {
-	case roleAttr:
-		a[0].set(f.attr, v)
 	case roleRequest:
 		m, pth, proto := splitRequest(v)
 		a[0].set("method", m)
@@ -470,21 +629,17 @@ func (p *tmplParser) special(attrs []attr, f *tfield, i int, v []byte, pos, n in
 			a[0].set(f.attr, v)
 		}
 	case roleHAProxyTail:
-		if err := p.haproxyTail(a, v, pos, n); err != nil {
-			return err
-		}
-	}
-	switch {
-	case i == t.time:
-		times[0] = fieldText{v, pos + 1, i}
-	case i == t.arrival:
-		times[1] = fieldText{v, pos + 1, i}
-	}
-	if f.dur != durNone && *nd < len(durs) {
-		durs[*nd] = fieldText{v, pos + 1, i}
-		*nd++
+		return p.haproxyTail(a, v, pos, n)
 	}
 	return nil
+}
+
+// quoteEnds reports whether the quote at line[j], the first after the
+// start of the value of f, a quoted field, at line[pos:], ends it: when
+// no backslash is before it (the value has no escaped quote) and the
+// literal after f follows.
+func quoteEnds(line []byte, pos, j int, f *tfield) bool {
+	return (j == pos || line[j-1] != '\\') && hasLit(line[j:], f.after)
 }
 
 // hasLit reports whether s begins with lit, a literal of a few bytes.

@@ -93,3 +93,33 @@ func TestLogLines(t *testing.T) {
 		t.Errorf("%s (-want +got):\n%s", golden, diff)
 	}
 }
+
+// TestPlainMatchesFields reads lines of every shape of field, and each
+// line a template reads with a byte taken out, changed or put in at
+// every place, both as plain lines and with the loop over the fields:
+// they read the same.
+func TestPlainMatchesFields(t *testing.T) {
+	seeds := plainSeeds(t)
+	for _, pt := range plainTemplates {
+		tmpl, err := pt.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, timeIs := range []TimeIs{TimeIsArrival, TimeIsCompletion} {
+			for _, line := range seeds {
+				if !sniffTemplate(tmpl, []byte(line)) {
+					readBothWays(t, tmpl, timeIs, line)
+					continue
+				}
+				var lines []string
+				for i := range len(line) {
+					lines = append(lines, line[:i]+line[i+1:], line[:i]+" "+line[i:])
+					for _, c := range []string{" ", `"`, `\`, "x"} {
+						lines = append(lines, line[:i]+c+line[i+1:])
+					}
+				}
+				readBothWays(t, tmpl, timeIs, line+"\n"+strings.Join(lines, "\n"))
+			}
+		}
+	}
+}

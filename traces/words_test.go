@@ -27,6 +27,41 @@ func TestIndexByte(t *testing.T) {
 	}
 }
 
+// TestIndexEither checks indexEither against bytes.IndexAny for every
+// length up to past its words and every place of either byte, the zero
+// byte (which the padding of a short word holds) included.
+func TestIndexEither(t *testing.T) {
+	for n := range 40 {
+		for at := -1; at < n; at++ {
+			for _, pair := range [][2]byte{{' ', '/'}, {0, ' '}, {'"', '"'}, {0xff, 0}} {
+				for _, c := range pair {
+					s := bytes.Repeat([]byte{'a'}, n)
+					if at >= 0 {
+						s[at] = c
+						if at+3 < n {
+							s[at+3] = pair[0] // another after it
+						}
+					}
+					if got, want := indexEither(s, pair[0], pair[1]), min2(bytes.IndexByte(s, pair[0]), bytes.IndexByte(s, pair[1])); got != want {
+						t.Errorf("indexEither(%q, %q, %q) = %d, want %d", s, pair[0], pair[1], got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// min2 is the smaller of two indexes, -1 meaning none.
+func min2(a, b int) int {
+	switch {
+	case a < 0:
+		return b
+	case b < 0:
+		return a
+	}
+	return min(a, b)
+}
+
 // TestAppendFraction checks appendFraction against the fraction's
 // digits written one by one.
 func TestAppendFraction(t *testing.T) {
