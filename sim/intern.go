@@ -17,15 +17,14 @@ import (
 // already computed. A slot is eight bytes, the high half of the key's hash
 // and its id, so that the table costs little per key however long the
 // keys: with millions of keys live at once, bytes per key are what limit
-// a replay. Its ref (see idEntry) holds, per id, a key of up to seven
-// bytes itself, and
-// says for a longer one where in a chunked arena its bytes are, stored
-// once after their length. Looking a key up is then two dependent loads
-// (its slot, its ref), and for a long key a third (its bytes), each a
-// cache miss when the keys outnumber the cache: the caller prefetches
-// each well before it needs the next (see worker.step), so that the
-// misses of a batch overlap instead of following one another as in a Go
-// map.
+// a replay. An id's ref (see idEntry) holds a key of up to seven bytes
+// itself, and says for a longer one where in a chunked arena its bytes
+// are, stored once after their length. Looking a key up is then two
+// dependent loads (its slot, its ref), and for a long key a third (its
+// bytes), each a cache miss when the keys outnumber the cache: the caller
+// prefetches each well before it needs the next (see worker.step), so
+// that the misses of a batch overlap instead of following one another as
+// in a Go map.
 //
 // Keys can be removed: their ids are reused, and the arena is compacted
 // when most of it holds removed keys.
