@@ -318,7 +318,7 @@ func (s *store) admit(id uint32, now, cost int64) uint64 {
 			ok = m.ops.admit(b.rule, p, now, cost, &m.d)
 		}
 		if ok {
-			mask |= 1 << (b.member & 63)
+			mask |= b.bit
 		}
 	}
 	for _, f := range s.faceLeads {

@@ -235,18 +235,12 @@ func (in *interner) matches(r keyRef, key []byte, short keyRef) bool {
 	return r&inlined == 0 && bytes.Equal(in.at(r), key)
 }
 
-// lookup returns key's id, adding it when new (added reports that). start
-// is the candidate found earlier for this hash, or nil. It may be out of
+// find returns key's id, adding it when new (added reports that), and
+// the id's entry, where the caller keeps the key's latest time. start is
+// the candidate found earlier for this hash, or nil. It may be out of
 // date: a slot since moved or emptied, or one of a table since grown out
 // of; only a slot of the current table is trusted, and only once its key
 // is checked.
-func (in *interner) lookup(key []byte, h uint64, start *internSlot) (id uint32, added bool) {
-	id, _, added = in.find(key, h, start)
-	return id, added
-}
-
-// find is lookup that also returns id's entry, where the caller keeps
-// the key's latest time.
 func (in *interner) find(key []byte, h uint64, start *internSlot) (id uint32, e *idEntry, added bool) {
 	tag := tagOf(h)
 	var short keyRef
@@ -407,7 +401,7 @@ func (in *interner) grow() {
 // allocation later: the table was the largest thing freed, and a growing
 // arena needs about as many bytes again. Tables of less than a chunk are
 // left to the collector. Nothing reads old as slots after this: a slot
-// pointer kept as a hint (see lookup) is checked to be the current
+// pointer kept as a hint (see find) is checked to be the current
 // table's before it is read.
 func (in *interner) recycle(old []internSlot) {
 	n := len(old) * int(unsafe.Sizeof(internSlot{}))

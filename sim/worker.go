@@ -267,7 +267,7 @@ func (wk *worker) step(b *batch) {
 			// Between parts, not only between batches, so that the keys
 			// held grow by a part at most past the sweep threshold. A
 			// sweep can leave the slots found for the next parts out of
-			// date; lookup checks them, so that costs only the prefetches.
+			// date; find checks them, so that costs only the prefetches.
 			wk.nameBests()
 			wk.sweep()
 		}
