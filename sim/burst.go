@@ -272,15 +272,15 @@ func (bt *burstTracker) prefetchSlot(l int, id uint32) {
 }
 
 // prefetchSpilled starts loading id's slots of the rings its list serves,
-// if the key has spilled: while it has not, the list is all a request
-// reads of them, and loading lines it will not read would hold up those
-// it will. It reads the list, which prefetch started loading a while
-// before.
+// if the key has spilled or its list is full, so that the request is
+// likely to spill it: otherwise the list is all a request reads of them,
+// and loading lines it will not read would hold up those it will. It
+// reads the list, which prefetch started loading a while before.
 func (bt *burstTracker) prefetchSpilled(id uint32) {
 	if len(bt.spillRings) == 0 {
 		return
 	}
-	if k := bt.lists.Get(uint64(id)); k == nil || !k.spilled() {
+	if k := bt.lists.Get(uint64(id)); k == nil || !k.spilled() && !k.full() {
 		return
 	}
 	for _, l := range bt.spillRings {

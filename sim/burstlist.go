@@ -42,6 +42,10 @@ const (
 
 func (k *burstList) spilled() bool { return k.meta&spilledBit != 0 }
 
+// full reports whether the list holds listLen entries: a request that
+// forgets none of them spills the key.
+func (k *burstList) full() bool { return k.cost(listLen-1) != 0 }
+
 // len returns the number of entries.
 func (k *burstList) len() int {
 	n := 0
