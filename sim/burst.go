@@ -94,9 +94,12 @@ type burstTracker struct {
 	// once most rings have closed, a request then walks only the lanes
 	// whose bursts are still kept.
 	openLanes []uint64
-	// listed counts the requests the lists took, spills the keys that
-	// spilled (for tests).
-	listed, spills int64
+	// listed counts the requests the lists took (for tests), started the
+	// keys that started a list and spills those that spilled; offAfter is
+	// listsOffAfter, but in tests; listsOff says the lists were dropped
+	// (see dropLists), spilling dropSpills keys still in them (for tests).
+	listed, started, spills, offAfter, dropSpills int64
+	listsOff                                      bool
 }
 
 // burstEntry is one allowed request: its time and its cost.

@@ -62,11 +62,27 @@ func (k *burstList) set(i int, t, c int64, m uint64) {
 	k.meta = k.meta&^(0xffff<<(16*i)) | (uint64(c)|m<<8)<<(16*i)
 }
 
+// Lists pay for themselves in memory only where keys stay in them. A ring
+// array grows in chunks up to the highest id that spilled, so once keys
+// have spilled all over the ids, the rings' memory is taken whether or not
+// the other keys are in lists, and a list is one more cache line read and
+// written on every request. So once listsOffAfter keys have spilled, and
+// at least one in 64 of the keys that started a list (with ids spread at
+// random, a chunk of 1024 of them then holds one that spilled all but
+// surely), the tracker spills every key still listed and keeps rings only
+// from then on (see dropLists). The choice is the same on every run of a
+// trace, and what is reported is the same either way.
+const listsOffAfter = 1024
+
 // listBits gives the list bits of the rings that qualify: those of which
 // delays says no lane delays, that no bank keeps, the first listRings of
 // them; none when none is set (for tests). It is called once the banks
-// are set.
-func (bt *burstTracker) listBits(delays []bool, none bool) {
+// are set. offAfter, when positive, replaces listsOffAfter (for tests).
+func (bt *burstTracker) listBits(delays []bool, none bool, offAfter int64) {
+	bt.offAfter = listsOffAfter
+	if offAfter > 0 {
+		bt.offAfter = offAfter
+	}
 	bt.listBit = make([]int, bt.nrings)
 	for l := range bt.nrings {
 		bt.listBit[l] = -1
@@ -104,12 +120,35 @@ func (bt *burstTracker) recordList(id uint32, h uint64, m uint64, t, c, seq int6
 		}
 		bt.spill(id, k)
 	}
+	rings := bt.listRing
+	if bt.spills >= bt.offAfter && bt.spills*64 >= bt.started {
+		bt.dropLists()
+	}
 	for ; m != 0; m &= m - 1 {
-		if l := bt.listRing[bits.TrailingZeros64(m)]; !bt.record(id, h, l, t, c, seq) {
+		if l := rings[bits.TrailingZeros64(m)]; !bt.record(id, h, l, t, c, seq) {
 			return l
 		}
 	}
 	return -1
+}
+
+// dropLists spills every key still in a list and serves every ring from
+// its rings alone from then on (see listsOffAfter).
+func (bt *burstTracker) dropLists() {
+	id := uint32(0)
+	bt.lists.Drop(func(k *burstList) {
+		if !k.spilled() && k.len() > 0 {
+			bt.spill(id, k)
+			bt.dropSpills++
+		}
+		id++
+	})
+	for l := range bt.listBit {
+		bt.listBit[l] = -1
+	}
+	bt.listRing = nil
+	bt.listsOff = true
+	bt.openRings()
 }
 
 // noteList is recordList on the key's list k, unless the request does not
@@ -117,6 +156,9 @@ func (bt *burstTracker) recordList(id uint32, h uint64, m uint64, t, c, seq int6
 // not have, so that the key can spill and its rings take the request.
 func (bt *burstTracker) noteList(id uint32, h uint64, k *burstList, m uint64, t, c, seq int64) bool {
 	n := k.len()
+	if n == 0 {
+		bt.started++
+	}
 	if c > listCost || n > 0 && t < k.t[n-1] {
 		return false
 	}

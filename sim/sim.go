@@ -118,6 +118,10 @@ type Config struct {
 	// noLists keeps every key's bursts in rings, never in a list (see
 	// burstList): tests compare the two.
 	noLists bool
+	// listsOffAfter, when positive, is the number of spilled keys after
+	// which the lists may be dropped, in place of listsOffAfter: tests set
+	// it low.
+	listsOffAfter int64
 	// sweepAt is the number of keys a worker holds before it first looks
 	// for idle ones; 0 means minSweep. Tests set it low.
 	sweepAt int

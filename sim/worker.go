@@ -192,7 +192,7 @@ func newWorker(w int, cfg *Config) (*worker, error) {
 				}
 			}
 		}
-		wk.burst.listBits(delays, cfg.noLists)
+		wk.burst.listBits(delays, cfg.noLists, cfg.listsOffAfter)
 	}
 	ls, err := newLaneSet(cfg.Lanes, cfg.Policy, !cfg.DecisionsOnly)
 	if err != nil {
