@@ -95,7 +95,8 @@ type burstTracker struct {
 	// whose bursts are still kept.
 	openLanes []uint64
 	// listed counts the requests the lists took (for tests), started the
-	// keys that started a list and spills those that spilled; offAfter is
+	// lists begun (a key's begins again once every entry has left it)
+	// and spills the keys that spilled; offAfter is
 	// listsOffAfter, but in tests; listsOff says the lists were dropped
 	// (see dropLists), spilling dropSpills keys still in them (for tests).
 	listed, started, spills, offAfter, dropSpills int64

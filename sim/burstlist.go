@@ -66,12 +66,12 @@ func (k *burstList) set(i int, t, c int64, m uint64) {
 // array grows in chunks up to the highest id that spilled, so once keys
 // have spilled all over the ids, the rings' memory is taken whether or not
 // the other keys are in lists, and a list is one more cache line read and
-// written on every request. So once listsOffAfter keys have spilled, and
-// at least one in 64 of the keys that started a list (with ids spread at
-// random, a chunk of 1024 of them then holds one that spilled all but
-// surely), the tracker spills every key still listed and keeps rings only
-// from then on (see dropLists). The choice is the same on every run of a
-// trace, and what is reported is the same either way.
+// written on every request. So once listsOffAfter keys have spilled, as
+// many as one in 64 of the lists begun (spread at random over the ids, a
+// chunk of 1024 ids then holds one that spilled all but surely), the
+// tracker spills every key still listed and keeps rings only from then on
+// (see dropLists). The choice is the same on every run of a trace, and
+// what is reported is the same either way.
 const listsOffAfter = 1024
 
 // listBits gives the list bits of the rings that qualify: those of which
