@@ -27,6 +27,8 @@ func TestDependencyRules(t *testing.T) {
 		"sim":              {"cmd", "report"},
 		"report":           {"cmd"},
 		"internal/intmath": {"limiters", "sim", "traces", "report", "cmd"},
+		// The log readers' byte masks: a leaf.
+		"internal/bytemask": {"limiters", "sim", "traces", "report", "cmd"},
 		// Policy resolution: no renderer, report or command line.
 		"internal/spec": {"cmd", "report", "internal/render"},
 		// The renderer: no engine, limiters or command line.

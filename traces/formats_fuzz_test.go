@@ -180,6 +180,12 @@ var plainTemplates = []struct {
 		return compileNginx(`$remote_addr $msec ${status}x "$http_x_forwarded_for" $upstream_addr`)
 	}},
 	{"alb", func() (*template, error) { return albTemplate(), nil }},
+	{"spaced", func() (*template, error) {
+		return compileNginx(`"$remote_addr" $msec "$request" $status "$http_user_agent" $request_time`)
+	}},
+	{"spaced-envoy", func() (*template, error) {
+		return compileEnvoy(`%START_TIME% %DOWNSTREAM_REMOTE_ADDRESS% "%REQ(USER-AGENT)%" %DURATION%`)
+	}},
 	{"haproxy", func() (*template, error) { return haproxyTemplate(), nil }},
 	{"traefik", func() (*template, error) { return traefikTemplate(), nil }},
 	{"envoy", func() (*template, error) { return compileEnvoy("") }},

@@ -2,9 +2,12 @@ package traces
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ratesim/ratesim/internal/bytemask"
 )
 
 // A template is a compiled line format: literal text and fields, as an
@@ -40,6 +43,12 @@ type template struct {
 	attrs  []string
 	// nattrs is the number of attributes of all the fields.
 	nattrs int
+	// spaced: every field is a word or a double-quoted text, and one
+	// space is between each and the next (ALB's lines): the fields are
+	// the line cut at its spaces outside double quotes, and splitPlain
+	// reads them so.
+	spaced  bool
+	nquoted int // the number of double-quoted fields
 }
 
 // tfield is one field of a template.
@@ -79,6 +88,9 @@ type tfield struct {
 	// (scanLit); stopWord has it in every byte.
 	stop     byte
 	stopWord uint64
+	// simple: an attribute as written, without check or duration, as
+	// most fields are: take's work on it is one store.
+	simple bool
 }
 
 // scanKind is how the end of a field's value is found at first: the
@@ -183,6 +195,7 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 		}
 		f.stopWord = uint64(f.stop) * ones
 		f.required = !f.quoted && !f.bracketed && f.role != roleHAProxyTail
+		f.simple = f.role == roleAttr && f.check == checkNone && f.dur == durNone
 		if len(f.after) == 0 && i < len(fields)-1 {
 			return nil, compileError("log format " + strconv.Quote(name) + ": " + f.name + " and " + fields[i+1].name + " have nothing between them, so where one ends cannot be told")
 		}
@@ -215,7 +228,42 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 			}
 		}
 	}
+	t.spaced = spaced(lits, t.fields)
+	for i := range t.fields {
+		if t.fields[i].quoted {
+			t.nquoted++
+		}
+	}
 	return t, nil
+}
+
+// spaced reports whether a line of the fields, with the literals lits
+// around them (as newTemplate takes them), is its fields cut at one
+// space each, the double-quoted ones in their quotes: whether each
+// literal is a space and the quotes around it, and every field a value
+// without spaces of its own, quoted or not.
+func spaced(lits [][]byte, fields []tfield) bool {
+	quote := func(i int) string {
+		if i >= 0 && i < len(fields) && fields[i].quoted {
+			return `"`
+		}
+		return ""
+	}
+	for i := range lits {
+		want := quote(i - 1)
+		if i > 0 && i < len(lits)-1 {
+			want += " "
+		}
+		if want += quote(i); string(lits[i]) != want {
+			return false
+		}
+	}
+	for i := range fields {
+		if f := &fields[i]; f.list || f.spaces != 0 || f.bracketed || f.role == roleHAProxyTail {
+			return false
+		}
+	}
+	return len(fields) > 0
 }
 
 // tmplParser reads lines of a template.
@@ -232,10 +280,14 @@ type tmplParser struct {
 	userAt int
 	timeIs TimeIs
 	extra  []string // extra field names: extra1, extra2, ...
+	// masks and cuts are splitPlain's, kept from line to line: the
+	// line's bytemask masks, and where it is cut.
+	masks []uint64
+	cuts  []int32
 }
 
 func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
-	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
+	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1, cuts: make([]int32, 0, len(t.fields))}
 	if opts.TimeField != "" || opts.CostField != "" {
 		return nil, c.formatErr("%s has no time or cost field to name (its fields: %s)", t.name, strings.Join(t.attrs, ", "))
 	}
@@ -310,7 +362,10 @@ func (p *tmplParser) read(ev *Event, line []byte, tryPlain bool) error {
 	var times [2]fieldText // the logged time and the arrival
 	var durs [4]fieldText
 	nd, ok := 0, false
-	if tryPlain {
+	if tryPlain && t.spaced {
+		nd, ok = p.splitPlain(line, attrs, &times, &durs)
+	}
+	if tryPlain && !ok {
 		nd, ok = p.plain(line, attrs, &times, &durs)
 	}
 	if ok {
@@ -480,37 +535,124 @@ func (p *tmplParser) plain(line []byte, attrs []attr, times *[2]fieldText, durs 
 				return 0, false
 			}
 		}
-		v := line[pos:end]
-		if len(v) == 0 && f.required || f.check != checkNone && !f.check.accepts(v) {
+		if f.simple && (end > pos || !f.required) {
+			// take's work, without the call.
+			attrs[f.slot].set(f.attr, line[pos:end])
+		} else if !p.take(attrs, times, durs, &nd, i, line[pos:end], pos) {
 			return 0, false
-		}
-		switch f.role {
-		case roleAttr:
-			attrs[f.slot].set(f.attr, v)
-		case roleTime:
-			// What special does with a time, without the call.
-			if f.attr != "" {
-				attrs[f.slot].set(f.attr, v)
-			}
-			switch i {
-			case t.time:
-				times[0] = fieldText{v, pos + 1, i}
-			case t.arrival:
-				times[1] = fieldText{v, pos + 1, i}
-			}
-		default:
-			if p.special(attrs[f.slot:], f, v, pos, 0) != nil {
-				return 0, false
-			}
-		}
-		if f.dur != durNone && nd < len(durs) {
-			durs[nd] = fieldText{v, pos + 1, i}
-			nd++
 		}
 		pos = end + len(f.after)
 	}
 	if pos != len(line) {
 		return 0, false
+	}
+	return nd, true
+}
+
+// take notes v, the value at line[pos:] of field i, as plain and
+// splitPlain read a field: in attrs, times and durs (nd of them). It
+// reports false when the value is not one a plain line has.
+func (p *tmplParser) take(attrs []attr, times *[2]fieldText, durs *[4]fieldText, nd *int, i int, v []byte, pos int) bool {
+	t := p.t
+	f := &t.fields[i]
+	if len(v) == 0 && f.required || f.check != checkNone && !f.check.accepts(v) {
+		return false
+	}
+	switch f.role {
+	case roleAttr:
+		attrs[f.slot].set(f.attr, v)
+	case roleTime:
+		// What special does with a time, without the call.
+		if f.attr != "" {
+			attrs[f.slot].set(f.attr, v)
+		}
+		switch i {
+		case t.time:
+			times[0] = fieldText{v, pos + 1, i}
+		case t.arrival:
+			times[1] = fieldText{v, pos + 1, i}
+		}
+	default:
+		if p.special(attrs[f.slot:], f, v, pos, 0) != nil {
+			return false
+		}
+	}
+	if f.dur != durNone && *nd < len(durs) {
+		durs[*nd] = fieldText{v, pos + 1, i}
+		*nd++
+	}
+	return true
+}
+
+// spacedClasses are the bytes splitPlain looks for.
+var spacedClasses = bytemask.New(' ', '"')
+
+// splitPlain is plain for a spaced template: it reads line as plain
+// does, and reports whether it is a plain line, from the line cut at its
+// spaces outside double quotes. It looks at every space and quote of the
+// line at once (bytemask), instead of finding one field after another,
+// and gives up on a line whose quotes are not just those around its
+// quoted fields, with a backslash before a closing quote, or that is
+// not cut into as many fields as the template has: plain reads those
+// (the same result, or that the line is not plain). On a line it does
+// read, its fields are plain's: a quoted field ends at the first quote
+// after its start, the closing one here, and the others at the first
+// space.
+func (p *tmplParser) splitPlain(line []byte, attrs []attr, times *[2]fieldText, durs *[4]fieldText) (nd int, ok bool) {
+	t := p.t
+	m := spacedClasses.Masks(line, p.masks)
+	p.masks = m
+	cuts := p.cuts[:0]
+	var in uint64 // all ones when the bytes before the block end inside quotes
+	quotes := 0
+	for k := 0; k+1 < len(m); k += bytemask.Stride {
+		q := m[k+1]
+		quotes += bits.OnesCount64(q)
+		// Inside quotes: an odd number of quotes from the line's start
+		// to the byte, the closing quote not included.
+		x := q
+		x ^= x << 1
+		x ^= x << 2
+		x ^= x << 4
+		x ^= x << 8
+		x ^= x << 16
+		x ^= x << 32
+		x ^= in
+		in = uint64(int64(x) >> 63)
+		for sp := m[k] &^ x; sp != 0; sp &= sp - 1 {
+			if len(cuts) == cap(cuts) {
+				return 0, false
+			}
+			cuts = append(cuts, int32(k/bytemask.Stride*64+bits.TrailingZeros64(sp)))
+		}
+	}
+	if quotes != 2*t.nquoted || len(cuts) != len(t.fields)-1 {
+		return 0, false
+	}
+	start := 0
+	for i := range t.fields {
+		end := len(line)
+		if i < len(cuts) {
+			end = int(cuts[i])
+		}
+		pos, f := start, &t.fields[i]
+		if f.quoted {
+			// A backslash before the closing quote escapes it for
+			// plain.
+			if end-start < 2 || line[start] != '"' || line[end-1] != '"' || end-start > 2 && line[end-2] == '\\' {
+				return 0, false
+			}
+			pos, end = start+1, end-1
+		}
+		if f.simple && (end > pos || !f.required) {
+			// take's work, without the call.
+			attrs[f.slot].set(f.attr, line[pos:end])
+		} else if !p.take(attrs, times, durs, &nd, i, line[pos:end], pos) {
+			return 0, false
+		}
+		if i < len(cuts) {
+			start = int(cuts[i]) + 1
+		}
 	}
 	return nd, true
 }

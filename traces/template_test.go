@@ -1,10 +1,12 @@
 package traces
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -122,4 +124,115 @@ func TestPlainMatchesFields(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSpacedLines reads lines of the spaced templates (fields cut at
+// single spaces, some quoted), made of tokens that are good values and
+// ones that are not (empty, with spaces, quotes or backslashes), both
+// ways: splitPlain (or plain) and the loop over the fields read them the
+// same. It checks that splitPlain reads most of the good lines itself,
+// and that the templates it is for are the spaced ones.
+func TestSpacedLines(t *testing.T) {
+	spacedNames := map[string]bool{"alb": true, "spaced": true, "spaced-envoy": true}
+	rng := rand.New(rand.NewPCG(3, 4))
+	odd := []string{"", "-", " ", `"`, `\`, `a\"b`, `a b`, `"x"`, `\\`, "x\ty", "é"}
+	for _, pt := range plainTemplates {
+		tmpl, err := pt.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tmpl.spaced != spacedNames[pt.name] {
+			t.Errorf("%s: spaced %v", pt.name, tmpl.spaced)
+		}
+		if !tmpl.spaced {
+			continue
+		}
+		// Good lines: the seeds that read as the template.
+		var good []string
+		for _, line := range plainSeeds(t) {
+			if sniffTemplate(tmpl, []byte(line)) {
+				good = append(good, line)
+			}
+		}
+		if pt.name == "spaced" || pt.name == "spaced-envoy" {
+			good = append(good, spacedLine(pt.name, "10.0.0.1", `GET / HTTP/1.1`, "Mozilla/5.0 (X11)"),
+				spacedLine(pt.name, "2001:db8::1", `-`, ""))
+		}
+		c := &common{}
+		c.init("x.log", time.Second)
+		p, err := newTemplateParser(c, nil, tmpl, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// splitPlain reads every good line of as many fields as the
+		// template (not those with extra fields, or of older versions),
+		// but for escaped quotes.
+		split, want := 0, 0
+		for _, line := range good {
+			attrs := make([]attr, tmpl.nattrs)
+			var times [2]fieldText
+			var durs [4]fieldText
+			_, ok := p.splitPlain([]byte(line), attrs, &times, &durs)
+			if len(spacedTokens(line)) == len(tmpl.fields) && !strings.Contains(line, `\`) {
+				want++
+				if ok {
+					split++
+				} else {
+					t.Logf("%s: splitPlain left %q to plain", pt.name, line)
+				}
+			} else if ok && len(spacedTokens(line)) != len(tmpl.fields) {
+				t.Errorf("%s: splitPlain read %q, of %d fields", pt.name, line, len(spacedTokens(line)))
+			}
+		}
+		if want < 2 || split != want {
+			t.Errorf("%s: splitPlain read %d of %d good lines", pt.name, split, want)
+		}
+		// Lines with a field replaced by an odd token, or a token put
+		// in or taken out.
+		var lines []string
+		for range 3000 {
+			fields := spacedTokens(good[rng.IntN(len(good))])
+			k := rng.IntN(len(fields))
+			switch rng.IntN(4) {
+			case 0:
+				fields = append(fields[:k], fields[k+1:]...)
+			case 1:
+				fields = append(fields[:k], append([]string{odd[rng.IntN(len(odd))]}, fields[k:]...)...)
+			case 2:
+				fields[k] = `"` + odd[rng.IntN(len(odd))] + `"`
+			default:
+				fields[k] = odd[rng.IntN(len(odd))]
+			}
+			lines = append(lines, strings.Join(fields, " "))
+		}
+		for _, timeIs := range []TimeIs{TimeIsArrival, TimeIsCompletion} {
+			readBothWays(t, tmpl, timeIs, strings.Join(append(good, lines...), "\n"))
+		}
+	}
+}
+
+// spacedLine is a line of the spaced test templates.
+func spacedLine(name, ip, request, agent string) string {
+	if name == "spaced" {
+		return `"` + ip + `" 1728561336.020 "` + request + `" 200 "` + agent + `" 0.012`
+	}
+	return `2024-10-10T11:55:36.020Z ` + ip + `:4431 "` + agent + `" 12`
+}
+
+// spacedTokens cuts a line at its spaces outside double quotes.
+func spacedTokens(line string) []string {
+	var out []string
+	in, start := false, 0
+	for i := range len(line) {
+		switch line[i] {
+		case '"':
+			in = !in
+		case ' ':
+			if !in {
+				out = append(out, line[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, line[start:])
 }
