@@ -49,6 +49,9 @@ type template struct {
 	// reads them so.
 	spaced  bool
 	nquoted int // the number of double-quoted fields
+	// cuts are a spaced template's fields as splitPlain reads them, one
+	// to a field.
+	cuts []cutField
 }
 
 // tfield is one field of a template.
@@ -230,11 +233,29 @@ func newTemplate(name string, lits [][]byte, fields []tfield) (*template, error)
 	}
 	t.spaced = spaced(lits, t.fields)
 	for i := range t.fields {
-		if t.fields[i].quoted {
+		f := &t.fields[i]
+		if f.quoted {
 			t.nquoted++
+		}
+		if t.spaced {
+			t.cuts = append(t.cuts, cutField{f.attr, int32(f.slot), f.check, f.role == roleAttr, f.dur != durNone, f.quoted, f.required})
 		}
 	}
 	return t, nil
+}
+
+// cutField is what splitPlain reads a field of a spaced template by,
+// from its tfield, in a few bytes: the fields' are read one after
+// another, for every line.
+type cutField struct {
+	name  string // the attribute's
+	slot  int32
+	check checkKind
+	// attr: the field is an attribute as written (roleAttr), with its
+	// check and maybe a duration (dur); take reads the others.
+	attr, dur bool
+	// quoted and required are the tfield's.
+	quoted, required bool
 }
 
 // spaced reports whether a line of the fields, with the literals lits
@@ -280,14 +301,13 @@ type tmplParser struct {
 	userAt int
 	timeIs TimeIs
 	extra  []string // extra field names: extra1, extra2, ...
-	// masks and cuts are splitPlain's, kept from line to line: the
-	// line's bytemask masks, and where it is cut.
+	// masks are splitPlain's, kept from line to line: the line's
+	// bytemask masks.
 	masks []uint64
-	cuts  []int32
 }
 
 func newTemplateParser(c *common, lr *lineReader, t *template, opts Options) (*tmplParser, error) {
-	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1, cuts: make([]int32, 0, len(t.fields))}
+	p := &tmplParser{c: c, lr: lr, t: t, userAt: -1}
 	if opts.TimeField != "" || opts.CostField != "" {
 		return nil, c.formatErr("%s has no time or cost field to name (its fields: %s)", t.name, strings.Join(t.attrs, ", "))
 	}
@@ -601,10 +621,17 @@ var spacedClasses = bytemask.New(' ', '"')
 func (p *tmplParser) splitPlain(line []byte, attrs []attr, times *[2]fieldText, durs *[4]fieldText) (nd int, ok bool) {
 	t := p.t
 	m := spacedClasses.Masks(line, p.masks)
+	// The line's end is a space too, the last field's end: in a block of
+	// its own when the line fills its last.
+	last := len(line) / 64 * bytemask.Stride
+	if last == len(m) {
+		m = append(m, make([]uint64, bytemask.Stride)...)
+	}
+	m[last] |= 1 << (len(line) % 64)
 	p.masks = m
-	cuts := p.cuts[:0]
+	cuts := t.cuts
 	var in uint64 // all ones when the bytes before the block end inside quotes
-	quotes := 0
+	quotes, i, start := 0, 0, 0
 	for k := 0; k+1 < len(m); k += bytemask.Stride {
 		q := m[k+1]
 		quotes += bits.OnesCount64(q)
@@ -619,40 +646,44 @@ func (p *tmplParser) splitPlain(line []byte, attrs []attr, times *[2]fieldText, 
 		x ^= x << 32
 		x ^= in
 		in = uint64(int64(x) >> 63)
+		// Each space outside quotes ends field i, which is read there.
 		for sp := m[k] &^ x; sp != 0; sp &= sp - 1 {
-			if len(cuts) == cap(cuts) {
+			if i == len(cuts) {
 				return 0, false
 			}
-			cuts = append(cuts, int32(k/bytemask.Stride*64+bits.TrailingZeros64(sp)))
+			end := k/bytemask.Stride*64 + bits.TrailingZeros64(sp)
+			f, pos, next := &cuts[i], start, end+1
+			if f.quoted {
+				// A backslash before the closing quote escapes it for
+				// plain.
+				if end-start < 2 || line[start] != '"' || line[end-1] != '"' || end-start > 2 && line[end-2] == '\\' {
+					return 0, false
+				}
+				pos, end = start+1, end-1
+			}
+			// take's work, without the call, on the fields that are
+			// attributes.
+			v := line[pos:end]
+			switch {
+			case len(v) == 0 && f.required:
+				return 0, false
+			case f.attr:
+				if f.check != checkNone && !f.check.accepts(v) {
+					return 0, false
+				}
+				attrs[f.slot].set(f.name, v)
+				if f.dur && nd < len(durs) {
+					durs[nd] = fieldText{v, pos + 1, i}
+					nd++
+				}
+			case !p.take(attrs, times, durs, &nd, i, v, pos):
+				return 0, false
+			}
+			i, start = i+1, next
 		}
 	}
-	if quotes != 2*t.nquoted || len(cuts) != len(t.fields)-1 {
+	if quotes != 2*t.nquoted || i != len(cuts) {
 		return 0, false
-	}
-	start := 0
-	for i := range t.fields {
-		end := len(line)
-		if i < len(cuts) {
-			end = int(cuts[i])
-		}
-		pos, f := start, &t.fields[i]
-		if f.quoted {
-			// A backslash before the closing quote escapes it for
-			// plain.
-			if end-start < 2 || line[start] != '"' || line[end-1] != '"' || end-start > 2 && line[end-2] == '\\' {
-				return 0, false
-			}
-			pos, end = start+1, end-1
-		}
-		if f.simple && (end > pos || !f.required) {
-			// take's work, without the call.
-			attrs[f.slot].set(f.attr, line[pos:end])
-		} else if !p.take(attrs, times, durs, &nd, i, line[pos:end], pos) {
-			return 0, false
-		}
-		if i < len(cuts) {
-			start = int(cuts[i]) + 1
-		}
 	}
 	return nd, true
 }
