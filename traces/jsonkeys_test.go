@@ -62,6 +62,22 @@ var jsonShapeLines = []string{
 	`{"user":"u1","timestamp":5,"a`,
 	`{"user":"u1","timestamp":5,"a":"caf\u00e9 \"q\" \\ tab\tx"}`,
 	`{"user":"u1","timestamp":5,"a":"12345678\"","b":"1234567"}`,
+	// Keys whose texts before them (quotes, comma and colon included)
+	// are 8 to 17 bytes long and differ late in them.
+	`{"user":"u1","timestamp":5,"abcd":1}`,
+	`{"user":"u1","timestamp":5,"abce":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghij":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghik":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkl":1,"z":2}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkm":1,"z":2}`,
+	`{"user":"u1","timestamp":5,"abcdefghijklm":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkln":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkl":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkm":1}`,
+	`{"user":"u1","timestamp":5,"abcdefghijk":{"q":1}}`,
+	`{"user":"u1","timestamp":5,"abcdefghijk":["q":1}}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkl":{"q":1}}`,
+	`{"user":"u1","timestamp":5,"abcdefghijkl":["q":1}}`,
 }
 
 // TestJSONRecordAloneOrAfterOthers checks that a JSON record reads the

@@ -67,6 +67,19 @@ type jsonStep struct {
 	vkind    jsonKind
 	kn       int
 	from, to int
+	// words and masks hold the text before it when that is at most 16
+	// bytes (most are a key and its quotes): a line's 16 bytes there,
+	// masked, equal words when they are the text.
+	words, masks [2]uint64
+}
+
+// setWords sets st's words and masks from the text before it, lit.
+func (st *jsonStep) setWords(lit []byte) {
+	st.words, st.masks = [2]uint64{}, [2]uint64{}
+	for i, c := range lit[:min(len(lit), 16)] {
+		st.words[i/8] |= uint64(c) << (i % 8 * 8)
+		st.masks[i/8] |= 0xff << (i % 8 * 8)
+	}
 }
 
 // jsonStepKind is what a step of a shape is.
@@ -322,6 +335,9 @@ func (p *jsonlParser) object(ev *Event, line []byte, i int) error {
 		if p.shapeOK && p.nkeys <= len(p.keys) {
 			p.shapeLine = append(p.shapeLine[:0], line...)
 			p.shape, p.steps = p.steps, p.shape
+			for k := range p.shape {
+				p.shape[k].setWords(p.shapeLine[p.shape[k].from:p.shape[k].to])
+			}
 		}
 		i = end
 	}
@@ -513,12 +529,21 @@ func (p *jsonlParser) replay(ev *Event, line []byte, i int, rec *jsonRecord) (en
 	}
 	p.nested = p.nested[:0]
 	pos := i
-	for _, st := range p.shape {
-		lit := p.shapeLine[st.from:st.to]
-		if len(line)-pos < len(lit) || string(line[pos:pos+len(lit)]) != string(lit) {
-			return 0, false
+	for k := range p.shape {
+		st := &p.shape[k]
+		if n := st.to - st.from; n <= 16 && len(line)-pos >= 16 {
+			// The text before the value, in two words.
+			if (binary.LittleEndian.Uint64(line[pos:])^st.words[0])&st.masks[0]|(binary.LittleEndian.Uint64(line[pos+8:])^st.words[1])&st.masks[1] != 0 {
+				return 0, false
+			}
+			pos += n
+		} else {
+			lit := p.shapeLine[st.from:st.to]
+			if len(line)-pos < len(lit) || string(line[pos:pos+len(lit)]) != string(lit) {
+				return 0, false
+			}
+			pos += len(lit)
 		}
-		pos += len(lit)
 		switch st.what {
 		case jsonStepEnd:
 			return pos, true
