@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -147,6 +148,11 @@ type logClock struct {
 	fmtOff    int
 	fmtPrefix []byte
 	fmtCut    int // where the zone's 0 byte is in fmtPrefix
+
+	// The whole seconds of the last arrival written as seconds since
+	// the epoch, and their digits: arrivals of one second share them.
+	epochSec  int64
+	epochText []byte
 }
 
 // parse reads text, a time of kind k, into Unix nanoseconds.
@@ -294,7 +300,16 @@ func (lc *logClock) format(c *common, k timeKind, ns int64, sample []byte) []byt
 	}
 	switch k {
 	case timeEpoch:
-		lc.buf = AppendDecimal(lc.buf[:0], ns, time.Second)
+		if ns < 0 {
+			lc.buf = AppendDecimal(lc.buf[:0], ns, time.Second)
+			return lc.buf
+		}
+		// AppendDecimal's text, the seconds' digits those of the arrival
+		// before when it is in the same second.
+		if sec := ns / 1e9; sec != lc.epochSec || lc.epochText == nil {
+			lc.epochSec, lc.epochText = sec, strconv.AppendInt(lc.epochText[:0], sec, 10)
+		}
+		lc.buf = appendFraction(append(lc.buf[:0], lc.epochText...), uint64(ns%1e9), 9)
 		return lc.buf
 	case timeHAProxy:
 		lc.buf = time.Unix(0, ns).In(c.tf.loc).AppendFormat(lc.buf[:0], "02/Jan/2006:15:04:05.999999999")

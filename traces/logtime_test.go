@@ -1,6 +1,11 @@
 package traces
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
 
 // TestLogClockISOMinutes checks that times read after another of the
 // same minute and zone, whose seconds alone are read, read as a time
@@ -49,6 +54,33 @@ func TestLogClockISOMinutes(t *testing.T) {
 			if (e == numOK) != (err == nil) || e == numOK && got != want {
 				t.Errorf("round %v: %s: read %d, %v after the times before it; alone %d, %v", round, text, got, err, want, e)
 			}
+		}
+	}
+}
+
+// TestLogClockEpochSeconds checks that arrivals written as seconds since
+// the epoch, whose seconds' digits are those of the arrival before when
+// it is in the same second, are AppendDecimal's text: in one second and
+// the next, back, at 0, before 1970 and at the ends of the range.
+func TestLogClockEpochSeconds(t *testing.T) {
+	var c common
+	c.init("x.log", time.Second)
+	var lc logClock
+	ns := []int64{
+		0, 1, 999_999_999, 1e9, 1e9 + 1, 1728561336_020000000, 1728561336_457000000, 1728561336_000000000,
+		1728561337_000000001, 1728561335_999999999, 1728561336_5, -1, -1e9, -1e9 - 1, 0, 5,
+		math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1, 9_000_000_000,
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	at := int64(1728561336_000000000)
+	for range 2000 {
+		at += rng.Int64N(60_000_000)
+		ns = append(ns, at)
+	}
+	for _, v := range ns {
+		got := string(lc.format(&c, timeEpoch, v, nil))
+		if want := string(AppendDecimal(nil, v, time.Second)); got != want {
+			t.Fatalf("%d: %q, want %q", v, got, want)
 		}
 	}
 }
