@@ -78,6 +78,23 @@ var jsonShapeLines = []string{
 	`{"user":"u1","timestamp":5,"abcdefghijk":["q":1}}`,
 	`{"user":"u1","timestamp":5,"abcdefghijkl":{"q":1}}`,
 	`{"user":"u1","timestamp":5,"abcdefghijkl":["q":1}}`,
+	// Arrays, some of one plain string.
+	`{"user":"u1","timestamp":5,"h":["Mozilla/5.0 (X11; Linux x86_64)"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":[""],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a","b"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a" ],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":[ "a"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a\"b"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["é"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a	b"],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a"},"z":1}`,
+	`{"user":"u1","timestamp":5,"h":["a"`,
+	`{"user":"u1","timestamp":5,"h":[1],"z":1}`,
+	`{"user":"u1","timestamp":5,"h":[],"z":1}`,
+	`{"user":"u1","timestamp":5,"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"h":["x"]}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}`,
+	`{"user":"u1","timestamp":5,"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"h":["x"]}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}`,
+	`{"user":"u1","timestamp":5,"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"n":{"h":[7]}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}`,
 }
 
 // TestJSONRecordAloneOrAfterOthers checks that a JSON record reads the

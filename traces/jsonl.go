@@ -565,21 +565,21 @@ func (p *jsonlParser) replay(ev *Event, line []byte, i int, rec *jsonRecord) (en
 		var val []byte
 		switch st.vkind {
 		case jsonString:
-			j := pos + 1
-			for j+8 <= len(line) {
-				if m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:])); m != 0 {
-					j += bits.TrailingZeros64(m) / 8
-					break
-				}
-				j += 8
-			}
-			for j < len(line) && !jsonSpecial[line[j]] {
-				j++
-			}
-			if pos >= len(line) || line[pos] != '"' || j >= len(line) || line[j] != '"' {
+			j := plainString(line, pos)
+			if j < 0 {
 				return 0, false
 			}
 			val, pos = line[pos+1:j], j+1
+		case jsonComposite:
+			// An array of one plain string (a header's values, mostly) is
+			// found without value's call, as value finds it.
+			if pos+1 < len(line) && line[pos] == '[' && line[pos+1] == '"' && len(p.nested) < maxJSONDepth {
+				if j := plainString(line, pos+1); j >= 0 && j+1 < len(line) && line[j+1] == ']' {
+					val, pos = line[pos:j+2], j+2
+					break
+				}
+			}
+			fallthrough
 		default:
 			v, kind, ni, err := p.value(line, pos, len(p.nested))
 			if err != nil || kind != st.vkind || kind == jsonString || kind == jsonComposite && line[pos] != '[' {
@@ -928,6 +928,30 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 		}
 	}
 	return nil, j, truncated(j)
+}
+
+// plainString returns the offset of the closing quote of the string at
+// line[i:] when it is plain: no escape, only printable ASCII; -1 when it
+// is not, or line[i] is not a quote.
+func plainString(line []byte, i int) int {
+	if i >= len(line) || line[i] != '"' {
+		return -1
+	}
+	j := i + 1
+	for j+8 <= len(line) {
+		if m := jsonSpecialBytes(binary.LittleEndian.Uint64(line[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			break
+		}
+		j += 8
+	}
+	for j < len(line) && !jsonSpecial[line[j]] {
+		j++
+	}
+	if j >= len(line) || line[j] != '"' {
+		return -1
+	}
+	return j
 }
 
 // jsonSpecialBytes returns w, eight bytes of a string, with the high
