@@ -931,8 +931,9 @@ func (p *jsonlParser) str(line []byte, i int, isKey bool) ([]byte, int, error) {
 }
 
 // plainString returns the offset of the closing quote of the string at
-// line[i:] when it is plain: no escape, only printable ASCII; -1 when it
-// is not, or line[i] is not a quote.
+// line[i:] when it is plain: no escape, no control character below
+// 0x20, only ASCII (what jsonSpecial marks ends it); -1 when it is not,
+// or line[i] is not a quote.
 func plainString(line []byte, i int) int {
 	if i >= len(line) || line[i] != '"' {
 		return -1
